@@ -1,0 +1,31 @@
+# durolab: `make bench` runs the main job, `make test` runs the tests. Both install what
+# they need on a fresh Debian/Ubuntu machine.
+SHELL := /bin/bash
+SCENARIO ?= io-modes
+DURATION ?=
+REPEAT ?=
+NODE_MODULES_STAMP := node_modules/.package-lock.json
+
+.PHONY: all deps build test typecheck bench bench-engine bench-broker vm-image clean
+
+all: build
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+deps: $(NODE_MODULES_STAMP)
+
+build: deps
+	node scripts/build.mjs
+
+typecheck: deps
+	npx tsc --noEmit -p tsconfig.json
+
+test: build typecheck
+	npx vitest run
+
+bench-engine: build
+	node bin/durolab.mjs engine bench
+
+clean:
+	rm -rf dist

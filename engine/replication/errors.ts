@@ -1,0 +1,40 @@
+// Kafka's error names, shared by the partition logic, the HTTP server and the clients that
+// read its answers (harness workload, checker). The HTTP status is what a curl user sees.
+
+export const ERROR_STATUS = {
+  NOT_LEADER_OR_FOLLOWER: 421,
+  NOT_ENOUGH_REPLICAS: 503,
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND: 503,
+  REQUEST_TIMED_OUT: 504,
+  CORRUPT_MESSAGE: 400,
+  MESSAGE_TOO_LARGE: 413,
+  UNKNOWN_TOPIC_OR_PARTITION: 404,
+  INVALID_REQUEST: 400,
+  KAFKA_STORAGE_ERROR: 500,
+  OFFSET_OUT_OF_RANGE: 416,
+  FENCED_LEADER_EPOCH: 409,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+} as const;
+
+export type KafkaErrorName = keyof typeof ERROR_STATUS;
+
+export class BrokerError extends Error {
+  readonly code: KafkaErrorName;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: KafkaErrorName, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'BrokerError';
+    this.code = code;
+    this.details = details;
+  }
+
+  get httpStatus(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  /** Body of the HTTP error answer: `{error, message, ...details}`. */
+  toJSON(): Record<string, unknown> {
+    return { error: this.code, message: this.message, ...this.details };
+  }
+}

@@ -1,0 +1,144 @@
+// Contract of the segment engine (engine/storage). Kafka's names are kept where a setting
+// has one (segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
+// flush.messages, flush.ms, message.max.bytes).
+
+export type IoMode = 'buffered' | 'direct' | 'dsync';
+export type SyncCall = 'fsync' | 'fdatasync';
+export type FlushPolicy =
+  | { kind: 'never' }
+  | { kind: 'per-batch' }
+  | { kind: 'messages'; every: number }
+  | { kind: 'ms'; every: number };
+
+export interface LogConfig {
+  io: IoMode;
+  flush: FlushPolicy;
+  sync: SyncCall;
+  segmentBytes: number; // segment.bytes, default 1 GiB
+  segmentMs: number; // segment.ms, default 7 days
+  segmentIndexBytes: number; // segment.index.bytes, default 10 MiB
+  indexIntervalBytes: number; // index.interval.bytes, default 4096
+  maxBatchBytes: number; // message.max.bytes, default 1 MiB + 12 (Kafka: 1048588)
+}
+
+export interface AppendOptions {
+  /** Stamped into the batch header (partitionLeaderEpoch). Default: leave as sent. */
+  leaderEpoch?: number;
+  /**
+   * true (leader): baseOffset is assigned from the log end offset and stamped.
+   * false (follower): the batch keeps its offsets, which must equal the log end offset.
+   */
+  assignOffsets?: boolean;
+  nowMs?: number;
+}
+
+export interface AppendResult {
+  baseOffset: number;
+  lastOffset: number;
+  segmentBaseOffset: number;
+  position: number;
+  logAppendTimeMs: number;
+  bytes: number;
+  records: number;
+  /** Time in write(2)/pwrite(2) for this append, µs. */
+  writeUs: number;
+  /** Time in fsync/fdatasync inside this append (0 when the policy did not flush), µs. */
+  flushUs: number;
+  flushed: boolean;
+}
+
+export interface ReadResult {
+  /** Whole batches, concatenated as stored. Empty when nothing is available. */
+  data: Buffer;
+  firstOffset: number;
+  /** Offset after the last batch returned (the next fetch position). */
+  nextOffset: number;
+}
+
+export interface RecoveryReport {
+  cleanShutdown: boolean;
+  recoveryPoint: number;
+  segmentsScanned: number;
+  batchesValidated: number;
+  bytesTruncated: number;
+  /** Whole or partial batches dropped at and after the first invalid byte. */
+  batchesTruncated: number;
+  segmentsDeleted: number;
+  indexesRebuilt: number;
+  strayFiles: string[];
+  logEndOffset: number;
+  durationMs: number;
+  /** Human-readable reason for the truncation, if any (corruption reason and position). */
+  truncation?: { segmentBaseOffset: number; position: number; reason: string };
+  /** Segments present after open (scanned or trusted). */
+  segments: number;
+  /**
+   * Of bytesTruncated, the bytes of all-zero tails (O_DIRECT block padding or preallocated
+   * space after an unclean stop): no batch was lost there.
+   */
+  zeroTailBytes: number;
+  /** Files removed by open: orphan index files (no .log beside them) and a stale checkpoint tmp. */
+  deletedFiles: string[];
+}
+
+export interface LogStats {
+  appends: number;
+  records: number;
+  bytes: number;
+  flushes: number;
+  flushTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
+  writeTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
+  segments: number;
+  rolls: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  recoveryPoint: number;
+  /** Flushes of a segment when it was rolled (Kafka flushes the old segment on roll); not in `flushes`. */
+  rollFlushes: number;
+  /** Recovery-point checkpoint files written. */
+  checkpoints: number;
+  /** The recovery point in the checkpoint file (lags recoveryPoint by up to ~1 s). */
+  checkpointedRecoveryPoint: number;
+  /** Set after a write or flush error: the log refuses appends until it is reopened. */
+  failed: string | null;
+}
+
+export interface DumpBatch {
+  baseOffset: number;
+  lastOffset: number;
+  position: number;
+  size: number;
+  crcValid: boolean;
+  firstTimestamp: number;
+  maxTimestamp: number;
+  records: number;
+  leaderEpoch: number;
+}
+
+export interface DumpIndex<E> {
+  path: string;
+  exists: boolean;
+  sizeBytes: number;
+  entries: E[];
+  /** Why the entries are not a usable index (size, order, range), if they are not. */
+  problem: string | null;
+}
+
+export interface DumpSegment {
+  baseOffset: number;
+  logPath: string;
+  sizeBytes: number;
+  batches: DumpBatch[];
+  /** Where and why the walk of the .log stopped before its end (null when it reached the end). */
+  stoppedAt: { position: number; reason: string } | null;
+  index: DumpIndex<{ offset: number; position: number }>;
+  timeIndex: DumpIndex<{ timestamp: number; offset: number }>;
+}
+
+export interface DumpResult {
+  dir: string;
+  segments: DumpSegment[];
+  recoveryPointCheckpoint: number | null;
+  cleanShutdownMarker: boolean;
+  strayFiles: string[];
+}

@@ -1,0 +1,150 @@
+// The ack ledger: every batch the workload sent, keyed by (partition, producer sequence), with
+// what the broker said about it. It lives on the host, outside any fault's blast radius, and
+// is the checker's ground truth.
+
+export type BatchStatus = 'pending' | 'acked' | 'failed' | 'unconfirmed';
+
+export interface LedgerBatch {
+  partition: number;
+  producerId: number;
+  baseSequence: number;
+  records: number;
+  sentMs: number;
+  status: BatchStatus;
+  baseOffset: number;
+  ackMs: number;
+  error: string | null;
+}
+
+/** Columnar per partition: a power-cut run can send millions of batches. */
+class PartitionColumns {
+  sentMs: number[] = [];
+  ackMs: number[] = [];
+  baseOffset: number[] = [];
+  records: number[] = [];
+  status: Uint8Array = new Uint8Array(1024);
+  errors = new Map<number, string>();
+  count = 0;
+
+  push(records: number, sentMs: number): number {
+    const i = this.count++;
+    if (i >= this.status.length) {
+      const grown = new Uint8Array(this.status.length * 2);
+      grown.set(this.status);
+      this.status = grown;
+    }
+    this.sentMs.push(sentMs);
+    this.ackMs.push(-1);
+    this.baseOffset.push(-1);
+    this.records.push(records);
+    this.status[i] = STATUS_CODE.pending;
+    return i;
+  }
+}
+
+const STATUS_CODE: Record<BatchStatus, number> = { pending: 0, acked: 1, failed: 2, unconfirmed: 3 };
+const STATUS_NAME: BatchStatus[] = ['pending', 'acked', 'failed', 'unconfirmed'];
+
+export class AckLedger {
+  readonly recordsPerBatch: number;
+  private readonly parts = new Map<number, PartitionColumns>();
+  private readonly producerIds = new Map<number, number>();
+
+  constructor(opts: { recordsPerBatch: number; producerIdBase: number; partitions: number[] }) {
+    this.recordsPerBatch = opts.recordsPerBatch;
+    for (const p of opts.partitions) {
+      this.parts.set(p, new PartitionColumns());
+      this.producerIds.set(p, opts.producerIdBase + p);
+    }
+  }
+
+  partitions(): number[] {
+    return [...this.parts.keys()].sort((a, b) => a - b);
+  }
+
+  producerIdOf(partition: number): number {
+    const id = this.producerIds.get(partition);
+    if (id === undefined) throw new Error(`ledger: partition ${partition} is not part of this workload`);
+    return id;
+  }
+
+  /** Registers a batch about to be sent; returns its base sequence (index * recordsPerBatch). */
+  send(partition: number, sentMs: number): number {
+    const cols = this.columns(partition);
+    return cols.push(this.recordsPerBatch, sentMs) * this.recordsPerBatch;
+  }
+
+  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void {
+    const cols = this.columns(partition);
+    const i = this.indexOf(cols, partition, baseSequence);
+    cols.status[i] = STATUS_CODE.acked;
+    cols.baseOffset[i] = baseOffset;
+    cols.ackMs[i] = ackMs;
+  }
+
+  /** acks=0: the broker answered before appending, so nothing is promised. */
+  unconfirmed(partition: number, baseSequence: number, ackMs: number): void {
+    const cols = this.columns(partition);
+    const i = this.indexOf(cols, partition, baseSequence);
+    cols.status[i] = STATUS_CODE.unconfirmed;
+    cols.ackMs[i] = ackMs;
+  }
+
+  fail(partition: number, baseSequence: number, error: string, atMs: number): void {
+    const cols = this.columns(partition);
+    const i = this.indexOf(cols, partition, baseSequence);
+    cols.status[i] = STATUS_CODE.failed;
+    cols.ackMs[i] = atMs;
+    cols.errors.set(i, error);
+  }
+
+  *batches(partition: number): Generator<LedgerBatch> {
+    const cols = this.columns(partition);
+    const producerId = this.producerIdOf(partition);
+    for (let i = 0; i < cols.count; i++) {
+      yield {
+        partition,
+        producerId,
+        baseSequence: i * this.recordsPerBatch,
+        records: cols.records[i],
+        sentMs: cols.sentMs[i],
+        status: STATUS_NAME[cols.status[i]],
+        baseOffset: cols.baseOffset[i],
+        ackMs: cols.ackMs[i],
+        error: cols.errors.get(i) ?? null,
+      };
+    }
+  }
+
+  counts(): { sent: number; acked: number; failed: number; pending: number; unconfirmed: number; ackedRecords: number } {
+    const c = { sent: 0, acked: 0, failed: 0, pending: 0, unconfirmed: 0, ackedRecords: 0 };
+    for (const cols of this.parts.values()) {
+      for (let i = 0; i < cols.count; i++) {
+        c.sent++;
+        const s = STATUS_NAME[cols.status[i]];
+        c[s]++;
+        if (s === 'acked') c.ackedRecords += cols.records[i];
+      }
+    }
+    return c;
+  }
+
+  /** Newline-delimited JSON, one batch a line: kept with the run for later re-checking. */
+  *toNdjson(): Generator<string> {
+    for (const p of this.partitions()) for (const b of this.batches(p)) yield JSON.stringify(b) + '\n';
+  }
+
+  private columns(partition: number): PartitionColumns {
+    const cols = this.parts.get(partition);
+    if (!cols) throw new Error(`ledger: partition ${partition} is not part of this workload`);
+    return cols;
+  }
+
+  private indexOf(cols: PartitionColumns, partition: number, baseSequence: number): number {
+    const i = baseSequence / this.recordsPerBatch;
+    if (!Number.isInteger(i) || i < 0 || i >= cols.count) {
+      throw new Error(`ledger: partition ${partition} never sent a batch with base sequence ${baseSequence}`);
+    }
+    return i;
+  }
+}

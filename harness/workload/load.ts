@@ -1,0 +1,233 @@
+// Drives produce load with autocannon. Each request body is a fresh RecordBatch carrying a
+// producer id and sequence; the response hook writes the ack ledger. Latency comes from
+// autocannon's response events (hrtime-based, fractional ms) into an HdrHistogram in integer
+// microseconds: autocannon's own histogram is whole milliseconds, too coarse for fsync.
+import autocannon from 'autocannon';
+import * as hdr from 'hdr-histogram-js';
+import type { AckLedger } from './ledger.ts';
+import type { BatchFactory } from './batch-factory.ts';
+
+export type Acks = 0 | 1 | 'all';
+
+export interface LoadTarget {
+  /** Base URL of the broker leading `partitions`, e.g. http://127.0.0.1:9092 */
+  url: string;
+  partitions: number[];
+}
+
+export interface LoadOptions {
+  targets: LoadTarget[];
+  topic: string;
+  acks: Acks;
+  timeoutMs: number;
+  connections: number;
+  pipelining: number;
+  /** Batches per second over all connections; null = closed loop. */
+  rate: number | null;
+  warmupSec: number;
+  durationSec: number;
+  ledger: AckLedger;
+  factory: BatchFactory;
+  /** Called once a second with the last second's figures (progress line, time series). */
+  onSecond?: (point: SecondPoint) => void;
+  signal?: AbortSignal;
+}
+
+export interface SecondPoint {
+  t: number;
+  recordsPerSec: number;
+  requestsPerSec: number;
+  p99Us: number | null;
+}
+
+export interface LoadResult {
+  latencyUs: hdr.Histogram;
+  /** Coordinated-omission corrected (expected interval = connections / rate); fixed-rate runs only. */
+  correctedLatencyUs: hdr.Histogram | null;
+  errors: Record<string, number>;
+  timeseries: SecondPoint[];
+  /** Seconds of the measured window (after warm-up), as actually run. */
+  measuredSec: number;
+  measuredRequests: number;
+  measuredRecords: number;
+  measuredBytes: number;
+  loadStartMs: number;
+  measureStartMs: number;
+  endMs: number;
+  interrupted: boolean;
+}
+
+const MAX_LATENCY_US = 120_000_000;
+
+function newHistogram(): hdr.Histogram {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: MAX_LATENCY_US, numberOfSignificantValueDigits: 3 });
+}
+
+interface ProduceAnswer {
+  baseOffset?: number;
+  producerId?: number;
+  baseSequence?: number;
+  error?: string;
+}
+
+/** Splits the connection budget over targets in proportion to the partitions each leads. */
+export function splitConnections(total: number, targets: LoadTarget[]): number[] {
+  const weights = targets.map((t) => t.partitions.length);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const shares = weights.map((w) => Math.max(1, Math.floor((total * w) / sum)));
+  let left = total - shares.reduce((a, b) => a + b, 0);
+  for (let i = 0; left > 0; i = (i + 1) % shares.length, left--) shares[i]++;
+  return shares;
+}
+
+export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  const { ledger, factory } = opts;
+  const latencyUs = newHistogram();
+  const correctedLatencyUs = opts.rate ? newHistogram() : null;
+  const errors: Record<string, number> = {};
+  const timeseries: SecondPoint[] = [];
+  const recordsPerBatch = ledger.recordsPerBatch;
+  const connections = splitConnections(opts.connections, opts.targets);
+  const totalSec = opts.warmupSec + opts.durationSec;
+  const loadStartMs = Date.now();
+  const measureStartMs = loadStartMs + opts.warmupSec * 1000;
+  let measuring = opts.warmupSec === 0;
+  let measuredRequests = 0;
+  let measuredRecords = 0;
+  let measuredBytes = 0;
+  let secondRequests = 0;
+  let secondRecords = 0;
+  let second = newHistogram();
+  let elapsedSec = 0;
+  const expectedIntervalUs = opts.rate ? Math.round((opts.connections * 1e6) / opts.rate) : 0;
+
+  const countError = (name: string) => {
+    errors[name] = (errors[name] ?? 0) + 1;
+  };
+
+  const instances = opts.targets.map((target, ti) => {
+    const url = new URL(target.url);
+    let next = 0;
+    const request: autocannon.Request = {
+      method: 'POST',
+      setupRequest: (req) => {
+        const partition = target.partitions[next++ % target.partitions.length];
+        const now = Date.now();
+        const seq = ledger.send(partition, now);
+        const body = factory.build(ledger.producerIdOf(partition), seq, now);
+        return {
+          ...req,
+          path: `/v1/topics/${encodeURIComponent(opts.topic)}/partitions/${partition}/records?acks=${opts.acks}&timeoutMs=${opts.timeoutMs}`,
+          headers: { 'content-type': 'application/vnd.kafka.recordbatch.v2' },
+          body,
+        };
+      },
+      onResponse: (status, body, _context, _headers) => {
+        const now = Date.now();
+        if (status === 204) return; // acks=0: no offsets, settled after the run
+        let answer: ProduceAnswer;
+        try {
+          answer = JSON.parse(body) as ProduceAnswer;
+        } catch {
+          countError(`HTTP_${status}`);
+          return;
+        }
+        if (status === 200 && answer.baseOffset !== undefined && answer.baseSequence !== undefined) {
+          const partition = partitionOfProducer(ledger, answer.producerId);
+          if (partition === null) return countError('UNKNOWN_PRODUCER_IN_ANSWER');
+          ledger.ack(partition, answer.baseSequence, answer.baseOffset, now);
+        } else {
+          countError(answer.error ?? `HTTP_${status}`);
+        }
+      },
+    };
+    const instance = autocannon({
+      url: `${url.protocol}//${url.host}`,
+      connections: connections[ti],
+      pipelining: opts.pipelining,
+      duration: totalSec,
+      timeout: Math.ceil(opts.timeoutMs / 1000) + 5,
+      ...(opts.rate ? { overallRate: Math.max(1, Math.round((opts.rate * connections[ti]) / opts.connections)) } : {}),
+      requests: [request],
+    });
+    instance.on('response', (_client: unknown, statusCode: number, _resBytes: number, responseTime: number) => {
+      if (!measuring) return;
+      const us = Math.max(1, Math.min(MAX_LATENCY_US, Math.round(responseTime * 1000)));
+      latencyUs.recordValue(us);
+      correctedLatencyUs?.recordValueWithExpectedInterval(us, expectedIntervalUs);
+      second.recordValue(us);
+      if (statusCode === 200 || statusCode === 204) {
+        measuredRequests++;
+        secondRequests++;
+        measuredRecords += recordsPerBatch;
+        secondRecords += recordsPerBatch;
+      }
+    });
+    instance.on('reqError', (err: Error) => countError(`CLIENT_${(err as NodeJS.ErrnoException).code ?? 'ERROR'}`));
+    return instance;
+  });
+
+  const bytesPerRequest = factory.build(0, 0, 0).length;
+  let interrupted = false;
+  const ticker = setInterval(() => {
+    elapsedSec++;
+    if (!measuring && Date.now() >= measureStartMs) {
+      measuring = true;
+      return;
+    }
+    if (!measuring) return;
+    const point: SecondPoint = {
+      t: timeseries.length + 1,
+      recordsPerSec: secondRecords,
+      requestsPerSec: secondRequests,
+      p99Us: second.totalCount > 0 ? second.getValueAtPercentile(99) : null,
+    };
+    timeseries.push(point);
+    opts.onSecond?.(point);
+    secondRecords = 0;
+    secondRequests = 0;
+    second = newHistogram();
+  }, 1000);
+
+  const stopAll = () => {
+    interrupted = true;
+    for (const i of instances) i.stop();
+  };
+  opts.signal?.addEventListener('abort', stopAll, { once: true });
+  try {
+    await Promise.all(instances.map((i) => new Promise<void>((resolve) => i.on('done', () => resolve()))));
+  } finally {
+    clearInterval(ticker);
+    opts.signal?.removeEventListener('abort', stopAll);
+  }
+  const endMs = Date.now();
+  if (opts.acks === 0) settleUnconfirmed(ledger, endMs);
+  measuredBytes = measuredRequests * bytesPerRequest;
+  void elapsedSec;
+  return {
+    latencyUs,
+    correctedLatencyUs,
+    errors,
+    timeseries,
+    measuredSec: Math.max(0.001, (endMs - Math.max(measureStartMs, loadStartMs)) / 1000),
+    measuredRequests,
+    measuredRecords,
+    measuredBytes,
+    loadStartMs,
+    measureStartMs,
+    endMs,
+    interrupted,
+  };
+}
+
+function partitionOfProducer(ledger: AckLedger, producerId: number | undefined): number | null {
+  if (producerId === undefined) return null;
+  for (const p of ledger.partitions()) if (ledger.producerIdOf(p) === producerId) return p;
+  return null;
+}
+
+function settleUnconfirmed(ledger: AckLedger, atMs: number): void {
+  for (const p of ledger.partitions()) {
+    for (const b of ledger.batches(p)) if (b.status === 'pending') ledger.unconfirmed(p, b.baseSequence, atMs);
+  }
+}

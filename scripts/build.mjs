@@ -1,0 +1,26 @@
+// Bundles the TypeScript CLI into dist/durolab.mjs: Node 20 cannot run .ts itself, and one
+// file with no build-time paths is also what the VM image copies into the guest.
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+
+export async function buildCli() {
+  await build({
+    entryPoints: [path.join(root, 'harness/cli/main.ts')],
+    outfile: path.join(root, 'dist/durolab.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    banner: { js: "import { createRequire as __durolabCreateRequire } from 'node:module'; const require = __durolabCreateRequire(import.meta.url);" },
+  });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await buildCli();
+}
