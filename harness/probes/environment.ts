@@ -1,0 +1,113 @@
+// The run's environment, recorded once per run. systeminformation gives the host facts;
+// the few it lacks that matter for durability (the device's write cache mode) come from sysfs.
+// Every fact degrades to "unknown" with a note rather than failing the run.
+
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import si from 'systeminformation';
+import type { Environment } from '../results/types.ts';
+import { deviceForPath, nearestExisting, type DeviceInfo } from './device.ts';
+
+const PER_CALL_TIMEOUT_MS = 1500;
+
+async function timed<T>(what: string, p: Promise<T>, notes: string[]): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => {
+      notes.push(`${what} timed out after ${PER_CALL_TIMEOUT_MS} ms`);
+      resolve(null);
+    }, PER_CALL_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([
+      p.catch((e: unknown) => {
+        notes.push(`${what} failed: ${(e as Error).message}`);
+        return null;
+      }),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function sysfs(path: string): Promise<string | null> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+}
+
+function gib(bytes: number): string {
+  return `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+}
+
+async function describeDevice(info: DeviceInfo, blocks: si.Systeminformation.BlockDevicesData[] | null): Promise<string> {
+  if (info.device === null) return `none (${info.fsType} has no block device)`;
+  const disk = info.partitionOf ?? info.device;
+  const parts: string[] = [];
+  const bd = blocks?.find((b) => b.name === info.device);
+  if (bd && bd.size > 0) parts.push(`${gib(bd.size)} ${bd.type}`);
+  const model = blocks?.find((b) => b.name === disk)?.model?.trim();
+  if (model) parts.push(`model ${JSON.stringify(model)}`);
+  const cache = await sysfs(`/sys/block/${disk}/queue/write_cache`);
+  if (cache) parts.push(`write cache: ${cache}`);
+  const rotational = await sysfs(`/sys/block/${disk}/queue/rotational`);
+  if (rotational !== null) parts.push(`rotational=${rotational}`);
+  const sched = (await sysfs(`/sys/block/${disk}/queue/scheduler`))?.match(/\[([^\]]+)\]/)?.[1];
+  if (sched) parts.push(`scheduler ${sched}`);
+  const name = info.partitionOf ? `${info.device} (partition of ${info.partitionOf})` : info.device;
+  return parts.length > 0 ? `${name}: ${parts.join(', ')}` : name;
+}
+
+export async function collectEnvironment(dataDir: string): Promise<Environment> {
+  const notes: string[] = [];
+  const existing = await nearestExisting(dataDir);
+  if (existing !== dataDir) notes.push(`${dataDir} does not exist yet; filesystem facts are those of ${existing}`);
+
+  const [cpu, mem, osInfo, fsSizes, blocks, devInfo] = await Promise.all([
+    timed('systeminformation cpu()', si.cpu(), notes),
+    timed('systeminformation mem()', si.mem(), notes),
+    timed('systeminformation osInfo()', si.osInfo(), notes),
+    timed('systeminformation fsSize()', si.fsSize(), notes),
+    timed('systeminformation blockDevices()', si.blockDevices(), notes),
+    timed('deviceForPath', deviceForPath(existing), notes),
+  ]);
+
+  let cpuText = 'unknown';
+  if (cpu) {
+    cpuText = [cpu.manufacturer, cpu.brand].filter((s) => s && s.trim() !== '').join(' ') || 'unknown';
+    if (cpu.speed > 0) cpuText += ` @ ${cpu.speed} GHz`;
+    if (/\bhypervisor\b/.test(cpu.flags)) cpuText += ' (virtual machine)';
+  } else {
+    const c = os.cpus()[0];
+    if (c) cpuText = c.model;
+  }
+
+  let filesystem = 'unknown';
+  let device = 'unknown';
+  if (devInfo) {
+    filesystem = `${devInfo.fsType} at ${devInfo.mountPoint} (source ${devInfo.source})`;
+    const fs = fsSizes?.find((f) => f.mount === devInfo.mountPoint);
+    if (fs && fs.size > 0) filesystem += `, ${gib(fs.size)}, ${fs.use.toFixed(1)} % used`;
+    device = await describeDevice(devInfo, blocks);
+    if (devInfo.note) notes.push(devInfo.note);
+  }
+
+  const env: Environment = {
+    hostname: osInfo?.hostname || os.hostname(),
+    cpu: cpuText,
+    cores: cpu?.cores || os.availableParallelism(),
+    memoryBytes: mem?.total || os.totalmem(),
+    kernel: osInfo?.kernel || os.release(),
+    os: osInfo ? `${osInfo.distro} ${osInfo.release}${osInfo.codename ? ` (${osInfo.codename})` : ''} ${osInfo.arch}`.trim() : `${os.type()} ${os.arch()}`,
+    node: process.version,
+    dataDir,
+    filesystem,
+    device,
+  };
+  if (notes.length > 0) env.note = notes.join('; ');
+  return env;
+}

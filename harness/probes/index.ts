@@ -1,0 +1,23 @@
+// Probes of the kernel's dirty-page and disk figures, and the run environment.
+export { parseVmstat, type VmstatSample } from './vmstat.ts';
+export { parseDiskstats, diskstatsDevices, type DiskCounters } from './diskstats.ts';
+export { iostatBetween, interpolateCounters, type IostatFigures } from './iostat.ts';
+export {
+  deviceForPath,
+  nearestExisting,
+  parseMountinfo,
+  mountForPath,
+  splitDev,
+  type DeviceInfo,
+  type MountEntry,
+} from './device.ts';
+export {
+  ProbeSampler,
+  ProbeSeriesBuilder,
+  probeNow,
+  type ProbeSample,
+  type ProbeSeries,
+  type ProbeSamplerOptions,
+} from './sampler.ts';
+export { perSecond, type ProbePoint, type PerSecondOptions } from './per-second.ts';
+export { collectEnvironment } from './environment.ts';
