@@ -1,0 +1,14 @@
+// RecordBatch v2 codec: Kafka's DefaultRecordBatch byte format.
+export * from './types.ts';
+export { CorruptBatchError } from './errors.ts';
+export { crc32c } from './crc.ts';
+export { encodeBatch, stampBatch, COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
+export {
+  batchSizeAt,
+  readBatchHeader,
+  validateBatch,
+  decodeBatch,
+  DEFAULT_MAX_BATCH_BYTES,
+  MIN_BATCH_LENGTH,
+} from './decode.ts';
+export { iterateBatches, scanValidPrefix, recordsOf, type ValidPrefix } from './scan.ts';
