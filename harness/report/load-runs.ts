@@ -1,0 +1,229 @@
+// Reading run.json files: validating them against the results contract and finding which
+// run a `durolab report [run]` argument names.
+
+import { readFile, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { RunResult } from '../results/types.ts';
+
+const latency = z.object({
+  p50: z.number(),
+  p90: z.number(),
+  p99: z.number(),
+  p999: z.number(),
+  p9999: z.number(),
+  max: z.number(),
+  count: z.number(),
+});
+
+const ledger = z.object({
+  acked: z.number(),
+  ackedLost: z.number(),
+  duplicates: z.number(),
+  outOfOrder: z.number(),
+  corrupt: z.number(),
+  unackedPresent: z.number().optional(),
+  lostOffsetsSample: z.array(z.number()).optional(),
+});
+
+const timePoint = z.object({
+  t: z.number(),
+  recordsPerSec: z.number(),
+  p99Us: z.number().nullable(),
+  nrDirty: z.number().optional(),
+  nrWriteback: z.number().optional(),
+  writesPerSec: z.number().optional(),
+  writeKBPerSec: z.number().optional(),
+  flushesPerSec: z.number().optional(),
+  wAwaitMs: z.number().optional(),
+  fAwaitMs: z.number().optional(),
+  aquSz: z.number().optional(),
+  utilPct: z.number().optional(),
+});
+
+const fault = z.object({
+  kind: z.enum(['power-cut', 'process-kill']),
+  targets: z.array(z.number()),
+  atMs: z.number(),
+  ackedBeforeCut: z.number(),
+  recovery: z.array(z.object({ broker: z.number(), durationMs: z.number(), bytesTruncated: z.number(), batchesTruncated: z.number() })),
+  lossWindowSec: z.number().optional(),
+  guestDirtyBeforeCut: z.object({ nrDirty: z.number(), nrWriteback: z.number() }).optional(),
+});
+
+const cell = z.object({
+  id: z.string(),
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  status: z.enum(['ok', 'failed', 'skipped', 'interrupted']),
+  note: z.string().optional(),
+  throughput: z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), requestsPerSec: z.number() }),
+  latencyUs: latency,
+  correctedLatencyUs: latency.optional(),
+  errors: z.record(z.string(), z.number()),
+  ledger,
+  broker: z.object({
+    flushes: z.number(),
+    flushTimeUs: z.object({ p50: z.number(), p99: z.number(), p999: z.number(), max: z.number() }),
+    segments: z.number(),
+    indexFiles: z.number().optional(),
+    bytes: z.number(),
+    rolls: z.number().optional(),
+  }),
+  histograms: z.object({ latencyUs: z.string(), correctedLatencyUs: z.string().optional() }),
+  timeseries: z.array(timePoint),
+  trials: z.array(z.object({ index: z.number(), ledger, fault: fault.optional() })).optional(),
+  accelerator: z.enum(['kvm', 'tcg']).optional(),
+});
+
+const runSchema = z.object({
+  schemaVersion: z.literal(1),
+  scenario: z.object({ name: z.string(), file: z.string(), question: z.string(), raw: z.unknown() }),
+  runId: z.string(),
+  status: z.enum(['complete', 'incomplete', 'failed']),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  gitCommit: z.string().nullable(),
+  environment: z.object({
+    hostname: z.string(),
+    cpu: z.string(),
+    cores: z.number(),
+    memoryBytes: z.number(),
+    kernel: z.string(),
+    os: z.string(),
+    node: z.string(),
+    dataDir: z.string(),
+    filesystem: z.string(),
+    device: z.string(),
+    note: z.string().optional(),
+  }),
+  settings: z.record(z.string(), z.unknown()),
+  target: z.enum(['process', 'vm']),
+  cells: z.array(cell),
+  expectations: z.array(z.object({ expression: z.string(), passed: z.boolean(), detail: z.string() })),
+});
+
+// Keeps the schema honest: it fails to typecheck if it drifts from harness/results/types.ts.
+type Parsed = z.infer<typeof runSchema>;
+const _schemaMatchesContract: [Parsed] extends [RunResult] ? ([RunResult] extends [Parsed] ? true : false) : false = true;
+void _schemaMatchesContract;
+
+/** Names used as path segments under reports/: one safe segment each. */
+const SEGMENT = /^(?!\.{1,2}$)[A-Za-z0-9._@+-]+$/;
+
+/** Checks an already-parsed object; `where` names it in errors. Extra fields are kept. */
+export function asRunResult(value: unknown, where: string): RunResult {
+  const parsed = runSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}`)
+      .join('; ');
+    const more = parsed.error.issues.length > 5 ? ` (and ${parsed.error.issues.length - 5} more)` : '';
+    throw new Error(`${where} is not a durolab run result (harness/results/types.ts RunResult): ${issues}${more}`);
+  }
+  const run = value as RunResult;
+  for (const [field, v] of [
+    ['scenario.name', run.scenario.name],
+    ['runId', run.runId],
+  ] as const) {
+    if (!SEGMENT.test(v)) throw new Error(`${where}: ${field} '${v}' cannot be used as a folder name (letters, digits, . _ - @ + only)`);
+  }
+  return run;
+}
+
+export async function readRunJson(file: string): Promise<RunResult> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(`${file}: cannot read run result (${code ?? String(err)})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return asRunResult(value, file);
+}
+
+export interface RunEntry {
+  file: string;
+  run?: RunResult;
+  error?: string;
+  /** For ordering when the run cannot be read: the file's modification time. */
+  mtimeMs: number;
+}
+
+async function isDir(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isDirectory() ?? false;
+}
+
+async function isFile(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isFile() ?? false;
+}
+
+async function subdirs(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+}
+
+function startedMs(e: RunEntry): number {
+  const t = e.run ? Date.parse(e.run.startedAt) : NaN;
+  return Number.isFinite(t) ? t : e.mtimeMs;
+}
+
+/** Newest first: by start time, then by run id (run ids are time-ordered), then by path. */
+export function newestFirst(a: RunEntry, b: RunEntry): number {
+  return startedMs(b) - startedMs(a) || (b.run?.runId ?? '').localeCompare(a.run?.runId ?? '') || b.file.localeCompare(a.file);
+}
+
+/** Every results/<scenario>/<run id>/run.json (or only one scenario's), readable or not. */
+export async function listRuns(resultsDir: string, scenario?: string): Promise<RunEntry[]> {
+  const scenarioDirs = scenario ? [path.join(resultsDir, scenario)] : await subdirs(resultsDir);
+  const entries: RunEntry[] = [];
+  for (const sdir of scenarioDirs) {
+    for (const rdir of await subdirs(sdir)) {
+      const file = path.join(rdir, 'run.json');
+      const st = await stat(file).catch(() => null);
+      if (!st?.isFile()) continue;
+      try {
+        entries.push({ file, run: await readRunJson(file), mtimeMs: st.mtimeMs });
+      } catch (err) {
+        entries.push({ file, error: err instanceof Error ? err.message : String(err), mtimeMs: st.mtimeMs });
+      }
+    }
+  }
+  return entries.sort(newestFirst);
+}
+
+/**
+ * The run.json a `durolab report [run]` argument names: a run.json path, a run directory,
+ * a '<scenario>/<run id>' or '<scenario>' under resultsDir (its latest run), or nothing
+ * (the latest run of any scenario).
+ */
+export async function resolveRunFile(arg: string | undefined, resultsDir: string): Promise<string> {
+  if (arg) {
+    const asPath = path.resolve(arg);
+    if (await isFile(asPath)) return asPath;
+    if (await isFile(path.join(asPath, 'run.json'))) return path.join(asPath, 'run.json');
+    const underResults = path.join(resultsDir, arg);
+    if (await isFile(path.join(underResults, 'run.json'))) return path.join(underResults, 'run.json');
+    if (!arg.includes('/') && !arg.includes(path.sep) && (await isDir(underResults))) {
+      return latest(await listRuns(resultsDir, arg), `${underResults} (scenario '${arg}')`);
+    }
+    throw new Error(
+      `no run.json found for '${arg}': tried ${asPath}, ${path.join(asPath, 'run.json')}, ${path.join(underResults, 'run.json')}` +
+        (arg.includes('/') ? '' : ` and the scenario folder ${underResults}`),
+    );
+  }
+  return latest(await listRuns(resultsDir), resultsDir);
+}
+
+function latest(entries: RunEntry[], where: string): string {
+  const readable = entries.filter((e) => e.run);
+  if (readable.length > 0) return readable[0].file;
+  if (entries.length > 0) throw new Error(`no readable run.json in ${where}: ${entries.map((e) => e.error).join('; ')}`);
+  throw new Error(`no run.json found in ${where} (expected <scenario>/<run id>/run.json)`);
+}

@@ -1,0 +1,148 @@
+// The self-contained HTML page for one run: tables, findings and vega charts with the
+// libraries and data inlined.
+
+import { stringify as toYaml } from 'yaml';
+import type { RunResult } from '../results/types.ts';
+import { compileChart, runCharts, type Chart } from './charts.ts';
+import { findings, verdict } from './findings.ts';
+import { escapeHtml, jsonForScript } from './format.ts';
+import { inlineLibraries } from './inline-libs.ts';
+import { CHARTS_JS, CSP, PAGE_CSS, SORT_JS } from './page-assets.ts';
+import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
+
+export interface RenderOptions {
+  /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
+  onWarning?: (chart: string, message: string) => void;
+}
+
+/** Cell ids in bold inside escaped findings: ids like "buffered, flush never" otherwise blur into the sentence. */
+function emphasizeCells(escaped: string, run: RunResult): string {
+  const ids = [...new Set(run.cells.map((c) => escapeHtml(c.id)))].filter((id) => id.length > 0).sort((a, b) => b.length - a.length);
+  if (ids.length === 0) return escaped;
+  const alternatives = ids.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  return escaped.replace(new RegExp(`(?<![\\w&;#])(${alternatives})(?![\\w])`, 'g'), '<b>$1</b>');
+}
+
+function chartBlock(chart: Chart): string {
+  const notes = chart.notes.map((n) => `<p class="chart-notes">${escapeHtml(n)}</p>`).join('');
+  return (
+    `<h3>${escapeHtml(chart.title)}</h3>` +
+    `<p class="chart-caption">${escapeHtml(chart.caption)}</p>${notes}` +
+    `<div class="chart" id="${chart.id}" data-chart="${chart.id}"></div>`
+  );
+}
+
+function banners(run: RunResult): string {
+  const out: string[] = [];
+  if (run.status !== 'complete') {
+    const ok = run.cells.filter((c) => c.status === 'ok').length;
+    const what =
+      run.status === 'incomplete'
+        ? 'INCOMPLETE RUN: it stopped before every cell finished'
+        : 'FAILED RUN: the runner reported a failure';
+    out.push(
+      `<div class="banner ${run.status}" id="status-banner">${escapeHtml(what)} (${ok} of ${run.cells.length} cells ok). ` +
+        'Figures cover only what was recorded.</div>',
+    );
+  }
+  const tcg = run.cells.filter((c) => c.accelerator === 'tcg');
+  if (tcg.length) {
+    out.push(
+      `<div class="banner tcg" id="tcg-banner">${escapeHtml(
+        `${tcg.length === run.cells.length ? 'Every cell' : `${tcg.length} of ${run.cells.length} cells`} ran in a VM under TCG ` +
+          '(software CPU emulation, because KVM guests hang on this host): throughput and latency under TCG are not comparable ' +
+          'to the process target. Compare acknowledged loss, not speed.',
+      )}</div>`,
+    );
+  }
+  return out.join('\n');
+}
+
+export function renderRunReport(run: RunResult, opts: RenderOptions = {}): string {
+  const charts = runCharts(run);
+  for (const chart of charts) {
+    const { warnings } = compileChart(chart);
+    for (const w of warnings) opts.onWarning?.(chart.id, w);
+  }
+  const v = verdict(run);
+  const title = `${run.scenario.name} · ${run.runId}`;
+  const libs = inlineLibraries();
+  const findingItems = findings(run)
+    .map((f) => `<li>${emphasizeCells(escapeHtml(f), run)}</li>`)
+    .join('\n');
+  const envNote = run.environment.note
+    ? `<div class="banner env">${escapeHtml(run.environment.note)}</div>`
+    : '';
+  const raw = run.scenario.raw === undefined ? '' : toYaml(run.scenario.raw);
+  const chartSection = charts.length
+    ? charts.map(chartBlock).join('\n')
+    : '<p class="muted">No cell has figures to chart.</p>';
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="durolab report; ${libs.map((l) => `${l.name} ${l.version}`).join(', ')}">
+<title>${escapeHtml(title)}</title>
+<style>${PAGE_CSS}</style>
+</head>
+<body data-run-status="${escapeHtml(run.status)}">
+<main>
+<header>
+<p class="sub"><a href="../../index.html">all runs</a></p>
+<h1>${escapeHtml(run.scenario.name)} <span class="muted">${escapeHtml(run.runId)}</span></h1>
+<p class="sub">${escapeHtml(run.target)} target · ${run.cells.length} cells · started ${escapeHtml(run.startedAt)} · status <span class="status status-${escapeHtml(run.status)}">${escapeHtml(run.status)}</span></p>
+${banners(run)}
+<nav class="toc"><a href="#question">question</a><a href="#findings">findings</a><a href="#summary">summary</a><a href="#charts">charts</a><a href="#loss">loss</a><a href="#environment">environment</a></nav>
+</header>
+
+<section id="question">
+<h2>Question and verdict</h2>
+<p class="question">${escapeHtml(run.scenario.question || '(the scenario states no question)')}</p>
+<p>Expectations: <span class="verdict ${v.tone}" id="verdict">${escapeHtml(v.text)}</span></p>
+${expectationsTable(run)}
+</section>
+
+<section id="findings">
+<h2>Findings</h2>
+<ul class="findings">
+${findingItems}
+</ul>
+<p class="muted">Computed from run.json. Absolute figures belong to the environment below; compare cells by their ratios within this run.</p>
+</section>
+
+<section id="summary">
+<h2>Summary of cells</h2>
+<p class="muted">Click a column header to sort. Latencies are per produce request, in microseconds.</p>
+<div class="table-wrap">${summaryTable(run)}</div>
+</section>
+
+<section id="charts">
+<h2>Charts</h2>
+${chartSection}
+</section>
+
+<section id="loss">
+<h2>Acknowledged loss</h2>
+<p class="muted">An acknowledged record missing after the fault is lost; records present without an acknowledgement are allowed.
+A cell's row gives its whole ledger; with several trials, its loss window, recovery time and guest page cache are the worst trial's and truncated bytes the sum.</p>
+<div class="table-wrap">${lossTable(run)}</div>
+</section>
+
+<section id="environment">
+<h2>Environment</h2>
+${envNote}
+${environmentTable(run)}
+${raw ? `<details><summary>Scenario as run (${escapeHtml(run.scenario.file)})</summary><pre>${escapeHtml(raw)}</pre></details>` : ''}
+</section>
+</main>
+${libs.map((l) => `<script data-lib="${l.name}">${l.js}</script>`).join('\n')}
+<script type="application/json" id="durolab-charts">${jsonForScript(charts.map((c) => ({ id: c.id, spec: c.spec })))}</script>
+<script>${SORT_JS}</script>
+<script>${CHARTS_JS}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,241 @@
+// HTML tables of the run report. Numeric cells carry their raw value in data-v so the
+// page's sorter orders by value, not by formatted text.
+
+import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import {
+  errorCount,
+  escapeHtml,
+  fmtBytes,
+  fmtInt,
+  fmtMB,
+  fmtMs,
+  fmtPages,
+  PAGE_BYTES,
+  fmtPct,
+  fmtRate,
+  fmtSeconds,
+  fmtUs,
+  isMeasured,
+} from './format.ts';
+
+function num(value: number | undefined | null, text: string, extraClass = '', title = ''): string {
+  const v = value == null || !Number.isFinite(value) ? '' : String(value);
+  const t = title ? ` title="${escapeHtml(title)}"` : '';
+  return `<td class="num${extraClass ? ` ${extraClass}` : ''}" data-v="${v}"${t}>${escapeHtml(v === '' ? '—' : text)}</td>`;
+}
+
+function txt(value: unknown, cls = ''): string {
+  return `<td${cls ? ` class="${cls}"` : ''}>${escapeHtml(value)}</td>`;
+}
+
+function th(label: string, title?: string, numeric = false): string {
+  return `<th scope="col"${numeric ? ' class="num"' : ''}${title ? ` title="${escapeHtml(title)}"` : ''}>${escapeHtml(label)}</th>`;
+}
+
+function statusCell(cell: CellResult): string {
+  const label = cell.status === 'ok' ? 'ok' : cell.status;
+  const note = cell.note ? `<div class="note">${escapeHtml(cell.note)}</div>` : '';
+  return `<td data-v="${escapeHtml(cell.status)}"><span class="status status-${escapeHtml(cell.status)}">${escapeHtml(label)}</span>${note}</td>`;
+}
+
+export function paramKeys(run: RunResult): string[] {
+  const keys: string[] = [];
+  for (const c of run.cells) for (const k of Object.keys(c.params ?? {})) if (!keys.includes(k)) keys.push(k);
+  return keys;
+}
+
+export function summaryTable(run: RunResult): string {
+  const keys = paramKeys(run);
+  const head = [
+    th('cell'),
+    th('status'),
+    ...keys.map((k) => th(k, 'scenario parameter')),
+    th('records/s', 'acknowledged records per second', true),
+    th('MB/s', 'payload megabytes (10^6) per second', true),
+    th('p50 µs', 'produce latency, 50th percentile', true),
+    th('p99 µs', undefined, true),
+    th('p99.9 µs', undefined, true),
+    th('max µs', undefined, true),
+    th('errors', 'failed requests, all kinds', true),
+    th('acked', 'records acknowledged to the producer', true),
+    th('acked lost', 'acknowledged records missing afterwards', true),
+    th('duplicates', undefined, true),
+    th('flushes', 'fsync/fdatasync calls by the broker', true),
+    th('segments', 'segment files at the end', true),
+  ];
+  const rows = run.cells.map((c) => {
+    const m = isMeasured(c);
+    const show = (v: number | undefined, text: (n: number) => string, cls = '') => (m ? num(v, v == null ? '' : text(v), cls) : num(null, ''));
+    const errors = errorCount(c);
+    const errorTitle = Object.entries(c.errors ?? {})
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ');
+    return (
+      `<tr class="${m ? '' : 'not-measured'}" data-cell="${escapeHtml(c.id)}">` +
+      `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>` +
+      statusCell(c) +
+      keys.map((k) => (c.params?.[k] === undefined ? txt('') : typeof c.params[k] === 'number' ? num(c.params[k] as number, String(c.params[k])) : txt(c.params[k]))).join('') +
+      show(c.throughput.recordsPerSec, fmtRate) +
+      show(c.throughput.mbPerSec, fmtMB) +
+      show(c.latencyUs.p50, fmtUs) +
+      show(c.latencyUs.p99, fmtUs) +
+      show(c.latencyUs.p999, fmtUs) +
+      show(c.latencyUs.max, fmtUs) +
+      (m ? num(errors, fmtInt(errors), errors ? 'bad' : '', errorTitle) : num(null, '')) +
+      show(c.ledger.acked, fmtInt) +
+      show(c.ledger.ackedLost, fmtInt, c.ledger.ackedLost > 0 ? 'bad' : '') +
+      show(c.ledger.duplicates, fmtInt, c.ledger.duplicates > 0 ? 'bad' : '') +
+      show(c.broker.flushes, fmtInt) +
+      show(c.broker.segments, fmtInt) +
+      '</tr>'
+    );
+  });
+  return (
+    `<table class="sortable" id="summary-table"><thead><tr>${head.join('')}</tr></thead>` +
+    `<tbody>${rows.join('\n')}</tbody></table>`
+  );
+}
+
+function trialRecovery(t: Trial) {
+  const rec = t.fault?.recovery ?? [];
+  return {
+    durationMs: rec.length ? Math.max(...rec.map((r) => r.durationMs)) : undefined,
+    bytes: rec.length ? rec.reduce((a, r) => a + r.bytesTruncated, 0) : undefined,
+    batches: rec.length ? rec.reduce((a, r) => a + r.batchesTruncated, 0) : undefined,
+  };
+}
+
+function dirtyCell(d: { nrDirty: number; nrWriteback: number } | undefined): string {
+  if (!d) return txt('—');
+  const title = `nr_dirty ${fmtPages(d.nrDirty)} pages, nr_writeback ${fmtPages(d.nrWriteback)} pages`;
+  return `<td class="num" data-v="${d.nrDirty}" title="${escapeHtml(title)}">${escapeHtml(`${fmtBytes(d.nrDirty * PAGE_BYTES)} / ${fmtBytes(d.nrWriteback * PAGE_BYTES)}`)}</td>`;
+}
+
+function faultText(t: Trial): string {
+  const f = t.fault;
+  if (!f) return `trial ${t.index}: no fault`;
+  return `trial ${t.index} · ${f.kind} of broker${f.targets.length === 1 ? '' : 's'} ${f.targets.join(', ')} at ${fmtMs(f.atMs)}`;
+}
+
+export function lossTable(run: RunResult): string {
+  const head = [
+    th('cell / trial'),
+    th('accelerator'),
+    th('acked', 'acknowledged to the producer', true),
+    th('acked lost', 'acknowledged but missing after the fault', true),
+    th('loss', 'acked lost / acked', true),
+    th('unacked present', 'records present that were never acknowledged (allowed)', true),
+    th('loss window', 'how long before the cut the oldest lost record was acknowledged', true),
+    th('recovery', 'longest broker recovery after the fault', true),
+    th('truncated', 'bytes (batches) cut from the log tail by recovery', true),
+    th('guest dirty / writeback', 'nr_dirty / nr_writeback in the VM page cache just before the cut (4 KiB pages)', true),
+    th('first lost offsets'),
+  ];
+  const groups = run.cells.map((c) => {
+    const trials = c.trials ?? [];
+    const windows = trials.map((t) => t.fault?.lossWindowSec).filter((w): w is number => typeof w === 'number');
+    const recs = trials.map(trialRecovery);
+    const durations = recs.map((r) => r.durationMs).filter((v): v is number => v !== undefined);
+    const bytes = recs.map((r) => r.bytes).filter((v): v is number => v !== undefined);
+    const batches = recs.map((r) => r.batches).filter((v): v is number => v !== undefined);
+    const maxWindow = windows.length ? Math.max(...windows) : undefined;
+    const maxRecovery = durations.length ? Math.max(...durations) : undefined;
+    const sumBytes = bytes.length ? bytes.reduce((a, b) => a + b, 0) : undefined;
+    const sumBatches = batches.reduce((a, b) => a + b, 0);
+    const dirty = trials.map((t) => t.fault?.guestDirtyBeforeCut).filter((d) => d !== undefined);
+    const maxDirty = dirty.length
+      ? { nrDirty: Math.max(...dirty.map((d) => d!.nrDirty)), nrWriteback: Math.max(...dirty.map((d) => d!.nrWriteback)) }
+      : undefined;
+    const l = c.ledger;
+    const trialUnacked = trials.map((t) => t.ledger.unackedPresent).filter((v): v is number => v !== undefined);
+    const unacked = l.unackedPresent ?? (trialUnacked.length ? trialUnacked.reduce((a, b) => a + b, 0) : undefined);
+    const lostSample = l.lostOffsetsSample?.length ? l.lostOffsetsSample : trials.flatMap((t) => t.ledger.lostOffsetsSample ?? []).slice(0, 8);
+    const lossFraction = l.acked > 0 ? l.ackedLost / l.acked : undefined;
+    const cellRow =
+      `<tr class="cell-row${isMeasured(c) ? '' : ' not-measured'}">` +
+      `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}${trials.length ? ` <span class="muted">(${trials.length} trial${trials.length === 1 ? '' : 's'})</span>` : ''}</th>` +
+      txt(c.accelerator ?? (run.target === 'process' ? 'none (process)' : '—'), c.accelerator === 'tcg' ? 'warn' : '') +
+      num(l.acked, fmtInt(l.acked)) +
+      num(l.ackedLost, fmtInt(l.ackedLost), l.ackedLost > 0 ? 'bad' : '') +
+      num(lossFraction, lossFraction === undefined ? '' : fmtPct(lossFraction), l.ackedLost > 0 ? 'bad' : '') +
+      num(unacked, unacked === undefined ? '' : fmtInt(unacked)) +
+      num(maxWindow, maxWindow === undefined ? '' : fmtSeconds(maxWindow)) +
+      num(maxRecovery, maxRecovery === undefined ? '' : fmtMs(maxRecovery)) +
+      num(sumBytes, sumBytes === undefined ? '' : `${fmtBytes(sumBytes)} (${fmtInt(sumBatches)})`) +
+      dirtyCell(maxDirty) +
+      txt(lostSample.length ? lostSample.join(', ') : '—', 'mono') +
+      '</tr>';
+    const trialRows = trials.map((t) => {
+      const r = trialRecovery(t);
+      const tl = t.ledger;
+      const frac = tl.acked > 0 ? tl.ackedLost / tl.acked : undefined;
+      const recoveryDetail = (t.fault?.recovery ?? [])
+        .map((x) => `broker ${x.broker}: ${fmtMs(x.durationMs)}, ${fmtBytes(x.bytesTruncated)} in ${x.batchesTruncated} batches`)
+        .join('; ');
+      return (
+        '<tr class="trial-row">' +
+        `<td class="trial-label" title="${escapeHtml(t.fault ? `${fmtInt(t.fault.ackedBeforeCut)} records acknowledged before the fault` : '')}">${escapeHtml(faultText(t))}</td>` +
+        txt('') +
+        num(tl.acked, fmtInt(tl.acked)) +
+        num(tl.ackedLost, fmtInt(tl.ackedLost), tl.ackedLost > 0 ? 'bad' : '') +
+        num(frac, frac === undefined ? '' : fmtPct(frac), tl.ackedLost > 0 ? 'bad' : '') +
+        num(tl.unackedPresent, tl.unackedPresent === undefined ? '' : fmtInt(tl.unackedPresent)) +
+        num(t.fault?.lossWindowSec, t.fault?.lossWindowSec === undefined ? '' : fmtSeconds(t.fault.lossWindowSec)) +
+        num(r.durationMs, r.durationMs === undefined ? '' : fmtMs(r.durationMs), '', recoveryDetail) +
+        num(r.bytes, r.bytes === undefined ? '' : `${fmtBytes(r.bytes)} (${fmtInt(r.batches ?? 0)})`) +
+        dirtyCell(t.fault?.guestDirtyBeforeCut) +
+        txt(tl.lostOffsetsSample?.length ? tl.lostOffsetsSample.join(', ') : '—', 'mono') +
+        '</tr>'
+      );
+    });
+    // One tbody per cell so sorting moves a cell together with its trials.
+    return `<tbody>${cellRow}${trialRows.join('')}</tbody>`;
+  });
+  return `<table class="sortable" id="loss-table"><thead><tr>${head.join('')}</tr></thead>${groups.join('\n')}</table>`;
+}
+
+export function expectationsTable(run: RunResult): string {
+  if (run.expectations.length === 0) return '<p class="muted">The scenario states no expectations.</p>';
+  const rows = run.expectations.map(
+    (e) =>
+      `<tr class="${e.passed ? 'pass' : 'fail'}"><td><span class="status status-${e.passed ? 'ok' : 'failed'}">${e.passed ? 'pass' : 'FAIL'}</span></td>` +
+      `<td class="mono">${escapeHtml(e.expression)}</td><td>${escapeHtml(e.detail)}</td></tr>`,
+  );
+  return `<table id="expectations-table"><thead><tr>${th('')}${th('expectation')}${th('detail')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function settingValue(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+export function environmentTable(run: RunResult): string {
+  const e = run.environment;
+  const started = Date.parse(run.startedAt);
+  const ended = run.endedAt ? Date.parse(run.endedAt) : NaN;
+  const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
+  const rows: Array<[string, string]> = [
+    ['target', run.target + (accels.length ? ` (accelerator: ${accels.join(', ')})` : '')],
+    ['host', e.hostname],
+    ['CPU', `${e.cpu}, ${e.cores} cores`],
+    ['memory', fmtBytes(e.memoryBytes)],
+    ['OS / kernel', `${e.os} / ${e.kernel}`],
+    ['Node.js', e.node],
+    ['data directory', e.dataDir],
+    ['filesystem / device', `${e.filesystem} on ${e.device}`],
+    ['started', run.startedAt],
+    ['ended', run.endedAt ?? 'not recorded (run did not finish)'],
+    ['duration', Number.isFinite(ended - started) ? fmtSeconds((ended - started) / 1000) : '—'],
+    ['git commit', run.gitCommit ?? 'unknown'],
+    ['scenario file', run.scenario.file],
+  ];
+  const env = rows.map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
+  const settings = Object.entries(run.settings ?? {})
+    .map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td class="mono">${escapeHtml(settingValue(v))}</td></tr>`)
+    .join('');
+  return (
+    `<div class="two-col"><table class="kv" id="environment-table"><caption>Machine</caption><tbody>${env}</tbody></table>` +
+    `<table class="kv" id="settings-table"><caption>Settings</caption><tbody>${settings || '<tr><td class="muted">none recorded</td></tr>'}</tbody></table></div>`
+  );
+}
