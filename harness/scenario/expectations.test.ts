@@ -1,0 +1,233 @@
+import { describe, expect, it } from 'vitest';
+import type { CellResult, LedgerSummary } from '../results/types.ts';
+import { ScenarioError, compileScenario, evaluateExpectations, parseExpectation, type Scenario } from './index.ts';
+
+function scenario(expectations: string[], extra = ''): Scenario {
+  const text = `question: q
+target: vm
+cluster: { brokers: 3, minInsyncReplicas: 2 }
+settings: { sync: fdatasync }
+matrix:
+  io: [buffered, direct]
+  flush: [never, per-batch]
+${extra}expectations:
+${expectations.map((e) => `  - ${JSON.stringify(e)}`).join('\n')}
+`;
+  return compileScenario(text, 'x.yaml', { defaultName: 'x' });
+}
+
+const CLEAN: LedgerSummary = { acked: 1000, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0 };
+
+function cell(id: string, params: CellResult['params'], over: Partial<CellResult> & { p99?: number } = {}): CellResult {
+  const { p99 = 1000, ...rest } = over;
+  return {
+    id,
+    params,
+    status: 'ok',
+    throughput: { recordsPerSec: 50_000, mbPerSec: 50, requestsPerSec: 3000 },
+    latencyUs: { p50: 300, p90: 600, p99, p999: 2 * p99, p9999: 3 * p99, max: 4 * p99, count: 15_000 },
+    errors: {},
+    ledger: { ...CLEAN },
+    broker: { flushes: 0, flushTimeUs: { p50: 0, p99: 0, p999: 0, max: 0 }, segments: 1, bytes: 1 << 20 },
+    histograms: { latencyUs: '' },
+    timeseries: [],
+    ...rest,
+  };
+}
+
+function fourCells(over: Record<string, Partial<CellResult> & { p99?: number }> = {}): CellResult[] {
+  const ids: Array<[string, string]> = [
+    ['buffered', 'never'],
+    ['buffered', 'per-batch'],
+    ['direct', 'never'],
+    ['direct', 'per-batch'],
+  ];
+  return ids.map(([io, flush]) => {
+    const id = `io=${io},flush=${flush}`;
+    return cell(id, { io, flush }, over[id]);
+  });
+}
+
+describe('parsing', () => {
+  it('reads the scalar, where, trial and ratio forms', () => {
+    expect(parseExpectation('ackedLost == 0 where flush == per-batch and io == direct in every trial')).toEqual({
+      expression: 'ackedLost == 0 where flush == per-batch and io == direct in every trial',
+      left: {
+        path: 'ledger.ackedLost',
+        where: [
+          { param: 'flush', value: 'per-batch', text: 'flush == per-batch' },
+          { param: 'io', value: 'direct', text: 'io == direct' },
+        ],
+      },
+      op: '==',
+      right: { kind: 'number', value: 0 },
+      everyTrial: true,
+    });
+    expect(parseExpectation('latencyUs.p99 where flush == per-batch <= 5 * latencyUs.p99 where flush == never')).toMatchObject({
+      left: { path: 'latencyUs.p99', where: [{ param: 'flush', value: 'per-batch' }] },
+      op: '<=',
+      right: { kind: 'metric', factor: 5, metric: { path: 'latencyUs.p99', where: [{ param: 'flush', value: 'never' }] } },
+    });
+    expect(parseExpectation('errors.NOT_ENOUGH_REPLICAS==0 where acks == -1')).toMatchObject({
+      left: { path: 'errors.NOT_ENOUGH_REPLICAS', where: [{ param: 'acks', value: 'all' }] },
+      right: { kind: 'number', value: 0 },
+    });
+    expect(parseExpectation('broker.segments > 1 where segment.bytes == 256KiB')).toMatchObject({
+      left: { where: [{ param: 'segment.bytes', value: 262144 }] },
+    });
+    expect(parseExpectation('throughput.recordsPerSec >= 0.5e3')).toMatchObject({ right: { kind: 'number', value: 500 } });
+  });
+
+  it.each([
+    ['ackedLost = 0', 10, 'a comparison (== != < <= > >=)', "'='"],
+    ['ackedLost ==', 12, 'a number or a metric such as', 'the end of the expectation'],
+    ['0 == ackedLost', 0, 'on the left', "'0'"],
+    ['ackedLsot == 0', 0, "a metric (did you mean 'ackedLost'?)", "'ackedLsot'"],
+    ['latencyUS.p99 < 5', 0, "did you mean 'latencyUs.p99'?", "'latencyUS.p99'"],
+    ['errors.NOT_ENOUGH_REPLICA == 0', 0, "did you mean 'errors.NOT_ENOUGH_REPLICAS'?", "'errors.NOT_ENOUGH_REPLICA'"],
+    ['ackedLost == 0 where flsuh == never', 21, "a setting name (did you mean 'flush'?)", "'flsuh'"],
+    ['ackedLost == 0 where flush = never', 27, '== after flush', "'='"],
+    ['ackedLost == 0 where flush == sometimes', 30, 'flush: never|per-batch|messages:N|ms:T', "'sometimes'"],
+    ['ackedLost == 0 where segment.bytes == huge', 38, 'segment.bytes: a size', "'huge'"],
+    ['ackedLost == 0 in every trail', 24, "'trial' (in every trial)", "'trail'"],
+    ['latencyUs.p99 < 1000 in every trial', 0, 'a ledger metric', "'latencyUs.p99'"],
+    ['ackedLost <= 2 * ackedLost in every trial', 27, 'a plain number on the right', "'in'"],
+    ['ackedLost == 0 extra', 15, 'where ..., in every trial, or the end', "'extra'"],
+    ['ackedLost where io == direct == 0 where flush == never', 34, 'a single where clause per side', "'where'"],
+  ])('%s', (text, offset, expected, found) => {
+    const r = parseExpectation(text);
+    expect(r).toMatchObject({ offset, found });
+    expect((r as { expected: string }).expected).toContain(expected);
+  });
+
+  it('a bad expectation in a file names its line and column', () => {
+    const text = 'question: q\nexpectations:\n  - ackedLost == 0\n  - "ackedLost == 0 where flush == always"\n';
+    let err: ScenarioError | undefined;
+    try {
+      compileScenario(text, 'e.yaml', { defaultName: 'e' });
+    } catch (e) {
+      err = e as ScenarioError;
+    }
+    expect(err?.message).toBe("e.yaml:4:36 expectations[1]: expected flush: never|per-batch|messages:N|ms:T, found 'always'");
+  });
+});
+
+describe('evaluation', () => {
+  it('passes and cites every matching cell', () => {
+    const s = scenario(['ackedLost == 0 where flush == per-batch']);
+    expect(evaluateExpectations(s, fourCells())).toEqual([
+      {
+        expression: 'ackedLost == 0 where flush == per-batch',
+        passed: true,
+        detail: 'ackedLost == 0 where flush == per-batch: passed (cells io=buffered,flush=per-batch: 0; io=direct,flush=per-batch: 0)',
+      },
+    ]);
+  });
+
+  it('fails naming the failing cells and their numbers', () => {
+    const s = scenario(['ackedLost == 0']);
+    const cells = fourCells({ 'io=buffered,flush=never': { ledger: { ...CLEAN, ackedLost: 12 } } });
+    const [r] = evaluateExpectations(s, cells);
+    expect(r.passed).toBe(false);
+    expect(r.detail).toBe(
+      'ackedLost == 0: failed (failing io=buffered,flush=never: 12; passing io=buffered,flush=per-batch: 0; io=direct,flush=never: 0; io=direct,flush=per-batch: 0)',
+    );
+  });
+
+  it('a where that matches no cell fails with that reason', () => {
+    // The scenario has no dsync cell: loading already refuses it...
+    expect(() => scenario(['ackedLost == 0 where io == dsync'])).toThrow(/matches a cell/);
+    // ...and results from another run (cells missing) fail at evaluation.
+    const s2 = scenario(['ackedLost == 0 where flush == per-batch']);
+    const [r] = evaluateExpectations(s2, fourCells().filter((c) => c.params.flush === 'never'));
+    expect(r).toEqual({
+      expression: 'ackedLost == 0 where flush == per-batch',
+      passed: false,
+      detail: 'ackedLost == 0 where flush == per-batch: failed (where flush == per-batch matches no cell; cells: io=buffered,flush=never; io=direct,flush=never)',
+    });
+  });
+
+  it('where clauses see base settings and defaults, not only the matrix params', () => {
+    const s = scenario(['corrupt == 0 where sync == fdatasync and acks == all']);
+    const [r] = evaluateExpectations(s, fourCells());
+    expect(r.passed).toBe(true);
+    expect(r.detail).toContain('cells io=buffered,flush=never: 0; io=buffered,flush=per-batch: 0; io=direct,flush=never: 0');
+  });
+
+  it('in every trial checks each trial ledger', () => {
+    const s = scenario(['ackedLost == 0 where flush == per-batch in every trial', 'ackedLost > 0 where flush == never']);
+    const trials = (lost: number[]) => lost.map((ackedLost, index) => ({ index, ledger: { ...CLEAN, ackedLost } }));
+    const cells = fourCells({
+      'io=buffered,flush=per-batch': { trials: trials([0, 0, 0]) },
+      'io=direct,flush=per-batch': { trials: trials([0, 3, 0]), ledger: { ...CLEAN, ackedLost: 3 } },
+      'io=buffered,flush=never': { ledger: { ...CLEAN, ackedLost: 900 } },
+      'io=direct,flush=never': { ledger: { ...CLEAN, ackedLost: 40 } },
+    });
+    const [perTrial, lossy] = evaluateExpectations(s, cells);
+    expect(perTrial.passed).toBe(false);
+    expect(perTrial.detail).toBe(
+      'ackedLost == 0 where flush == per-batch in every trial: failed (failing io=direct,flush=per-batch: trials 0, 3, 0; passing io=buffered,flush=per-batch: trials 0, 0, 0)',
+    );
+    expect(lossy).toMatchObject({ passed: true, detail: expect.stringContaining('io=buffered,flush=never: 900; io=direct,flush=never: 40') });
+
+    const [noTrials] = evaluateExpectations(s, fourCells());
+    expect(noTrials.detail).toContain('io=buffered,flush=per-batch: no trials recorded');
+  });
+
+  it('ratios pair cells that agree on every other setting', () => {
+    const s = scenario(['latencyUs.p99 where flush == per-batch <= 5 * latencyUs.p99 where flush == never']);
+    const cells = fourCells({
+      'io=buffered,flush=never': { p99: 100 },
+      'io=buffered,flush=per-batch': { p99: 450 },
+      'io=direct,flush=never': { p99: 200 },
+      'io=direct,flush=per-batch': { p99: 1200 },
+    });
+    const [r] = evaluateExpectations(s, cells);
+    expect(r.passed).toBe(false);
+    expect(r.detail).toBe(
+      'latencyUs.p99 where flush == per-batch <= 5 * latencyUs.p99 where flush == never: failed (' +
+        'failing io=direct,flush=per-batch 1200 <= 5 * io=direct,flush=never 200 = 1000; ' +
+        'passing io=buffered,flush=per-batch 450 <= 5 * io=buffered,flush=never 100 = 500)',
+    );
+    const [ok] = evaluateExpectations(s, fourCells());
+    expect(ok.passed).toBe(true);
+  });
+
+  it('a ratio without a factor, and one whose partner is missing', () => {
+    const s = scenario(['throughput.recordsPerSec where flush == per-batch <= throughput.recordsPerSec where flush == never']);
+    const [r] = evaluateExpectations(s, fourCells().filter((c) => c.id !== 'io=direct,flush=never'));
+    expect(r.passed).toBe(false);
+    expect(r.detail).toContain('failing io=direct,flush=per-batch: no cell where flush == never with the same other settings');
+    expect(r.detail).toContain('passing io=buffered,flush=per-batch 50000 <= io=buffered,flush=never 50000');
+  });
+
+  it('error counters default to zero; unrecorded metrics and unmeasured cells fail', () => {
+    const s = scenario(['errors.NOT_ENOUGH_REPLICAS == 0', 'ledger.unackedPresent >= 0 where io == direct']);
+    const cells = fourCells({
+      'io=buffered,flush=never': { errors: { REQUEST_TIMED_OUT: 2 } },
+      'io=direct,flush=per-batch': { status: 'skipped', note: 'no qemu' },
+      'io=direct,flush=never': { ledger: { ...CLEAN, unackedPresent: 5 } },
+    });
+    const [errs, unacked] = evaluateExpectations(s, cells);
+    expect(errs.passed).toBe(false);
+    expect(errs.detail).toContain('failing io=direct,flush=per-batch: not measured (skipped: no qemu)');
+    expect(errs.detail).toContain('io=buffered,flush=never: 0');
+    expect(unacked.detail).toBe(
+      'ledger.unackedPresent >= 0 where io == direct: failed (failing io=direct,flush=per-batch: not measured (skipped: no qemu); passing io=direct,flush=never: 5)',
+    );
+    const [, missing] = evaluateExpectations(s, fourCells());
+    expect(missing.detail).toContain('io=direct,flush=never: ledger.unackedPresent not recorded');
+  });
+
+  it('cells from a results file that the scenario does not list match on their own params', () => {
+    const s = scenario(['ackedLost == 0 where flush == per-batch']);
+    const foreign = cell('legacy', { io: 'direct', flush: 'per-batch' }, { ledger: { ...CLEAN, ackedLost: 1 } });
+    const [r] = evaluateExpectations(s, [foreign]);
+    expect(r.detail).toBe('ackedLost == 0 where flush == per-batch: failed (failing legacy: 1)');
+  });
+
+  it('no cells at all fails', () => {
+    const [r] = evaluateExpectations(scenario(['ackedLost == 0']), []);
+    expect(r).toMatchObject({ passed: false, detail: 'ackedLost == 0: failed (no cells were run)' });
+  });
+});

@@ -1,0 +1,369 @@
+// Expectations: one-line assertions on a run's cells, parsed when the scenario loads (so a
+// typo stops the run before it starts) and evaluated on the CellResults at the end.
+//
+//   <metric> <op> <number> [where <param> == <value> [and ...]] [in every trial]
+//   <metric> [where ...] <op> [<k> *] <metric> [where ...]
+//
+// A ratio compares each cell matching the left side with the cells matching the right side
+// that agree on every other setting (so `p99 where flush == per-batch <= 5 * p99 where
+// flush == never` pairs cells of the same io mode).
+
+import { ERROR_STATUS } from '../../engine/replication/errors.ts';
+import type { CellResult, ExpectationResult } from '../results/types.ts';
+import { suggest } from './errors.ts';
+import { DEFAULT_SETTINGS, SETTINGS, SETTING_NAMES, overlaySettings, type SettingValue } from './settings.ts';
+import type { CompareOp, Condition, Expectation, MetricRef, Operand, Scenario } from './types.ts';
+
+const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent'];
+const LATENCY_FIELDS = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count'];
+
+export const METRICS: readonly string[] = [
+  ...LEDGER_FIELDS.map((f) => `ledger.${f}`),
+  ...['recordsPerSec', 'mbPerSec', 'requestsPerSec'].map((f) => `throughput.${f}`),
+  ...LATENCY_FIELDS.map((f) => `latencyUs.${f}`),
+  ...LATENCY_FIELDS.map((f) => `correctedLatencyUs.${f}`),
+  ...['flushes', 'segments', 'indexFiles', 'bytes', 'rolls'].map((f) => `broker.${f}`),
+  ...['p50', 'p99', 'p999', 'max'].map((f) => `broker.flushTimeUs.${f}`),
+];
+
+const KAFKA_ERRORS = Object.keys(ERROR_STATUS);
+const OPS: readonly CompareOp[] = ['==', '!=', '<', '<=', '>', '>='];
+const NUMBER_RE = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+const KEYWORDS = ['where', 'and', 'in', 'every', 'trial'];
+const METRIC_HINT = 'a metric such as ackedLost, ledger.duplicates, latencyUs.p99, throughput.recordsPerSec, errors.NOT_ENOUGH_REPLICAS';
+
+export interface ExpectationSyntaxError {
+  /** Character offset into the expression. */
+  offset: number;
+  expected: string;
+  found: string;
+}
+
+interface Token {
+  text: string;
+  offset: number;
+}
+
+function tokenize(text: string): Token[] {
+  const re = /\s*(==|!=|<=|>=|<|>|\*|[^\s=!<>*]+|\S)/y;
+  const out: Token[] = [];
+  let m: RegExpExecArray | null;
+  while (re.lastIndex < text.length && (m = re.exec(text))) {
+    if (m[1] === undefined) break;
+    out.push({ text: m[1], offset: m.index + m[0].length - m[1].length });
+  }
+  return out;
+}
+
+class Fail extends Error {
+  constructor(readonly detail: ExpectationSyntaxError) {
+    super(detail.expected);
+  }
+}
+
+/** `ackedLost` -> `ledger.ackedLost`; undefined when the name is not a metric. */
+export function resolveMetric(name: string): string | undefined {
+  if (LEDGER_FIELDS.includes(name)) return `ledger.${name}`;
+  if (METRICS.includes(name)) return name;
+  if (/^errors\.[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return name;
+  return undefined;
+}
+
+class Parser {
+  private i = 0;
+  constructor(
+    private readonly text: string,
+    private readonly tokens: Token[],
+  ) {}
+
+  private peek(): Token | undefined {
+    return this.tokens[this.i];
+  }
+
+  private fail(expected: string, at = this.peek()): never {
+    throw new Fail({
+      offset: at?.offset ?? this.text.length,
+      expected,
+      found: at ? `'${at.text}'` : 'the end of the expectation',
+    });
+  }
+
+  private take(expected: string): Token {
+    const t = this.peek();
+    if (!t) this.fail(expected);
+    this.i++;
+    return t;
+  }
+
+  private metric(): MetricRef {
+    const t = this.take(METRIC_HINT);
+    const path = resolveMetric(t.text);
+    if (path === undefined) {
+      const close = suggest(t.text, [...LEDGER_FIELDS, ...METRICS, ...KAFKA_ERRORS.map((e) => `errors.${e}`)]);
+      this.fail(close ? `a metric (did you mean '${close}'?)` : METRIC_HINT, t);
+    }
+    if (path.startsWith('errors.')) {
+      const name = path.slice('errors.'.length);
+      const close = suggest(name, KAFKA_ERRORS);
+      // An unknown name that is one slip away from Kafka's is a typo, not a new error kind.
+      if (!KAFKA_ERRORS.includes(name) && close) this.fail(`a Kafka error name (did you mean 'errors.${close}'?)`, t);
+    }
+    return { path, where: [] };
+  }
+
+  private where(): Condition[] {
+    const out: Condition[] = [];
+    do {
+      this.i++; // 'where' or 'and'
+      const p = this.take('a setting name after where/and');
+      if (!SETTINGS[p.text]) {
+        const close = suggest(p.text, SETTING_NAMES);
+        this.fail(close ? `a setting name (did you mean '${close}'?)` : `a setting name (${SETTING_NAMES.join(', ')})`, p);
+      }
+      const eq = this.take(`== after ${p.text}`);
+      if (eq.text !== '==') this.fail(`== after ${p.text} (where compares settings for equality)`, eq);
+      const v = this.take(`a value for ${p.text}`);
+      const value = SETTINGS[p.text].parse(v.text);
+      if (value === undefined) this.fail(`${p.text}: ${SETTINGS[p.text].expected}`, v);
+      out.push({ param: p.text, value, text: `${p.text} == ${v.text}` });
+    } while (this.peek()?.text === 'and');
+    return out;
+  }
+
+  private number(): number | undefined {
+    const t = this.peek();
+    if (t && NUMBER_RE.test(t.text)) {
+      this.i++;
+      return Number(t.text);
+    }
+    return undefined;
+  }
+
+  parse(): Omit<Expectation, 'expression' | 'line' | 'column'> {
+    const leftStart = this.peek();
+    if (leftStart && NUMBER_RE.test(leftStart.text)) this.fail(`${METRIC_HINT} on the left`, leftStart);
+    const left = this.metric();
+    if (this.peek()?.text === 'where') left.where = this.where();
+
+    const opTok = this.take(`a comparison (${OPS.join(' ')})`);
+    if (!OPS.includes(opTok.text as CompareOp)) this.fail(`a comparison (${OPS.join(' ')})`, opTok);
+    const op = opTok.text as CompareOp;
+
+    let right: Operand;
+    const n = this.number();
+    if (n !== undefined && this.peek()?.text === '*') {
+      this.i++;
+      right = { kind: 'metric', factor: n, metric: this.metric() };
+      if (this.peek()?.text === 'where') right.metric.where = this.where();
+    } else if (n !== undefined) {
+      right = { kind: 'number', value: n };
+      if (this.peek()?.text === 'where') {
+        if (left.where.length > 0) this.fail('a single where clause per side', this.peek());
+        left.where = this.where();
+      }
+    } else {
+      const t = this.peek();
+      if (!t || KEYWORDS.includes(t.text) || OPS.includes(t.text as CompareOp)) this.fail(`a number or ${METRIC_HINT}`);
+      right = { kind: 'metric', factor: 1, metric: this.metric() };
+      if (this.peek()?.text === 'where') right.metric.where = this.where();
+    }
+
+    let everyTrial = false;
+    if (this.peek()?.text === 'in') {
+      const inTok = this.take('in every trial');
+      for (const word of ['every', 'trial']) {
+        const t = this.take('in every trial');
+        if (t.text !== word) this.fail(`'${word}' (in every trial)`, t);
+      }
+      everyTrial = true;
+      if (right.kind === 'metric') this.fail('a plain number on the right of a per-trial expectation', inTok);
+      if (!left.path.startsWith('ledger.')) {
+        this.fail('a ledger metric (trials record only ledgers) with in every trial', leftStart);
+      }
+    }
+    if (this.peek()) {
+      this.fail(right.kind === 'number' ? 'where ..., in every trial, or the end' : 'where ... or the end');
+    }
+    return { left, op, right, everyTrial };
+  }
+}
+
+export function parseExpectation(text: string): Omit<Expectation, 'line' | 'column'> | ExpectationSyntaxError {
+  const tokens = tokenize(text);
+  try {
+    return { expression: text, ...new Parser(text, tokens).parse() };
+  } catch (err) {
+    if (err instanceof Fail) return err.detail;
+    throw err;
+  }
+}
+
+export function isSyntaxError(x: unknown): x is ExpectationSyntaxError {
+  return typeof x === 'object' && x !== null && 'offset' in x && 'expected' in x;
+}
+
+// ---------------------------------------------------------------------------------------
+// Evaluation
+
+/** Every setting in force for a cell: defaults, cluster, base settings, then the cell's own. */
+export function effectiveParams(scenario: Scenario, cellParams: Record<string, SettingValue>): Record<string, SettingValue> {
+  return overlaySettings(
+    DEFAULT_SETTINGS,
+    { 'min.insync.replicas': scenario.cluster.minInsyncReplicas },
+    scenario.settings,
+    cellParams,
+  );
+}
+
+function paramsOfResult(scenario: Scenario, cell: CellResult): Record<string, SettingValue> {
+  const known = scenario.matrix.find((c) => c.id === cell.id);
+  if (known) return effectiveParams(scenario, known.params);
+  // A cell the scenario does not list (an older run.json): read its params as written.
+  const params: Record<string, SettingValue> = {};
+  for (const [k, v] of Object.entries(cell.params ?? {})) params[k] = SETTINGS[k]?.parse(v) ?? v;
+  return effectiveParams(scenario, params);
+}
+
+function matchesWhere(params: Record<string, SettingValue>, where: Condition[]): boolean {
+  return where.every((c) => params[c.param] === c.value);
+}
+
+function lookup(obj: unknown, path: string): number | undefined {
+  let cur: unknown = obj;
+  for (const seg of path.split('.')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return typeof cur === 'number' && Number.isFinite(cur) ? cur : undefined;
+}
+
+function metricValue(cell: CellResult, path: string): number | undefined {
+  const v = lookup(cell, path);
+  // Error counters are sparse: a name never seen happened zero times.
+  if (v === undefined && path.startsWith('errors.') && cell.errors) return 0;
+  return v;
+}
+
+function compare(a: number, op: CompareOp, b: number): boolean {
+  switch (op) {
+    case '==':
+      return a === b;
+    case '!=':
+      return a !== b;
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
+  }
+}
+
+export function formatNumber(n: number): string {
+  if (Number.isInteger(n)) return String(n);
+  return String(Number(n.toPrecision(4)));
+}
+
+function whereText(where: Condition[]): string {
+  return where.length ? `where ${where.map((c) => c.text).join(' and ')}` : '(all cells)';
+}
+
+const MEASURED = new Set<CellResult['status']>(['ok', 'interrupted']);
+
+function statusNote(cell: CellResult): string {
+  return cell.status === 'ok' ? '' : ` (${cell.status})`;
+}
+
+function notMeasured(cell: CellResult): string {
+  return `${cell.id}: not measured (${cell.status}${cell.note ? `: ${cell.note}` : ''})`;
+}
+
+interface Verdict {
+  ok: boolean;
+  text: string;
+}
+
+function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): ExpectationResult {
+  const withParams = cells.map((cell) => ({ cell, params: paramsOfResult(scenario, cell) }));
+  const leftCells = withParams.filter((c) => matchesWhere(c.params, e.left.where));
+  const fail = (detail: string): ExpectationResult => ({ expression: e.expression, passed: false, detail: `${e.expression}: failed (${detail})` });
+
+  if (cells.length === 0) return fail('no cells were run');
+  if (leftCells.length === 0) {
+    return fail(`${whereText(e.left.where)} matches no cell; cells: ${cells.map((c) => c.id).join('; ')}`);
+  }
+
+  const verdicts: Verdict[] = [];
+  for (const { cell, params } of leftCells) {
+    if (!MEASURED.has(cell.status)) {
+      verdicts.push({ ok: false, text: notMeasured(cell) });
+      continue;
+    }
+    if (e.right.kind === 'number') {
+      const bound = e.right.value;
+      if (e.everyTrial) {
+        const trials = cell.trials ?? [];
+        if (trials.length === 0) {
+          verdicts.push({ ok: false, text: `${cell.id}: no trials recorded` });
+          continue;
+        }
+        const values = trials.map((t) => lookup({ ledger: t.ledger }, e.left.path));
+        const ok = values.every((v) => v !== undefined && compare(v, e.op, bound));
+        const shown = values.map((v) => (v === undefined ? 'not recorded' : formatNumber(v))).join(', ');
+        verdicts.push({ ok, text: `${cell.id}: trials ${shown}${statusNote(cell)}` });
+        continue;
+      }
+      const v = metricValue(cell, e.left.path);
+      if (v === undefined) {
+        verdicts.push({ ok: false, text: `${cell.id}: ${e.left.path} not recorded` });
+        continue;
+      }
+      verdicts.push({ ok: compare(v, e.op, bound), text: `${cell.id}: ${formatNumber(v)}${statusNote(cell)}` });
+      continue;
+    }
+
+    const { factor, metric } = e.right;
+    const free = new Set([...e.left.where, ...metric.where].map((c) => c.param));
+    const partners = withParams.filter(
+      (r) =>
+        r.cell !== cell &&
+        matchesWhere(r.params, metric.where) &&
+        [...new Set([...Object.keys(params), ...Object.keys(r.params)])].every((k) => free.has(k) || params[k] === r.params[k]),
+    );
+    if (partners.length === 0) {
+      verdicts.push({ ok: false, text: `${cell.id}: no cell ${whereText(metric.where)} with the same other settings` });
+      continue;
+    }
+    const lv = metricValue(cell, e.left.path);
+    for (const r of partners) {
+      if (!MEASURED.has(r.cell.status)) {
+        verdicts.push({ ok: false, text: notMeasured(r.cell) });
+        continue;
+      }
+      const rv = metricValue(r.cell, metric.path);
+      if (lv === undefined || rv === undefined) {
+        const missing = lv === undefined ? `${cell.id}: ${e.left.path}` : `${r.cell.id}: ${metric.path}`;
+        verdicts.push({ ok: false, text: `${missing} not recorded` });
+        continue;
+      }
+      const scaled = factor * rv;
+      const rhs = factor === 1 ? `${r.cell.id} ${formatNumber(rv)}` : `${formatNumber(factor)} * ${r.cell.id} ${formatNumber(rv)} = ${formatNumber(scaled)}`;
+      verdicts.push({ ok: compare(lv, e.op, scaled), text: `${cell.id} ${formatNumber(lv)} ${e.op} ${rhs}` });
+    }
+  }
+
+  const passed = verdicts.every((v) => v.ok);
+  if (passed) {
+    const body = e.right.kind === 'number' ? `cells ${verdicts.map((v) => v.text).join('; ')}` : verdicts.map((v) => v.text).join('; ');
+    return { expression: e.expression, passed: true, detail: `${e.expression}: passed (${body})` };
+  }
+  const failing = verdicts.filter((v) => !v.ok).map((v) => v.text);
+  const passing = verdicts.filter((v) => v.ok).map((v) => v.text);
+  return fail(`failing ${failing.join('; ')}${passing.length ? `; passing ${passing.join('; ')}` : ''}`);
+}
+
+export function evaluateExpectations(scenario: Scenario, cells: CellResult[]): ExpectationResult[] {
+  return scenario.expectations.map((e) => evaluateOne(scenario, e, cells));
+}

@@ -1,0 +1,35 @@
+// Scenarios: YAML files that say what to compare (a matrix of settings), under which load
+// and faults, and what must hold at the end (expectations).
+
+export { ScenarioError, formatIssue, type ScenarioIssue } from './errors.ts';
+export { evaluateExpectations, effectiveParams, parseExpectation, METRICS } from './expectations.ts';
+export { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
+export { cellId, cellLabel, expandMatrix } from './matrix.ts';
+export {
+  DEFAULT_SETTINGS,
+  SETTINGS,
+  SETTING_NAMES,
+  flushPolicy,
+  logConfig,
+  type Acks,
+  type ResolvedSettings,
+  type SettingValue,
+} from './settings.ts';
+export { compileScenario } from './validate.ts';
+export { formatDurationMs, formatSize, parseDuration, parseSize } from './units.ts';
+export type {
+  ClusterSpec,
+  CompareOp,
+  Condition,
+  Expectation,
+  Fault,
+  FaultTarget,
+  FaultWhen,
+  MatrixCell,
+  MetricRef,
+  Operand,
+  Scenario,
+  Target,
+  VmOptions,
+  WorkloadSpec,
+} from './types.ts';

@@ -1,0 +1,500 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ScenarioError, cellSettings, listScenarios, loadScenario } from './index.ts';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SCENARIOS = path.join(REPO, 'scenarios');
+const SHIPPED = [
+  'io-modes',
+  'fsync-intervals',
+  'acks-all',
+  'segment-roll',
+  'dirty-writeback',
+  'power-cut-io-modes',
+  'power-cut-acks',
+  'power-cut-all',
+];
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-scenario-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+let counter = 0;
+function writeScenario(text: string, name = `s${counter++}`): string {
+  const file = path.join(tmp, `${name}.yaml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+function issuesOf(file: string, opts: { durationSec?: number; repeat?: number } = {}): ScenarioError['issues'] {
+  try {
+    loadScenario(file, opts);
+  } catch (err) {
+    if (err instanceof ScenarioError) return err.issues;
+    throw err;
+  }
+  throw new Error(`${file} loaded without errors`);
+}
+
+const VALID = `question: Does it work?
+cluster:
+  brokers: 3
+  replicationFactor: 3
+  minInsyncReplicas: 2
+settings:
+  io: buffered
+matrix:
+  flush: [never, per-batch]
+  acks: [1, all]
+workload:
+  duration: 5s
+`;
+
+describe('shipped scenarios', () => {
+  it.each(SHIPPED)('%s loads, has a question, a comment block and cells of 5-10 s', (name) => {
+    const s = loadScenario(name, { scenariosDir: SCENARIOS });
+    expect(s.name).toBe(name);
+    expect(s.question.length).toBeGreaterThan(20);
+    expect(s.matrix.length).toBeGreaterThan(0);
+    expect(s.workload.durationSec).toBeGreaterThanOrEqual(5);
+    expect(s.workload.durationSec).toBeLessThanOrEqual(10);
+    expect(s.expectations.length).toBeGreaterThan(0);
+    const ids = s.matrix.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const cell of s.matrix) expect(() => cellSettings(s, cell)).not.toThrow();
+  });
+
+  it('every shipped file starts with a comment block saying what it answers', async () => {
+    const { readFileSync } = await import('node:fs');
+    for (const name of SHIPPED) {
+      const text = readFileSync(path.join(SCENARIOS, `${name}.yaml`), 'utf8');
+      const head = text.split('\n').filter((l) => l.startsWith('#'));
+      expect(text.startsWith('#'), name).toBe(true);
+      expect(head.join('\n'), name).toMatch(/Question:/);
+      expect(head.join('\n'), name).toMatch(/How to read the result:/);
+    }
+  });
+
+  it('process scenarios assert a clean ledger in every cell; power-cut scenarios use the vm target', () => {
+    for (const name of SHIPPED) {
+      const s = loadScenario(name, { scenariosDir: SCENARIOS });
+      if (name.startsWith('power-cut')) {
+        expect(s.target).toBe('vm');
+        expect(s.vm).toEqual(expect.objectContaining({ accelerator: 'auto', mountOptions: 'commit=5' }));
+        expect(s.faults[0].kind).toBe('power-cut');
+        expect(s.workload.repetitions).toBeGreaterThan(1);
+      } else {
+        expect(s.target).toBe('process');
+        const unconditional = s.expectations.filter((e) => e.left.where.length === 0).map((e) => e.expression);
+        expect(unconditional).toEqual(expect.arrayContaining(['ackedLost == 0', 'duplicates == 0', 'outOfOrder == 0', 'corrupt == 0']));
+      }
+    }
+  });
+
+  it('io-modes is 3 cells x 5 s, buffered/direct/dsync with flush never', () => {
+    const s = loadScenario('io-modes', { scenariosDir: SCENARIOS });
+    expect(s.matrix.map((c) => c.id)).toEqual(['io=buffered', 'io=direct', 'io=dsync']);
+    expect(s.workload).toMatchObject({ durationSec: 5, recordBytes: 1024, recordsPerBatch: 16, connections: 8, rate: null });
+    expect(cellSettings(s, s.matrix[1])).toMatchObject({ io: 'direct', flush: { kind: 'never' } });
+  });
+
+  it('dirty-writeback needs root and sets host sysctls per cell', () => {
+    const s = loadScenario('dirty-writeback', { scenariosDir: SCENARIOS });
+    expect(s.requiresRoot).toBe(true);
+    const small = s.matrix.find((c) => c.params['vm.dirty_bytes'] !== undefined)!;
+    expect(cellSettings(s, small).sysctls).toEqual({
+      'vm.dirty_expire_centisecs': 3000,
+      'vm.dirty_writeback_centisecs': 500,
+      'vm.dirty_background_bytes': 8 * 1024 * 1024,
+      'vm.dirty_bytes': 32 * 1024 * 1024,
+    });
+  });
+
+  it('power-cut-io-modes has the seven write paths', () => {
+    const s = loadScenario('power-cut-io-modes', { scenariosDir: SCENARIOS });
+    expect(s.matrix.map((c) => c.id)).toEqual([
+      'io=buffered,flush=never,vm.dirty_expire_centisecs=30s',
+      'io=buffered,flush=never,vm.dirty_expire_centisecs=1h',
+      'io=buffered,flush=messages:1000',
+      'io=buffered,flush=per-batch',
+      'io=dsync,flush=never',
+      'io=direct,flush=never',
+      'io=direct,flush=per-batch',
+    ]);
+    expect(cellSettings(s, s.matrix[1]).sysctls).toEqual({ 'vm.dirty_expire_centisecs': 360000 });
+    expect(cellSettings(s, s.matrix[6])).toMatchObject({ io: 'direct', flush: { kind: 'per-batch' }, sync: 'fdatasync' });
+    expect(s.faults).toEqual([{ kind: 'power-cut', target: 'all', when: { between: [3, 9] } }]);
+  });
+
+  it('listScenarios lists every file with its question', () => {
+    const list = listScenarios(SCENARIOS);
+    expect(list.map((s) => s.name).sort()).toEqual([...SHIPPED].sort());
+    for (const s of list) expect(s.question).not.toBe('');
+  });
+});
+
+describe('finding files', () => {
+  it('an unknown name lists the available scenarios', () => {
+    expect(() => loadScenario('acks-al', { scenariosDir: SCENARIOS })).toThrow(
+      /unknown scenario 'acks-al' \(no .*acks-al\.yaml\); did you mean 'acks-all'\?; available: acks-all, dirty-writeback,/,
+    );
+    expect(() => loadScenario('zzz', { scenariosDir: SCENARIOS })).toThrow(/unknown scenario 'zzz' \(no .*\); available: /);
+  });
+
+  it('a path is used as is; the name defaults to the file stem', () => {
+    const file = writeScenario(VALID, 'my-test');
+    const s = loadScenario(file);
+    expect(s.name).toBe('my-test');
+    expect(s.file).toBe(file);
+    expect(() => loadScenario(path.join(tmp, 'missing.yaml'))).toThrow(/missing\.yaml does not exist/);
+  });
+
+  it('a name resolves in scenariosDir, .yml too', () => {
+    const dir = path.join(tmp, 'dir');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'short.yml'), VALID);
+    expect(loadScenario('short', { scenariosDir: dir }).name).toBe('short');
+  });
+});
+
+describe('overrides', () => {
+  it('DURATION and REPEAT replace the workload values', () => {
+    const s = loadScenario(writeScenario(VALID), { durationSec: 2, repeat: 4 });
+    expect(s.workload.durationSec).toBe(2);
+    expect(s.workload.repetitions).toBe(4);
+    const plain = loadScenario(writeScenario(VALID));
+    expect(plain.workload).toMatchObject({ durationSec: 5, repetitions: 1, warmupSec: 1 });
+  });
+
+  it('bad override values are refused', () => {
+    const file = writeScenario(VALID);
+    expect(() => loadScenario(file, { durationSec: 0 })).toThrow(/DURATION: expected a number of seconds > 0, found 0/);
+    expect(() => loadScenario(file, { repeat: 1.5 })).toThrow(/REPEAT: expected an integer >= 1, found 1.5/);
+  });
+
+  it('a DURATION that ends the load before a fault is an error naming the override', () => {
+    const text = `question: q
+target: vm
+workload: { warmup: 1s, duration: 10s }
+faults:
+  - kind: power-cut
+    target: all
+    when: { at: 8s }
+`;
+    const file = writeScenario(text);
+    expect(loadScenario(file).faults[0].when).toEqual({ at: 8 });
+    const issues = issuesOf(file, { durationSec: 3 });
+    expect(issues).toEqual([
+      expect.objectContaining({ line: 7, column: 17, path: 'faults[0].when.at', found: '8 s' }),
+    ]);
+    expect(issues[0].expected).toMatch(/warm-up \+ duration = 4 s, duration set by DURATION/);
+  });
+});
+
+// Each malformed file yields exactly one issue at a known place.
+const MALFORMED: Array<{ name: string; text: string; line: number; column: number; path: string; expected: RegExp; found: string }> = [
+  {
+    name: 'bad type',
+    text: `question: q\ncluster:\n  brokers: three\n`,
+    line: 3,
+    column: 12,
+    path: 'cluster.brokers',
+    expected: /^an integer from 1 to 9$/,
+    found: "'three'",
+  },
+  {
+    name: 'unknown key with a suggestion',
+    text: `question: q\nsettings:\n  flsuh: never\n`,
+    line: 3,
+    column: 3,
+    path: 'settings.flsuh',
+    expected: /did you mean 'flush'\?/,
+    found: "'flsuh'",
+  },
+  {
+    name: 'unknown top-level key without a close match',
+    text: `question: q\nbananas: 3\n`,
+    line: 2,
+    column: 1,
+    path: 'bananas',
+    expected: /^one of name, question, description, target, vm, cluster/,
+    found: "'bananas'",
+  },
+  {
+    name: 'bad flush string',
+    text: `question: q\nmatrix:\n  flush: [never, per-batch, sometimes]\n`,
+    line: 3,
+    column: 29,
+    path: 'matrix.flush[2]',
+    expected: /^never\|per-batch\|messages:N\|ms:T$/,
+    found: "'sometimes'",
+  },
+  {
+    name: 'flush messages:0',
+    text: `question: q\nsettings:\n  flush: messages:0\n`,
+    line: 3,
+    column: 10,
+    path: 'settings.flush',
+    expected: /messages:N/,
+    found: "'messages:0'",
+  },
+  {
+    name: 'bad size',
+    text: `question: q\nsettings:\n  segment.bytes: 64 kilobytes\n`,
+    line: 3,
+    column: 18,
+    path: 'settings.segment.bytes',
+    expected: /^a size from 14 bytes to 2GiB-1/,
+    found: "'64 kilobytes'",
+  },
+  {
+    name: 'fractional byte size',
+    text: `question: q\nworkload:\n  recordBytes: 1.3KiB\n`,
+    line: 3,
+    column: 16,
+    path: 'workload.recordBytes',
+    expected: /record size/,
+    found: "'1.3KiB'",
+  },
+  {
+    name: 'bad duration',
+    text: `question: q\nsettings:\n  segment.ms: 7 days\n`,
+    line: 3,
+    column: 15,
+    path: 'settings.segment.ms',
+    expected: /^a duration >= 1ms/,
+    found: "'7 days'",
+  },
+  {
+    name: 'missing question',
+    text: `# a comment first\ncluster:\n  brokers: 1\n`,
+    line: 2,
+    column: 1,
+    path: 'question',
+    expected: /question this scenario answers.*required/,
+    found: 'nothing',
+  },
+  {
+    name: 'empty matrix list',
+    text: `question: q\nmatrix:\n  io: []\n`,
+    line: 3,
+    column: 7,
+    path: 'matrix.io',
+    expected: /^a non-empty list$/,
+    found: 'an empty list',
+  },
+  {
+    name: 'matrix value not a list',
+    text: `question: q\nmatrix:\n  io: direct\n`,
+    line: 3,
+    column: 7,
+    path: 'matrix.io',
+    expected: /^a list$/,
+    found: "'direct'",
+  },
+  {
+    name: 'YAML syntax error',
+    text: `question: q\nmatrix:\n  io: [buffered, direct\nworkload: {}\n`,
+    line: 4,
+    column: 1,
+    path: 'yaml',
+    expected: /^valid YAML \(Flow sequence/,
+    found: "'workload: {}'",
+  },
+  {
+    name: 'duplicate key',
+    text: `question: q\nquestion: r\n`,
+    line: 2,
+    column: 1,
+    path: 'yaml',
+    expected: /Map keys must be unique/,
+    found: "'question: r'",
+  },
+  {
+    name: 'rf > brokers',
+    text: `question: q\ncluster:\n  brokers: 2\n  replicationFactor: 3\n`,
+    line: 4,
+    column: 22,
+    path: 'cluster.replicationFactor',
+    expected: /^at most cluster.brokers \(2\)$/,
+    found: '3',
+  },
+  {
+    name: 'min ISR > RF',
+    text: `question: q\ncluster:\n  brokers: 3\n  replicationFactor: 2\n  minInsyncReplicas: 3\n`,
+    line: 5,
+    column: 22,
+    path: 'cluster.minInsyncReplicas',
+    expected: /^at most the replication factor \(2\)$/,
+    found: '3',
+  },
+  {
+    name: 'min.insync.replicas in the matrix > RF',
+    text: `question: q\ncluster: { brokers: 3 }\nmatrix:\n  min.insync.replicas: [1, 2, 4]\n`,
+    line: 4,
+    column: 31,
+    path: 'matrix.min.insync.replicas[2]',
+    expected: /at most the replication factor \(3\)/,
+    found: '4',
+  },
+  {
+    name: 'power cut on the process target',
+    text: `question: q\nfaults:\n  - kind: power-cut\n    target: 0\n    when: { at: 2 }\n`,
+    line: 3,
+    column: 11,
+    path: 'faults[0].kind',
+    expected: /power-cut needs target: vm/,
+    found: "'power-cut'",
+  },
+  {
+    name: 'fault target beyond the brokers',
+    text: `question: q\ntarget: vm\ncluster: { brokers: 3 }\nfaults:\n  - { kind: process-kill, target: 3, when: { afterAcked: 1000 } }\n`,
+    line: 5,
+    column: 35,
+    path: 'faults[0].target',
+    expected: /^a broker id from 0 to 2 \| leader \| all$/,
+    found: '3',
+  },
+  {
+    name: 'fault with two whens',
+    text: `question: q\ntarget: vm\nfaults:\n  - kind: power-cut\n    target: leader\n    when: { at: 2, afterAcked: 10 }\n`,
+    line: 6,
+    column: 11,
+    path: 'faults[0].when',
+    expected: /exactly one of at/,
+    found: 'at and afterAcked',
+  },
+  {
+    name: 'host sysctls without requiresRoot',
+    text: `question: q\nmatrix:\n  vm.dirty_expire_centisecs: [100, 3000]\n`,
+    line: 3,
+    column: 3,
+    path: 'matrix.vm.dirty_expire_centisecs',
+    expected: /requiresRoot: true/,
+    found: 'vm.dirty_expire_centisecs without requiresRoot',
+  },
+  {
+    name: 'ratio and bytes in one place',
+    text: `question: q\ntarget: vm\nsettings:\n  vm.dirty_ratio: 20\n  vm.dirty_bytes: 64MiB\n`,
+    line: 5,
+    column: 3,
+    path: 'settings.vm.dirty_bytes',
+    expected: /either vm.dirty_ratio or vm.dirty_bytes/,
+    found: 'both',
+  },
+  {
+    name: 'misspelt target (reported once, not through the vm block and the fault)',
+    text: `question: q\ntarget: vmm\nvm: { memoryMiB: 512 }\nfaults:\n  - { kind: power-cut, target: all, when: { at: 2 } }\n`,
+    line: 2,
+    column: 9,
+    path: 'target',
+    expected: /^process\|vm$/,
+    found: "'vmm'",
+  },
+  {
+    name: 'vm block on the process target',
+    text: `question: q\nvm: { memoryMiB: 512 }\n`,
+    line: 2,
+    column: 1,
+    path: 'vm',
+    expected: /set target: vm/,
+    found: 'a vm: block',
+  },
+  {
+    name: 'bad vm accelerator',
+    text: `question: q\ntarget: vm\nvm: { accelerator: hvf }\n`,
+    line: 3,
+    column: 20,
+    path: 'vm.accelerator',
+    expected: /^auto\|kvm\|tcg$/,
+    found: "'hvf'",
+  },
+  {
+    name: 'exclude that matches nothing',
+    text: `question: q\nmatrix:\n  io: [buffered, direct]\n  exclude:\n    - { io: dsync }\n`,
+    line: 5,
+    column: 7,
+    path: 'matrix.exclude[0]',
+    expected: /matches at least one cell/,
+    found: "'io=dsync', which matches none",
+  },
+  {
+    name: 'expectation syntax',
+    text: `question: q\nexpectations:\n  - ackedLost = 0\n`,
+    line: 3,
+    column: 15,
+    path: 'expectations[0]',
+    expected: /^a comparison \(== != < <= > >=\)$/,
+    found: "'='",
+  },
+  {
+    name: 'expectation where that matches no cell',
+    text: `question: q\nmatrix:\n  flush: [never, per-batch]\nexpectations:\n  - "ackedLost == 0 where flush == messages:10"\n`,
+    line: 5,
+    column: 21,
+    path: 'expectations[0]',
+    expected: /a where clause that matches a cell \(flush=never; flush=per-batch\)/,
+    found: "'where flush == messages:10', which matches none",
+  },
+];
+
+describe('malformed files', () => {
+  it.each(MALFORMED)('$name', (c) => {
+    const file = writeScenario(c.text);
+    const issues = issuesOf(file);
+    expect(issues).toHaveLength(1);
+    const [i] = issues;
+    expect({ file: i.file, line: i.line, column: i.column, path: i.path, found: i.found }).toEqual({
+      file,
+      line: c.line,
+      column: c.column,
+      path: c.path,
+      found: c.found,
+    });
+    expect(i.expected).toMatch(c.expected);
+  });
+
+  it('lists several problems at once, in file order, one line each', () => {
+    const text = `question: q
+cluster:
+  brokers: 1
+  replicationFactor: 1
+settings:
+  flsuh: never
+  acks: 2
+workload:
+  connections: 0
+matrix:
+  io: [buffered, mmap]
+expectations:
+  - latencyUs.p99 >
+`;
+    const file = writeScenario(text);
+    let err: unknown;
+    try {
+      loadScenario(file);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ScenarioError);
+    const e = err as ScenarioError;
+    expect(e.issues.map((i) => `${i.line}:${i.column} ${i.path}`)).toEqual([
+      '6:3 settings.flsuh',
+      '7:9 settings.acks',
+      '9:16 workload.connections',
+      '11:18 matrix.io[1]',
+      '13:20 expectations[0]',
+    ]);
+    const lines = e.message.split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[1]).toBe(`${file}:7:9 settings.acks: expected 0|1|all, found 2`);
+    expect(lines[3]).toBe(`${file}:11:18 matrix.io[1]: expected buffered|direct|dsync, found 'mmap'`);
+  });
+
+  it('an empty file and a non-mapping document are refused', () => {
+    expect(issuesOf(writeScenario(''))[0]).toMatchObject({ line: 1, column: 1, found: 'an empty file' });
+    expect(issuesOf(writeScenario('- a\n- b\n'))[0]).toMatchObject({ found: 'a list' });
+  });
+});

@@ -1,0 +1,106 @@
+// Finding scenario files by name (`acks-all` -> scenarios/acks-all.yaml) or path, and
+// listing what is available.
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDocument } from 'yaml';
+import { suggest } from './errors.ts';
+import { overlaySettings, resolveSettings, type ResolvedSettings } from './settings.ts';
+import type { MatrixCell, Scenario } from './types.ts';
+import { compileScenario } from './validate.ts';
+
+const EXTENSIONS = ['.yaml', '.yml'];
+
+function hasScenarios(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory() && readdirSync(dir).some((f) => EXTENSIONS.includes(path.extname(f)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `scenarios/` under the working directory, else the first one found walking up from this
+ * module (which also works from the bundle in dist/).
+ */
+export function defaultScenariosDir(): string {
+  const cwdDir = path.resolve('scenarios');
+  if (hasScenarios(cwdDir)) return cwdDir;
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'scenarios');
+    if (hasScenarios(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) return cwdDir;
+    dir = parent;
+  }
+}
+
+/** Path as shown to the user: relative to the working directory when inside it. */
+function displayPath(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+function stem(file: string): string {
+  return path.basename(file).replace(/\.ya?ml$/, '');
+}
+
+export function listScenarios(dir: string = defaultScenariosDir()): Array<{ name: string; file: string; question: string }> {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((f) => EXTENSIONS.includes(path.extname(f)))
+    .sort()
+    .map((f) => {
+      const file = path.join(dir, f);
+      let question = '';
+      try {
+        const q: unknown = parseDocument(readFileSync(file, 'utf8')).get('question');
+        if (typeof q === 'string') question = q.trim();
+      } catch {
+        question = '';
+      }
+      return { name: stem(f), file: displayPath(file), question };
+    });
+}
+
+function looksLikePath(s: string): boolean {
+  return s.includes('/') || s.includes(path.sep) || EXTENSIONS.includes(path.extname(s));
+}
+
+export function loadScenario(
+  nameOrPath: string,
+  opts: { scenariosDir?: string; durationSec?: number; repeat?: number } = {},
+): Scenario {
+  let file: string;
+  if (looksLikePath(nameOrPath)) {
+    file = path.resolve(nameOrPath);
+    if (!existsSync(file)) throw new Error(`scenario file ${nameOrPath} does not exist`);
+  } else {
+    const dir = opts.scenariosDir ?? defaultScenariosDir();
+    const found = EXTENSIONS.map((ext) => path.join(dir, nameOrPath + ext)).find((f) => existsSync(f));
+    if (!found) {
+      const available = listScenarios(dir).map((s) => s.name);
+      const close = suggest(nameOrPath, available);
+      throw new Error(
+        `unknown scenario '${nameOrPath}' (no ${displayPath(path.join(dir, nameOrPath))}.yaml)` +
+          (close ? `; did you mean '${close}'?` : '') +
+          (available.length ? `; available: ${available.join(', ')}` : `; no scenarios in ${displayPath(dir)}`),
+      );
+    }
+    file = found;
+  }
+  const text = readFileSync(file, 'utf8');
+  return compileScenario(text, displayPath(file), { defaultName: stem(file), durationSec: opts.durationSec, repeat: opts.repeat });
+}
+
+/** Everything in force for one cell, typed: base settings overlaid by the cell's params. */
+export function cellSettings(scenario: Scenario, cell: MatrixCell): ResolvedSettings {
+  return resolveSettings(overlaySettings(scenario.settings, cell.params), scenario.cluster.minInsyncReplicas);
+}

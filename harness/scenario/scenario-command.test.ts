@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from './scenario-command.ts';
+
+const SCENARIOS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scenarios');
+const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-scenario-cmd-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+afterEach(() => vi.restoreAllMocks());
+
+// The command's output is what is under test: collect console.log lines.
+function capture(): string[] {
+  const out: string[] = [];
+  vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void out.push(args.join(' ')));
+  return out;
+}
+
+describe('durolab scenario', () => {
+  it('check validates every shipped file', async () => {
+    const out = capture();
+    expect(await main(['check', '--dir', SCENARIOS])).toBe(0);
+    expect(out).toHaveLength(8);
+    for (const line of out) expect(line).toMatch(/^ok {4}.*\.yaml: \d+ cell\(s\), \d+ expectation\(s\)$/);
+  });
+
+  it('check reports every problem of a bad file and exits 1', async () => {
+    const file = path.join(tmp, 'bad.yaml');
+    writeFileSync(file, 'question: q\nsettings:\n  flsuh: never\n  acks: 3\n');
+    const out = capture();
+    expect(await main(['check', file])).toBe(1);
+    expect(out).toEqual([
+      `error ${file}: 2 problem(s)`,
+      `  ${file}:3:3 settings.flsuh: expected a known key (did you mean 'flush'?), found 'flsuh'`,
+      `  ${file}:4:9 settings.acks: expected 0|1|all, found 3`,
+    ]);
+  });
+
+  it('show prints the expanded cells with their resolved settings', async () => {
+    const out = capture();
+    expect(await main(['show', 'power-cut-all', '--dir', SCENARIOS, '--duration', '8'])).toBe(0);
+    const text = out.join('\n');
+    expect(text).toContain('power-cut-all (');
+    expect(text).toContain('1 s warm-up + 8 s, 3 repetition(s)');
+    expect(text).toContain('  flush=per-batch  [flush per batch]');
+    expect(text).toContain('io=buffered flush=per-batch sync=fdatasync acks=all segment=1GiB/7d index=10MiB/every 4KiB min.isr=2');
+    expect(text).toContain('fault: power-cut of all, between 3 and 9 s');
+    expect(text).toMatch(/expect \(line \d+\): ackedLost == 0 where flush == per-batch in every trial/);
+  });
+
+  it('list prints names and questions', async () => {
+    const out = capture();
+    expect(await main(['list', '--dir', SCENARIOS])).toBe(0);
+    expect(out.find((l) => l.startsWith('io-modes'))).toMatch(/^io-modes +How do buffered, O_DIRECT and O_DSYNC/);
+  });
+});

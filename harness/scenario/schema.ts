@@ -1,0 +1,189 @@
+// zod schemas for each top-level section of a scenario file. Sections are checked one by
+// one so a bad `workload:` does not hide a bad `matrix:`; relations between sections
+// (RF <= brokers, faults vs target, ...) are checked afterwards in validate.ts.
+// Leaf values go through `leaf()`, whose message is the "expected ..." text the user sees.
+
+import * as z from 'zod';
+import { SETTINGS, SETTING_NAMES, type SettingValue } from './settings.ts';
+import type { FaultTarget, FaultWhen } from './types.ts';
+import { parseDuration, parseSize } from './units.ts';
+
+/** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
+export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
+  return z.unknown().transform((v, ctx): T => {
+    const out = v === undefined ? undefined : parse(v);
+    if (out === undefined) {
+      ctx.issues.push({ code: 'custom', message: `expected ${expected}`, input: v });
+      return z.NEVER;
+    }
+    return out;
+  });
+}
+
+function intBetween(min: number, max: number) {
+  return leaf(`an integer from ${min} to ${max}`, (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : undefined,
+  );
+}
+
+function seconds(expected: string, ok: (s: number) => boolean) {
+  return leaf(expected, (v) => {
+    const s = parseDuration(v, 1000);
+    return s !== undefined && ok(s) ? s : undefined;
+  });
+}
+
+const nonEmptyString = (what: string) =>
+  leaf(what, (v) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined));
+
+export function settingSchema(name: string) {
+  const spec = SETTINGS[name];
+  return leaf<SettingValue>(spec.expected, spec.parse);
+}
+
+const settingsShape = Object.fromEntries(SETTING_NAMES.map((n) => [n, settingSchema(n).optional()]));
+
+export const settingsSchema = z.strictObject(settingsShape);
+
+export const matrixSchema = z.strictObject({
+  ...Object.fromEntries(SETTING_NAMES.map((n) => [n, z.array(settingSchema(n)).min(1).optional()])),
+  include: z
+    .array(z.strictObject({ ...settingsShape, label: nonEmptyString('a non-empty label').optional() }))
+    .min(1)
+    .optional(),
+  exclude: z.array(settingsSchema).min(1).optional(),
+});
+
+export const vmSchema = z.strictObject({
+  accelerator: z.enum(['auto', 'kvm', 'tcg']).default('auto'),
+  memoryMiB: intBetween(128, 65536).default(1024),
+  diskMiB: intBetween(64, 1048576).default(2048),
+  mountOptions: leaf('ext4 mount options like commit=5,noatime', (v) =>
+    typeof v === 'string' && /^(?:[a-z_][a-z0-9_]*(?:=[A-Za-z0-9_.:/-]+)?(?:,(?!$)|$))*$/.test(v) ? v : undefined,
+  ).default(''),
+});
+
+export const clusterSchema = z.strictObject({
+  brokers: intBetween(1, 9).default(1),
+  // Kafka's legal topic names.
+  topic: leaf('a topic name of letters, digits, . _ - (at most 249)', (v) =>
+    typeof v === 'string' && /^[A-Za-z0-9._-]{1,249}$/.test(v) && v !== '.' && v !== '..' ? v : undefined,
+  ).default('durolab'),
+  partitions: intBetween(1, 1024).default(1),
+  /** Defaults to the number of brokers (see validate.ts). */
+  replicationFactor: intBetween(1, 9).optional(),
+  minInsyncReplicas: intBetween(1, 9).default(1),
+});
+
+export const workloadSchema = z.strictObject({
+  recordBytes: leaf('a record size from 1 byte to 16MiB (bytes, or a string like 1KiB)', (v) => {
+    const b = parseSize(v);
+    return b !== undefined && b >= 1 && b <= 16 * 1024 ** 2 ? b : undefined;
+  }).default(1024),
+  recordsPerBatch: intBetween(1, 100_000).default(16),
+  connections: intBetween(1, 1024).default(8),
+  pipelining: intBetween(1, 256).default(1),
+  rate: leaf<number | null>('closed (as fast as answers come) or batches per second > 0', (v) =>
+    v === null || v === 'closed' ? null : typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : undefined,
+  ).default(null),
+  warmup: seconds('a duration >= 0 (seconds, or a string like 500ms, 2s)', (s) => s >= 0).default(1),
+  duration: seconds('a duration > 0 (seconds, or a string like 5s, 1m)', (s) => s > 0).default(5),
+  repetitions: intBetween(1, 1000).default(1),
+});
+
+const faultTarget = leaf<FaultTarget>('a broker id (integer >= 0) | leader | all', (v) => {
+  if (v === 'leader' || v === 'all') return v;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return { broker: v };
+  return undefined;
+});
+
+const faultSeconds = seconds('a time in seconds since the load started (a number, or a string like 4500ms)', (s) => s >= 0);
+
+export const WHEN_KEYS = ['at', 'between', 'afterAcked'] as const;
+
+const whenSchema = z
+  .strictObject({
+    at: faultSeconds.optional(),
+    between: z.tuple([faultSeconds, faultSeconds]).optional(),
+    afterAcked: intBetween(1, Number.MAX_SAFE_INTEGER).optional(),
+  })
+  .transform((w, ctx): FaultWhen => {
+    const given = WHEN_KEYS.filter((k) => w[k] !== undefined);
+    if (given.length !== 1) {
+      ctx.issues.push({
+        code: 'custom',
+        message: 'expected exactly one of at: S | between: [FROM, TO] | afterAcked: N',
+        input: w,
+        params: { found: given.length === 0 ? 'none of them' : given.join(' and ') },
+      });
+      return z.NEVER;
+    }
+    if (w.at !== undefined) return { at: w.at };
+    if (w.between !== undefined) {
+      if (w.between[0] >= w.between[1]) {
+        ctx.issues.push({
+          code: 'custom',
+          message: 'expected a window [FROM, TO] with FROM < TO',
+          input: w.between,
+          params: { found: `[${w.between[0]}, ${w.between[1]}]` },
+          path: ['between'],
+        });
+        return z.NEVER;
+      }
+      return { between: w.between };
+    }
+    return { afterAcked: w.afterAcked as number };
+  });
+
+export const faultSchema = z.strictObject({
+  kind: z.enum(['power-cut', 'process-kill']),
+  target: faultTarget,
+  when: whenSchema,
+});
+
+export const faultsSchema = z.array(faultSchema).default([]);
+
+export const expectationsSchema = z.array(nonEmptyString('an expectation like "ackedLost == 0 where flush == per-batch"')).default([]);
+
+export const SECTION_SCHEMAS = {
+  name: leaf('a name of lowercase letters, digits, . _ -', (v) =>
+    typeof v === 'string' && /^[a-z0-9][a-z0-9._-]*$/.test(v) ? v : undefined,
+  ).optional(),
+  question: nonEmptyString('the question this scenario answers (a non-empty string; required)'),
+  description: z.string().optional(),
+  target: z.enum(['process', 'vm']).default('process'),
+  vm: vmSchema.optional(),
+  cluster: clusterSchema.prefault({}),
+  settings: settingsSchema.prefault({}),
+  matrix: matrixSchema.optional(),
+  workload: workloadSchema.prefault({}),
+  faults: faultsSchema,
+  expectations: expectationsSchema,
+  requiresRoot: z.boolean().optional(),
+} as const;
+
+export const TOP_LEVEL_KEYS = Object.keys(SECTION_SCHEMAS);
+
+/** Keys allowed at a path, for "did you mean" on unknown keys. */
+export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[] {
+  const [head, ...rest] = path;
+  if (head === undefined) return TOP_LEVEL_KEYS;
+  switch (head) {
+    case 'vm':
+      return Object.keys(vmSchema.shape);
+    case 'cluster':
+      return Object.keys(clusterSchema.shape);
+    case 'workload':
+      return Object.keys(workloadSchema.shape);
+    case 'settings':
+      return SETTING_NAMES;
+    case 'matrix':
+      if (rest[0] === 'include') return [...SETTING_NAMES, 'label'];
+      if (rest[0] === 'exclude') return SETTING_NAMES;
+      return [...SETTING_NAMES, 'include', 'exclude'];
+    case 'faults':
+      return rest[1] === 'when' ? WHEN_KEYS : Object.keys(faultSchema.shape);
+    default:
+      return [];
+  }
+}

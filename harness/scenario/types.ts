@@ -1,0 +1,109 @@
+// What a loaded scenario looks like to the runner, the faults and the report.
+
+import type { SettingValue } from './settings.ts';
+
+export type Target = 'process' | 'vm';
+
+export interface VmOptions {
+  /** auto: try KVM, fall back to TCG when the guest does not come up (see notes/vm-power-cut.md). */
+  accelerator: 'auto' | 'kvm' | 'tcg';
+  memoryMiB: number;
+  diskMiB: number;
+  /** ext4 mount options in the guest, e.g. `commit=5`; '' = the kernel's defaults. */
+  mountOptions: string;
+}
+
+export interface ClusterSpec {
+  brokers: number;
+  topic: string;
+  partitions: number;
+  replicationFactor: number;
+  minInsyncReplicas: number;
+}
+
+export interface MatrixCell {
+  /** Stable across runs of the same file: `io=direct,flush=never`; `base` when nothing varies. */
+  id: string;
+  label: string;
+  /** The settings this cell sets on top of the scenario's base settings (normalized values). */
+  params: Record<string, SettingValue>;
+}
+
+export interface WorkloadSpec {
+  recordBytes: number;
+  recordsPerBatch: number;
+  connections: number;
+  /** Requests in flight per connection. */
+  pipelining: number;
+  /** Batches per second over all connections; null = closed loop (as fast as answers come). */
+  rate: number | null;
+  warmupSec: number;
+  durationSec: number;
+  repetitions: number;
+}
+
+export type FaultTarget = { broker: number } | 'leader' | 'all';
+
+export type FaultWhen =
+  /** Seconds since the load started (warm-up included). */
+  | { at: number }
+  /** A uniformly random moment in [from, to] seconds since the load started, drawn per trial. */
+  | { between: [number, number] }
+  /** As soon as this many records have been acknowledged. */
+  | { afterAcked: number };
+
+export interface Fault {
+  kind: 'power-cut' | 'process-kill';
+  target: FaultTarget;
+  when: FaultWhen;
+}
+
+export type CompareOp = '==' | '!=' | '<' | '<=' | '>' | '>=';
+
+export interface Condition {
+  param: string;
+  value: SettingValue;
+  /** As written, for messages. */
+  text: string;
+}
+
+export interface MetricRef {
+  /** Dotted path into CellResult (`ledger.ackedLost`); shorthand already expanded. */
+  path: string;
+  where: Condition[];
+}
+
+export type Operand =
+  | { kind: 'number'; value: number }
+  | { kind: 'metric'; factor: number; metric: MetricRef };
+
+export interface Expectation {
+  expression: string;
+  line: number;
+  column: number;
+  left: MetricRef;
+  op: CompareOp;
+  right: Operand;
+  /** `in every trial`: checked on each trial's ledger rather than the cell's. */
+  everyTrial: boolean;
+}
+
+export interface Scenario {
+  name: string;
+  file: string;
+  question: string;
+  description?: string;
+  target: Target;
+  vm?: VmOptions;
+  cluster: ClusterSpec;
+  /** Base settings (normalized) under every cell. */
+  settings: Record<string, SettingValue>;
+  matrix: MatrixCell[];
+  workload: WorkloadSpec;
+  faults: Fault[];
+  expectations: Expectation[];
+  /** Set on the process target when cells write host-global sysctls: the runner must be told it may. */
+  requiresRoot?: boolean;
+  /** The file's content as parsed YAML, for run.json. */
+  raw: unknown;
+}

@@ -1,0 +1,280 @@
+// From YAML text to a Scenario: syntax, then each section's schema, then the relations
+// between sections. Every problem found is collected; any problem throws one ScenarioError
+// listing them all, so nothing starts on a bad file.
+
+import type * as z from 'zod';
+import type { ScenarioIssue } from './errors.ts';
+import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
+import { effectiveParams, isSyntaxError, parseExpectation } from './expectations.ts';
+import { expandMatrix, type MatrixSpec } from './matrix.ts';
+import { SECTION_SCHEMAS, TOP_LEVEL_KEYS, faultSchema } from './schema.ts';
+import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, isSysctl, type SettingValue } from './settings.ts';
+import { SourceFile } from './source.ts';
+import type { Expectation, Fault, Scenario } from './types.ts';
+
+export interface CompileOptions {
+  /** Scenario name when the file has no `name:` (the file's stem). */
+  defaultName: string;
+  /** DURATION override, seconds. */
+  durationSec?: number;
+  /** REPEAT override. */
+  repeat?: number;
+}
+
+/** Each section's parsed value, absent when that section had problems. */
+type Sections = { [K in keyof typeof SECTION_SCHEMAS]?: z.output<(typeof SECTION_SCHEMAS)[K]> };
+
+function checkOverrides(opts: CompileOptions): void {
+  if (opts.durationSec !== undefined && !(Number.isFinite(opts.durationSec) && opts.durationSec > 0)) {
+    throw new Error(`DURATION: expected a number of seconds > 0, found ${describeFound(opts.durationSec)}`);
+  }
+  if (opts.repeat !== undefined && !(Number.isInteger(opts.repeat) && opts.repeat >= 1)) {
+    throw new Error(`REPEAT: expected an integer >= 1, found ${describeFound(opts.repeat)}`);
+  }
+}
+
+export function compileScenario(text: string, file: string, opts: CompileOptions): Scenario {
+  checkOverrides(opts);
+  const src = new SourceFile(file, text);
+  if (src.doc.errors.length > 0) throw new ScenarioError(src.syntaxIssues());
+
+  const raw: unknown = src.doc.toJS({ maxAliasCount: 100 });
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ScenarioError([
+      src.issue([], `a mapping with question, cluster, settings, matrix, workload, ... (a scenario)`, raw === null || raw === undefined ? 'an empty file' : describeFound(raw)),
+    ]);
+  }
+  const doc = raw as Record<string, unknown>;
+  const issues: ScenarioIssue[] = [];
+
+  for (const key of Object.keys(doc)) {
+    if (!TOP_LEVEL_KEYS.includes(key)) issues.push(src.issue([key], unknownKeyExpected(key, TOP_LEVEL_KEYS), `'${key}'`, { key: true }));
+  }
+
+  const s: Sections = {};
+  for (const [key, schema] of Object.entries(SECTION_SCHEMAS)) {
+    const r = schema.safeParse(doc[key], { reportInput: true });
+    if (r.success) (s as Record<string, unknown>)[key] = r.data;
+    else issues.push(...src.zodIssues(r.error.issues, [key]));
+  }
+
+  // A misspelt target is reported once, not again through every check that depends on it.
+  const targetKnown = s.target !== undefined;
+  const target = s.target ?? 'process';
+  if (targetKnown && target === 'process' && doc.vm !== undefined) {
+    issues.push(src.issue(['vm'], 'no vm: block on target: process (set target: vm to run in QEMU guests)', 'a vm: block', { key: true }));
+  }
+
+  // Cluster shape.
+  let rf: number | undefined;
+  if (s.cluster) {
+    const c = s.cluster;
+    rf = c.replicationFactor ?? c.brokers;
+    if (rf > c.brokers) {
+      issues.push(src.issue(['cluster', 'replicationFactor'], `at most cluster.brokers (${c.brokers})`, String(rf)));
+      rf = undefined;
+    } else if (c.minInsyncReplicas > rf) {
+      issues.push(src.issue(['cluster', 'minInsyncReplicas'], `at most the replication factor (${rf})`, String(c.minInsyncReplicas)));
+    }
+  }
+
+  // Settings layers (base, matrix axes, include entries): cross-setting rules.
+  const rawMatrix = (typeof doc.matrix === 'object' && doc.matrix !== null ? doc.matrix : {}) as Record<string, unknown>;
+  const rawInclude = (Array.isArray(rawMatrix.include) ? rawMatrix.include : []) as unknown[];
+  const layers: Array<{ path: PropertyKey[]; values: Record<string, SettingValue[]> }> = [];
+  if (s.settings) layers.push({ path: ['settings'], values: mapValues(s.settings, (v) => [v]) });
+  // The schema's keys are computed from SETTINGS, so zod cannot type the axes by name.
+  const matrixAxes = (s.matrix ?? {}) as Record<string, unknown>;
+  const axes: Array<[string, SettingValue[]]> = Object.keys(rawMatrix)
+    .filter((k) => SETTINGS[k] && Array.isArray(matrixAxes[k]))
+    .map((k) => [k, matrixAxes[k] as SettingValue[]]);
+  const includes = (s.matrix?.include ?? []) as Array<Record<string, unknown> & { label?: string }>;
+  const excludes = (s.matrix?.exclude ?? []) as Array<Record<string, unknown>>;
+  if (s.matrix) {
+    layers.push({ path: ['matrix'], values: Object.fromEntries(axes) });
+    includes.forEach((entry, i) =>
+      layers.push({ path: ['matrix', 'include', i], values: mapValues(settingsOf(entry, rawInclude[i]), (v) => [v]) }),
+    );
+  }
+  let firstSysctl: PropertyKey[] | undefined;
+  for (const layer of layers) {
+    for (const [name, values] of Object.entries(layer.values)) {
+      if (isSysctl(name)) firstSysctl ??= [...layer.path, name];
+      if (name === 'min.insync.replicas' && rf !== undefined) {
+        values.forEach((v, i) => {
+          if (Number(v) > rf) {
+            const path = layer.path[0] === 'matrix' && layer.path.length === 1 ? [...layer.path, name, i] : [...layer.path, name];
+            issues.push(src.issue(path, `at most the replication factor (${rf})`, String(v)));
+          }
+        });
+      }
+    }
+    for (const [a, b] of SYSCTL_EXCLUSIVE) {
+      if (a in layer.values && b in layer.values) {
+        issues.push(
+          src.issue([...layer.path, b], `either ${a} or ${b} in one place (writing one makes the kernel zero the other)`, 'both', { key: true }),
+        );
+      }
+    }
+  }
+  if (targetKnown && target === 'process' && firstSysctl && s.requiresRoot !== true) {
+    issues.push(
+      src.issue(
+        firstSysctl,
+        'requiresRoot: true at the top of the file (on target: process, vm.* settings rewrite the host\'s global sysctls)',
+        `${String(firstSysctl[firstSysctl.length - 1])} without requiresRoot`,
+        { key: true },
+      ),
+    );
+  }
+
+  // Matrix cells.
+  let cells: Scenario['matrix'] | undefined;
+  if (s.matrix) {
+    const spec: MatrixSpec = {
+      axes,
+      include: includes.map((entry, i) => ({ params: settingsOf(entry, rawInclude[i]), label: entry.label })),
+      exclude: excludes.map((entry) => settingsOf(entry)),
+    };
+    const { cells: expanded, problems } = expandMatrix(spec);
+    for (const p of problems) issues.push(src.issue(p.path, p.expected, p.found, { key: p.key }));
+    if (problems.length === 0) cells = expanded;
+  } else if (doc.matrix === undefined) {
+    cells = [{ id: 'base', label: 'base settings', params: {} }];
+  }
+
+  // Workload with the command line's overrides.
+  const workload = s.workload
+    ? {
+        recordBytes: s.workload.recordBytes,
+        recordsPerBatch: s.workload.recordsPerBatch,
+        connections: s.workload.connections,
+        pipelining: s.workload.pipelining,
+        rate: s.workload.rate,
+        warmupSec: s.workload.warmup,
+        durationSec: opts.durationSec ?? s.workload.duration,
+        repetitions: opts.repeat ?? s.workload.repetitions,
+      }
+    : undefined;
+
+  // Faults against the cluster, the target and the load's length.
+  // Item by item, so one malformed fault does not hide what is wrong with the others.
+  const faultItems: Array<Fault | undefined> = Array.isArray(doc.faults)
+    ? doc.faults.map((item) => {
+        const r = faultSchema.safeParse(item);
+        return r.success ? r.data : undefined;
+      })
+    : [];
+  faultItems.forEach((f, i) => {
+    if (!f) return;
+    if (targetKnown && f.kind === 'power-cut' && target !== 'vm') {
+      issues.push(src.issue(['faults', i, 'kind'], 'process-kill on target: process (power-cut needs target: vm)', "'power-cut'"));
+    }
+    if (typeof f.target === 'object' && s.cluster && f.target.broker >= s.cluster.brokers) {
+      issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${s.cluster.brokers - 1} | leader | all`, String(f.target.broker)));
+    }
+    if (workload) {
+      const loadSec = workload.warmupSec + workload.durationSec;
+      const expected = `a time within the load (warm-up + duration = ${loadSec} s${opts.durationSec !== undefined ? ', duration set by DURATION' : ''})`;
+      if ('at' in f.when && f.when.at >= loadSec) issues.push(src.issue(['faults', i, 'when', 'at'], expected, `${f.when.at} s`));
+      if ('between' in f.when && f.when.between[1] > loadSec) {
+        issues.push(src.issue(['faults', i, 'when', 'between', 1], expected, `${f.when.between[1]} s`));
+      }
+    }
+  });
+
+  // Expectations: syntax now, and `where` clauses that can never match.
+  const expectations: Expectation[] = [];
+  s.expectations?.forEach((text, i) => {
+    const node = src.nodeAt(['expectations', i]);
+    const parsed = parseExpectation(text);
+    if (isSyntaxError(parsed)) {
+      issues.push(expectationIssue(src, i, text, node, parsed.offset, parsed.expected, parsed.found));
+      return;
+    }
+    const start = node?.range ? src.positionOf(node.range[0]) : src.position(['expectations', i]);
+    const e: Expectation = { ...parsed, ...start };
+    expectations.push(e);
+    if (!cells || !s.cluster || !s.settings) return;
+    const partial = { cluster: { minInsyncReplicas: s.cluster.minInsyncReplicas }, settings: s.settings } as Scenario;
+    const sides = [e.left.where, e.right.kind === 'metric' ? e.right.metric.where : []];
+    for (const where of sides) {
+      if (where.length === 0) continue;
+      const hit = cells.some((c) => {
+        const p = effectiveParams(partial, c.params);
+        return where.every((w) => p[w.param] === w.value);
+      });
+      if (!hit) {
+        const clause = `where ${where.map((w) => w.text).join(' and ')}`;
+        const at = text.indexOf(clause);
+        issues.push(
+          expectationIssue(src, i, text, node, at < 0 ? 0 : at, `a where clause that matches a cell (${cells.map((c) => c.id).join('; ')})`, `'${clause}', which matches none`),
+        );
+      }
+    }
+  });
+
+  if (issues.length > 0) {
+    issues.sort((a, b) => a.line - b.line || a.column - b.column);
+    throw new ScenarioError(issues);
+  }
+
+  const cluster = s.cluster!;
+  return {
+    name: s.name ?? opts.defaultName,
+    file,
+    question: s.question!,
+    ...(s.description !== undefined ? { description: s.description } : {}),
+    target,
+    ...(target === 'vm' ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
+    cluster: {
+      brokers: cluster.brokers,
+      topic: cluster.topic,
+      partitions: cluster.partitions,
+      replicationFactor: cluster.replicationFactor ?? cluster.brokers,
+      minInsyncReplicas: cluster.minInsyncReplicas,
+    },
+    settings: s.settings as Record<string, SettingValue>,
+    matrix: cells!,
+    workload: workload!,
+    faults: s.faults!,
+    expectations,
+    ...(s.requiresRoot ? { requiresRoot: true } : {}),
+    raw,
+  };
+}
+
+function mapValues<T, U>(obj: Record<string, T | undefined>, f: (v: T) => U): Record<string, U> {
+  const out: Record<string, U> = {};
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = f(v);
+  return out;
+}
+
+/** The settings of an include/exclude entry (without `label`), in the file's order when known. */
+function settingsOf(entry: Record<string, unknown>, rawEntry?: unknown): Record<string, SettingValue> {
+  const order = typeof rawEntry === 'object' && rawEntry !== null ? Object.keys(rawEntry) : Object.keys(entry);
+  const out: Record<string, SettingValue> = {};
+  for (const k of order) if (SETTING_NAMES.includes(k) && entry[k] !== undefined) out[k] = entry[k] as SettingValue;
+  return out;
+}
+
+function expectationIssue(
+  src: SourceFile,
+  index: number,
+  text: string,
+  node: ReturnType<SourceFile['nodeAt']>,
+  offset: number,
+  expected: string,
+  found: string,
+): ScenarioIssue {
+  const path: PropertyKey[] = ['expectations', index];
+  let pos = src.position(path);
+  // Point into the expression when the YAML scalar maps 1:1 onto it (plain or quoted, one line).
+  const range = node?.range;
+  if (range && !text.includes('\n')) {
+    const source = src.text.slice(range[0], range[1]);
+    const quote = source.startsWith('"') || source.startsWith("'") ? 1 : 0;
+    if (source.slice(quote, quote + text.length) === text) pos = src.positionOf(range[0] + quote + offset);
+  }
+  return { file: src.file, ...pos, path: `expectations[${index}]`, expected, found };
+}
