@@ -14,6 +14,13 @@ export const ERROR_STATUS = {
   OFFSET_OUT_OF_RANGE: 416,
   FENCED_LEADER_EPOCH: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  // Controller answers (Kafka's names): createTopic and AlterPartition.
+  TOPIC_ALREADY_EXISTS: 409,
+  INVALID_TOPIC_EXCEPTION: 400,
+  INVALID_PARTITIONS: 400,
+  INVALID_REPLICATION_FACTOR: 400,
+  /** KIP-841: AlterPartition tried to add a fenced (dead) broker to the ISR. */
+  INELIGIBLE_REPLICA: 409,
 } as const;
 
 export type KafkaErrorName = keyof typeof ERROR_STATUS;

@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import { Controller } from './controller.ts';
+import { BrokerError } from './errors.ts';
+
+function setup(opts: { unclean?: boolean; brokers?: number[] } = {}) {
+  let t = 1000;
+  const clock = { now: () => t, advance: (ms: number) => (t += ms) };
+  const c = new Controller({ sessionTimeoutMs: 1500, uncleanLeaderElection: opts.unclean ?? false, now: clock.now });
+  const ids = opts.brokers ?? [1, 2, 3];
+  for (const id of ids) c.registerBroker(id, `http://127.0.0.1:${9000 + id}`);
+  return { c, clock, beatAll: (except: number[] = []) => ids.filter((i) => !except.includes(i)).forEach((i) => c.heartbeat(i, `http://127.0.0.1:${9000 + i}`)) };
+}
+
+function code(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof BrokerError) return e.code;
+    throw e;
+  }
+  return 'no error';
+}
+
+describe('Controller', () => {
+  it('creates topics with Kafka round-robin placement, leader = first replica, epoch 0', () => {
+    const { c } = setup();
+    c.createTopic('t', 6, 3, [3, 1, 2]);
+    const ps = c.state().partitions;
+    expect(ps.map((p) => p.replicas)).toEqual([
+      [1, 2, 3],
+      [2, 3, 1],
+      [3, 1, 2],
+      [1, 3, 2],
+      [2, 1, 3],
+      [3, 2, 1],
+    ]);
+    expect(ps.every((p) => p.leader === p.replicas[0] && p.leaderEpoch === 0 && p.isr.join() === p.replicas.join())).toBe(true);
+    // leaders spread evenly
+    expect(ps.map((p) => p.leader).sort()).toEqual([1, 1, 2, 2, 3, 3]);
+    c.createTopic('u', 2, 1, [1, 2, 3]);
+    expect(c.state().partitions.filter((p) => p.topic === 'u').map((p) => p.replicas)).toEqual([[1], [2]]);
+  });
+
+  it('rejects bad topic requests with Kafka error names', () => {
+    const { c } = setup();
+    c.createTopic('t', 1, 1, [1]);
+    expect(code(() => c.createTopic('t', 1, 1, [1]))).toBe('TOPIC_ALREADY_EXISTS');
+    expect(code(() => c.createTopic('bad name', 1, 1, [1]))).toBe('INVALID_TOPIC_EXCEPTION');
+    expect(code(() => c.createTopic('x', 0, 1, [1]))).toBe('INVALID_PARTITIONS');
+    expect(code(() => c.createTopic('x', 1, 4, [1, 2, 3]))).toBe('INVALID_REPLICATION_FACTOR');
+    expect(code(() => c.createTopic('x', 1, 1, [1, 1]))).toBe('INVALID_REQUEST');
+  });
+
+  it('heartbeat answers the partitions a broker replicates and the broker list', () => {
+    const { c } = setup();
+    c.createTopic('t', 3, 2, [1, 2, 3]);
+    const a = c.heartbeat(2, 'http://127.0.0.1:9102');
+    expect(a.assignments.map((p) => p.partition).sort()).toEqual([0, 1]);
+    expect(a.brokers.find((b) => b.id === 2)?.url).toBe('http://127.0.0.1:9102');
+    expect(a.brokers.every((b) => b.alive)).toBe(true);
+  });
+
+  it('fences a silent leader, elects the first alive ISR replica with leaderEpoch+1, records it', () => {
+    const { c, clock, beatAll } = setup();
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    clock.advance(1000);
+    beatAll([1]);
+    clock.advance(600); // broker 1 silent for 1600 ms > 1500
+    c.tick();
+    const p = c.assignment('t', 0)!;
+    expect(p).toMatchObject({ leader: 2, leaderEpoch: 1, isr: [2, 3] });
+    expect(p.partitionEpoch).toBeGreaterThan(0);
+    const ev = c.state().events;
+    expect(ev.find((e) => e.kind === 'fenced')).toMatchObject({ brokerId: 1 });
+    expect(ev.at(-1)).toMatchObject({ kind: 'election', leader: 2, leaderEpoch: 1, isr: [2, 3] });
+    expect(ev.at(-1)!.unclean).toBeUndefined();
+    // the old leader comes back: alive, but not in the ISR until the leader proposes it
+    c.heartbeat(1, 'http://127.0.0.1:9001');
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 2, leaderEpoch: 1, isr: [2, 3] });
+    expect(c.state().brokers.find((b) => b.id === 1)!.alive).toBe(true);
+  });
+
+  it('a fenced follower leaves the ISR without a leader epoch bump', () => {
+    const { c, clock, beatAll } = setup();
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    clock.advance(1000);
+    beatAll([3]);
+    clock.advance(600);
+    c.tick();
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 1, leaderEpoch: 0, partitionEpoch: 1, isr: [1, 2] });
+    expect(c.state().events.at(-1)).toMatchObject({ kind: 'isr-change', isr: [1, 2] });
+  });
+
+  it('alterPartition: accepted only from the current leader at the current epochs; bumps partitionEpoch', () => {
+    const { c } = setup();
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    const req = { topic: 't', partition: 0, brokerId: 1, leaderEpoch: 0, partitionEpoch: 0, isr: [1, 2] };
+    expect(code(() => c.alterPartition({ ...req, brokerId: 2 }))).toBe('NOT_LEADER_OR_FOLLOWER');
+    expect(code(() => c.alterPartition({ ...req, leaderEpoch: 1 }))).toBe('FENCED_LEADER_EPOCH');
+    expect(code(() => c.alterPartition({ ...req, isr: [2, 3] }))).toBe('INVALID_REQUEST');
+    expect(code(() => c.alterPartition({ ...req, isr: [1, 4] }))).toBe('INVALID_REQUEST');
+    expect(code(() => c.alterPartition({ ...req, partition: 7 }))).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+    const r = c.alterPartition(req);
+    expect(r).toMatchObject({ leader: 1, leaderEpoch: 0, partitionEpoch: 1, isr: [1, 2] });
+    // the same request again is stale now
+    expect(code(() => c.alterPartition(req))).toBe('FENCED_LEADER_EPOCH');
+    const back = c.alterPartition({ ...req, partitionEpoch: 1, isr: [3, 1, 2] });
+    expect(back).toMatchObject({ partitionEpoch: 2, isr: [1, 2, 3] });
+    expect(c.state().events.filter((e) => e.kind === 'isr-change').map((e) => e.isr)).toEqual([
+      [1, 2],
+      [1, 2, 3],
+    ]);
+  });
+
+  it('alterPartition refuses to add a fenced broker (KIP-841)', () => {
+    const { c, clock, beatAll } = setup();
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    clock.advance(1600);
+    beatAll([3]);
+    c.tick(); // 3 fenced, removed from ISR: partitionEpoch 1
+    expect(code(() => c.alterPartition({ topic: 't', partition: 0, brokerId: 1, leaderEpoch: 0, partitionEpoch: 1, isr: [1, 2, 3] }))).toBe(
+      'INELIGIBLE_REPLICA',
+    );
+  });
+
+  it('last ISR member dies: offline without unclean election; it is elected when it returns', () => {
+    const { c, clock, beatAll } = setup();
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    c.alterPartition({ topic: 't', partition: 0, brokerId: 1, leaderEpoch: 0, partitionEpoch: 0, isr: [1] });
+    clock.advance(1600);
+    beatAll([1]);
+    c.tick();
+    expect(c.assignment('t', 0)).toMatchObject({ leader: -1, leaderEpoch: 1, isr: [1] });
+    const offline = c.state().events.at(-1)!;
+    expect(offline.reason).toMatch(/unclean election disabled/);
+    // more ticks do not churn epochs
+    clock.advance(100);
+    beatAll([1]);
+    c.tick();
+    expect(c.assignment('t', 0)!.leaderEpoch).toBe(1);
+    c.heartbeat(1, 'http://127.0.0.1:9001');
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 1, leaderEpoch: 2, isr: [1] });
+    expect(c.state().events.at(-1)).toMatchObject({ kind: 'election', leader: 1, leaderEpoch: 2 });
+  });
+
+  it('unclean election picks an out-of-sync replica only when enabled, and records it', () => {
+    for (const unclean of [false, true]) {
+      const { c, clock, beatAll } = setup({ unclean });
+      c.createTopic('t', 1, 3, [1, 2, 3]);
+      c.alterPartition({ topic: 't', partition: 0, brokerId: 1, leaderEpoch: 0, partitionEpoch: 0, isr: [1] });
+      clock.advance(1600);
+      beatAll([1]);
+      c.tick();
+      const p = c.assignment('t', 0)!;
+      const last = c.state().events.at(-1)!;
+      if (unclean) {
+        expect(p).toMatchObject({ leader: 2, leaderEpoch: 1, isr: [2] });
+        expect(last).toMatchObject({ kind: 'election', leader: 2, unclean: true });
+        expect(last.reason).toMatch(/unclean election of out-of-sync replica 2/);
+      } else {
+        expect(p.leader).toBe(-1);
+        expect(c.state().events.some((e) => e.unclean)).toBe(false);
+      }
+    }
+  });
+
+  it('is deterministic: the same calls at the same times give the same events', () => {
+    const run = () => {
+      const { c, clock, beatAll } = setup({ unclean: true });
+      c.createTopic('t', 4, 3, [1, 2, 3]);
+      for (let i = 0; i < 20; i++) {
+        clock.advance(400);
+        beatAll(i % 7 < 4 ? [((i % 3) + 1) as number] : []);
+        c.tick();
+      }
+      return JSON.stringify(c.state());
+    };
+    expect(run()).toBe(run());
+  });
+});

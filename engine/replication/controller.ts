@@ -1,0 +1,326 @@
+import { BrokerError } from './errors.ts';
+import type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
+
+export type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
+
+export interface ControllerOptions {
+  /** A broker with no heartbeat for this long is fenced (Kafka: broker.session.timeout.ms). Default 1500. */
+  sessionTimeoutMs?: number;
+  /** unclean.leader.election.enable: elect an out-of-sync replica when no ISR member is alive. */
+  uncleanLeaderElection: boolean;
+  now?: () => number;
+}
+
+export interface ControllerBroker {
+  id: number;
+  url: string;
+  alive: boolean;
+  lastHeartbeatMs: number;
+}
+
+export type ControllerEventKind = 'election' | 'isr-change' | 'fenced' | 'unfenced';
+
+export interface ControllerEvent {
+  atMs: number;
+  /** '' for broker-level events (fenced / unfenced). */
+  topic: string;
+  /** -1 for broker-level events. */
+  partition: number;
+  kind: ControllerEventKind;
+  leader: number;
+  leaderEpoch: number;
+  isr: number[];
+  unclean?: boolean;
+  /** The broker a fenced/unfenced event is about. */
+  brokerId?: number;
+  reason: string;
+}
+
+export interface ControllerState {
+  brokers: ControllerBroker[];
+  partitions: PartitionAssignment[];
+  events: ControllerEvent[];
+}
+
+export interface HeartbeatAnswer {
+  assignments: PartitionAssignment[];
+  brokers: Array<{ id: number; url: string; alive: boolean }>;
+}
+
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+
+function copyAssignment(p: PartitionAssignment): PartitionAssignment {
+  return { ...p, replicas: [...p.replicas], isr: [...p.isr] };
+}
+
+/**
+ * Cluster metadata and leadership, as Kafka's KRaft controller keeps it: brokers register and
+ * heartbeat; a broker whose session expires is fenced, leaves every ISR (unless it is the last
+ * member, KIP-841) and loses its leaderships to the first alive ISR replica with leaderEpoch+1.
+ * Pure logic: time comes from `now`, every decision is appended to `events`, no timers.
+ */
+export class Controller {
+  private readonly sessionTimeoutMs: number;
+  private readonly unclean: boolean;
+  private readonly now: () => number;
+  private readonly brokers = new Map<number, ControllerBroker>();
+  private readonly partitions = new Map<string, PartitionAssignment>();
+  private readonly events: ControllerEvent[] = [];
+
+  constructor(opts: ControllerOptions) {
+    this.sessionTimeoutMs = opts.sessionTimeoutMs ?? 1500;
+    if (!(this.sessionTimeoutMs > 0)) throw new Error(`controller: sessionTimeoutMs must be > 0, got ${opts.sessionTimeoutMs}`);
+    this.unclean = opts.uncleanLeaderElection;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Places replicas as Kafka's rack-unaware assignment does, with a fixed start index of 0 so
+   * the layout is deterministic: partition p starts at broker p mod n, the other replicas follow
+   * with a shift that grows every n partitions, so leaders and followers spread evenly.
+   */
+  createTopic(name: string, partitions: number, replicationFactor: number, brokerIds: number[]): void {
+    if (typeof name !== 'string' || !TOPIC_NAME.test(name) || name === '.' || name === '..') {
+      throw new BrokerError('INVALID_TOPIC_EXCEPTION', `createTopic: topic name ${JSON.stringify(name)} must be 1-249 characters of [a-zA-Z0-9._-]`);
+    }
+    if (this.hasTopic(name)) throw new BrokerError('TOPIC_ALREADY_EXISTS', `createTopic: topic ${name} already exists`);
+    if (!Number.isInteger(partitions) || partitions < 1) {
+      throw new BrokerError('INVALID_PARTITIONS', `createTopic ${name}: partitions must be an integer >= 1, got ${partitions}`);
+    }
+    const ids = [...new Set(brokerIds)].sort((a, b) => a - b);
+    if (ids.length !== brokerIds.length || ids.some((id) => !Number.isInteger(id) || id < 0)) {
+      throw new BrokerError('INVALID_REQUEST', `createTopic ${name}: broker ids must be distinct integers >= 0, got ${JSON.stringify(brokerIds)}`);
+    }
+    if (!Number.isInteger(replicationFactor) || replicationFactor < 1 || replicationFactor > ids.length) {
+      throw new BrokerError(
+        'INVALID_REPLICATION_FACTOR',
+        `createTopic ${name}: replication factor must be an integer in 1..${ids.length} (the brokers given), got ${replicationFactor}`,
+      );
+    }
+    const n = ids.length;
+    let shift = 0;
+    for (let p = 0; p < partitions; p++) {
+      if (p > 0 && p % n === 0) shift++;
+      const first = p % n;
+      const replicas = [ids[first]];
+      for (let j = 0; j < replicationFactor - 1; j++) replicas.push(ids[(first + 1 + ((shift + j) % (n - 1))) % n]);
+      // Brokers already known to be dead do not start in the ISR; unknown ones (not yet
+      // registered) do, as Kafka assumes for a cluster that is still starting.
+      const usable = replicas.filter((id) => this.brokers.get(id)?.alive !== false);
+      const a: PartitionAssignment = {
+        topic: name,
+        partition: p,
+        replicas,
+        leader: usable.length > 0 ? usable[0] : -1,
+        leaderEpoch: 0,
+        partitionEpoch: 0,
+        isr: usable.length > 0 ? usable : [...replicas],
+      };
+      this.partitions.set(`${name}\u0000${p}`, a);
+      this.record(a, 'election', `topic ${name} created`);
+    }
+  }
+
+  hasTopic(name: string): boolean {
+    for (const p of this.partitions.values()) if (p.topic === name) return true;
+    return false;
+  }
+
+  registerBroker(id: number, url: string): void {
+    if (!Number.isInteger(id) || id < 0) throw new BrokerError('INVALID_REQUEST', `registerBroker: broker id must be an integer >= 0, got ${id}`);
+    const b = this.brokers.get(id);
+    const now = this.now();
+    if (!b) {
+      this.brokers.set(id, { id, url, alive: true, lastHeartbeatMs: now });
+      return;
+    }
+    b.url = url;
+    b.lastHeartbeatMs = now;
+    if (!b.alive) this.unfence(b);
+  }
+
+  /**
+   * A broker is alive. Answers with every partition it replicates. A broker that had been
+   * fenced is unfenced but stays out of every ISR until a leader proposes it back; partitions
+   * that were offline waiting for it (it was their last ISR member) elect it at once.
+   */
+  heartbeat(brokerId: number, url: string): HeartbeatAnswer {
+    this.registerBroker(brokerId, url);
+    this.electLeaderless();
+    return this.heartbeatAnswer(brokerId);
+  }
+
+  heartbeatAnswer(brokerId: number): HeartbeatAnswer {
+    const assignments: PartitionAssignment[] = [];
+    for (const p of this.partitions.values()) if (p.replicas.includes(brokerId)) assignments.push(copyAssignment(p));
+    return {
+      assignments,
+      brokers: [...this.brokers.values()].map((b) => ({ id: b.id, url: b.url, alive: b.alive })),
+    };
+  }
+
+  /**
+   * AlterPartition from the leader. Accepted only from the current leader at the current leader
+   * epoch and partition epoch (otherwise the leader is stale and must wait for the new state);
+   * the ISR must contain the leader, be a subset of the replicas, and may add only alive brokers.
+   */
+  alterPartition(req: AlterPartitionRequest): PartitionAssignment {
+    const p = this.partitions.get(`${req.topic}\u0000${req.partition}`);
+    const what = `alterPartition ${req.topic}-${req.partition} from broker ${req.brokerId}`;
+    if (!p) throw new BrokerError('UNKNOWN_TOPIC_OR_PARTITION', `${what}: no such partition`);
+    if (req.brokerId !== p.leader) {
+      throw new BrokerError('NOT_LEADER_OR_FOLLOWER', `${what}: the leader is broker ${p.leader}`, { leader: p.leader, leaderEpoch: p.leaderEpoch });
+    }
+    if (req.leaderEpoch !== p.leaderEpoch || req.partitionEpoch !== p.partitionEpoch) {
+      throw new BrokerError(
+        'FENCED_LEADER_EPOCH',
+        `${what}: stale state (leaderEpoch ${req.leaderEpoch}, partitionEpoch ${req.partitionEpoch}); current is leaderEpoch ${p.leaderEpoch}, partitionEpoch ${p.partitionEpoch}`,
+        { leader: p.leader, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch },
+      );
+    }
+    if (!Array.isArray(req.isr)) throw new BrokerError('INVALID_REQUEST', `${what}: isr must be an array of broker ids`);
+    const isr = [...req.isr];
+    if (new Set(isr).size !== isr.length || !isr.includes(p.leader) || isr.some((id) => !p.replicas.includes(id))) {
+      throw new BrokerError(
+        'INVALID_REQUEST',
+        `${what}: isr ${JSON.stringify(isr)} must be distinct replicas of ${JSON.stringify(p.replicas)} including the leader ${p.leader}`,
+      );
+    }
+    const added = isr.filter((id) => !p.isr.includes(id));
+    const ineligible = added.filter((id) => this.brokers.get(id)?.alive !== true);
+    if (ineligible.length > 0) {
+      throw new BrokerError('INELIGIBLE_REPLICA', `${what}: broker(s) ${ineligible.join(', ')} are fenced and cannot join the ISR`, {
+        ineligible,
+      });
+    }
+    const removed = p.isr.filter((id) => !isr.includes(id));
+    if (added.length === 0 && removed.length === 0) return copyAssignment(p);
+    // Keep replica order so "first ISR member" means the preferred one.
+    p.isr = p.replicas.filter((id) => isr.includes(id));
+    p.partitionEpoch++;
+    const parts = [removed.length ? `shrink -[${removed.join(',')}]` : '', added.length ? `expand +[${added.join(',')}]` : ''].filter(Boolean);
+    this.record(p, 'isr-change', `alter-partition from leader ${p.leader}: ${parts.join(' ')}`);
+    return copyAssignment(p);
+  }
+
+  /**
+   * Fences brokers whose session expired, then elects leaders where needed. Brokers are handled
+   * in id order so that the outcome of several expiring at once is deterministic.
+   */
+  tick(): void {
+    const now = this.now();
+    const expired = [...this.brokers.values()]
+      .filter((b) => b.alive && now - b.lastHeartbeatMs > this.sessionTimeoutMs)
+      .sort((a, b) => a.id - b.id);
+    // All of them are dead before any election, so none of them is elected only to be fenced next.
+    for (const b of expired) b.alive = false;
+    for (const b of expired) this.fence(b, now);
+    this.electLeaderless();
+  }
+
+  state(): ControllerState {
+    return {
+      brokers: [...this.brokers.values()].sort((a, b) => a.id - b.id).map((b) => ({ ...b })),
+      partitions: [...this.partitions.values()].map(copyAssignment),
+      events: this.events.map((e) => ({ ...e, isr: [...e.isr] })),
+    };
+  }
+
+  /** One partition's current state, or undefined. */
+  assignment(topic: string, partition: number): PartitionAssignment | undefined {
+    const p = this.partitions.get(`${topic}\u0000${partition}`);
+    return p && copyAssignment(p);
+  }
+
+  private fence(b: ControllerBroker, now: number): void {
+    b.alive = false;
+    const reason = `broker ${b.id} fenced: no heartbeat for ${now - b.lastHeartbeatMs} ms (session timeout ${this.sessionTimeoutMs} ms)`;
+    this.events.push({ atMs: now, topic: '', partition: -1, kind: 'fenced', leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason });
+    for (const p of this.partitions.values()) {
+      const inIsr = p.isr.includes(b.id);
+      // KIP-841: the last ISR member stays in the ISR so that, with unclean election off, only
+      // it can be elected when it comes back (it may hold committed data nobody else has).
+      if (inIsr && p.isr.length > 1) p.isr = p.isr.filter((id) => id !== b.id);
+      if (p.leader === b.id) {
+        this.elect(p, reason);
+      } else if (inIsr && !p.isr.includes(b.id)) {
+        p.partitionEpoch++;
+        this.record(p, 'isr-change', reason);
+      }
+    }
+  }
+
+  private unfence(b: ControllerBroker): void {
+    b.alive = true;
+    this.events.push({
+      atMs: this.now(),
+      topic: '',
+      partition: -1,
+      kind: 'unfenced',
+      leader: -1,
+      leaderEpoch: -1,
+      isr: [],
+      brokerId: b.id,
+      reason: `broker ${b.id} heartbeats again`,
+    });
+  }
+
+  /** Gives every partition without an alive leader the best leader available now. */
+  private electLeaderless(): void {
+    for (const p of this.partitions.values()) {
+      if (p.leader === -1 || this.brokers.get(p.leader)?.alive === false) {
+        // A clean candidate (an ISR member that came back) or, if enabled, an unclean one may exist now.
+        this.elect(p, p.leader === -1 ? 'partition offline' : `leader ${p.leader} is fenced`, true);
+      }
+    }
+  }
+
+  /**
+   * Leader election for a partition whose leader is gone: the first replica (preferred order) in
+   * the ISR that is alive; failing that, with unclean election, the first alive replica, which
+   * becomes the whole ISR. No candidate: leader -1 (offline). Any leader change bumps the leader
+   * epoch, which fences the old leader's requests.
+   */
+  private elect(p: PartitionAssignment, reason: string, onlyIfChanged = false): void {
+    const alive = (id: number): boolean => this.brokers.get(id)?.alive === true;
+    const clean = p.replicas.find((id) => p.isr.includes(id) && alive(id));
+    let leader = -1;
+    let unclean = false;
+    if (clean !== undefined) leader = clean;
+    else if (this.unclean) {
+      const any = p.replicas.find(alive);
+      if (any !== undefined) {
+        leader = any;
+        unclean = true;
+      }
+    }
+    if (onlyIfChanged && leader === p.leader) return;
+    p.leader = leader;
+    if (unclean) p.isr = [leader];
+    else if (leader !== -1) p.isr = p.isr.filter((id) => alive(id) || id === leader);
+    p.leaderEpoch++;
+    p.partitionEpoch++;
+    const why =
+      leader === -1
+        ? `${reason}; no alive ISR member${this.unclean ? ' and no alive replica' : ' (unclean election disabled)'}: offline`
+        : unclean
+          ? `${reason}; no alive ISR member: unclean election of out-of-sync replica ${leader}`
+          : `${reason}; elected ${leader} from the ISR`;
+    this.record(p, 'election', why, unclean || undefined);
+  }
+
+  private record(p: PartitionAssignment, kind: ControllerEventKind, reason: string, unclean?: boolean): void {
+    const e: ControllerEvent = {
+      atMs: this.now(),
+      topic: p.topic,
+      partition: p.partition,
+      kind,
+      leader: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      isr: [...p.isr],
+      reason,
+    };
+    if (unclean) e.unclean = true;
+    this.events.push(e);
+  }
+}

@@ -1,0 +1,24 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HighWatermarkCheckpoint } from './hw-checkpoint.ts';
+
+describe('HighWatermarkCheckpoint', () => {
+  it('writes Kafka-style lines atomically and reads them back', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-hw-'));
+    try {
+      const cp = new HighWatermarkCheckpoint(dir, 'orders', 3);
+      expect(cp.read()).toBeNull();
+      expect(cp.write(42)).toBe(true);
+      expect(cp.write(42)).toBe(false);
+      expect(fs.readFileSync(cp.file, 'utf8')).toBe('0\n1\norders 3 42\n');
+      expect(new HighWatermarkCheckpoint(dir, 'orders', 3).read()).toBe(42);
+      expect(() => new HighWatermarkCheckpoint(dir, 'orders', 4).read()).toThrow(/no entry for orders-4/);
+      fs.writeFileSync(cp.file, '0\n1\norders 3 -5\n');
+      expect(() => cp.read()).toThrow(/high-watermark-checkpoint: line 3: expected the high watermark/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

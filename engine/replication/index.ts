@@ -1,0 +1,32 @@
+// engine/replication: the replication logic (no HTTP). engine/server wraps it in processes and HTTP.
+export * from './types.ts';
+export { BrokerError, ERROR_STATUS, type KafkaErrorName } from './errors.ts';
+export {
+  Partition,
+  type PartitionOptions,
+  type PartitionRole,
+  type PartitionMetrics,
+  type FollowerMetrics,
+  type ProduceResult,
+  type ReplicaFetchResult,
+  type ConsumerFetchResult,
+} from './partition.ts';
+export {
+  Controller,
+  type ControllerOptions,
+  type ControllerState,
+  type ControllerEvent,
+  type ControllerEventKind,
+  type ControllerBroker,
+  type HeartbeatAnswer,
+} from './controller.ts';
+export {
+  LeaderEpochCache,
+  LEADER_EPOCH_CHECKPOINT_FILE,
+  UNDEFINED_EPOCH,
+  UNDEFINED_EPOCH_OFFSET,
+  type EpochEntry,
+  type EpochEndOffset,
+} from './leader-epoch-cache.ts';
+export { HighWatermarkCheckpoint, HIGH_WATERMARK_CHECKPOINT_FILE } from './hw-checkpoint.ts';
+export { DelayedProducePurgatory } from './purgatory.ts';
