@@ -19,6 +19,12 @@ export interface LogConfig {
   segmentIndexBytes: number; // segment.index.bytes, default 10 MiB
   indexIntervalBytes: number; // index.interval.bytes, default 4096
   maxBatchBytes: number; // message.max.bytes, default 1 MiB + 12 (Kafka: 1048588)
+  /**
+   * Check each appended batch's CRC-32C and record framing before writing it (default true,
+   * as Kafka always does). false skips the check: only for measuring what it costs (at 64 KiB
+   * the CRC takes ~12 µs here, ~40 % of a page-cache write).
+   */
+  verifyBatches: boolean;
 }
 
 export interface AppendOptions {
@@ -120,6 +126,8 @@ export interface DumpIndex<E> {
   exists: boolean;
   sizeBytes: number;
   entries: E[];
+  /** All-zero entries after the last real one: the preallocated room of an active (or crashed) segment's index. */
+  zeroEntries: number;
   /** Why the entries are not a usable index (size, order, range), if they are not. */
   problem: string | null;
 }

@@ -1,0 +1,90 @@
+// A full disk, for real: a 4 MiB ext4 image mounted over a loop device (needs root, as on
+// this project's machines and CI). The test skips, saying why, only when mounting fails.
+import fs from 'node:fs';
+import path from 'node:path';
+import { execaSync } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Log, type AppendResult, type IoMode } from './index.ts';
+import { makeBatch, removeTmpDirs, tmpDir } from './testing.ts';
+
+let mnt: string | null = null;
+let skipReason: string | null = null;
+
+beforeAll(() => {
+  const root = tmpDir('durolab-enospc-');
+  const img = path.join(root, 'fs.img');
+  const dir = path.join(root, 'mnt');
+  fs.mkdirSync(dir);
+  try {
+    if (process.getuid?.() !== 0) throw new Error('not running as root');
+    fs.writeFileSync(img, '');
+    fs.truncateSync(img, 4 * 1024 * 1024);
+    execaSync('mkfs.ext4', ['-q', '-F', img]);
+    execaSync('mount', ['-o', 'loop', img, dir]);
+    mnt = dir;
+  } catch (e) {
+    skipReason = `cannot mount a small ext4 filesystem (${(e as Error).message.split('\n')[0]})`;
+  }
+});
+
+afterAll(() => {
+  if (mnt !== null) execaSync('umount', [mnt]);
+  removeTmpDirs();
+});
+
+function fillUntilFull(io: IoMode, dir: string): { acked: AppendResult[]; batches: Buffer[]; error: unknown } {
+  const log = Log.open(dir, { io });
+  const acked: AppendResult[] = [];
+  const batches: Buffer[] = [];
+  let error: unknown = null;
+  for (let i = 0; i < 200 && error === null; i++) {
+    const b = makeBatch(i, { valueBytes: 60_000 });
+    try {
+      acked.push(log.append(b));
+      batches.push(b);
+    } catch (e) {
+      error = e;
+    }
+  }
+  expect(error).not.toBeNull();
+  const info = log.segmentInfos()[0];
+  const ackedBytes = acked.reduce((a, r) => a + r.bytes, 0);
+  // The partial write was cut back: the file ends at the last acknowledged batch.
+  expect(info.sizeBytes).toBe(ackedBytes);
+  expect(fs.statSync(info.logPath).size).toBe(ackedBytes);
+  expect(log.stats().failed).toMatch(/ENOSPC/);
+  // Offline until reopened, but readable.
+  expect(() => log.append(makeBatch(999, { valueBytes: 10 }))).toThrow(expect.objectContaining({ code: 'KAFKA_STORAGE_ERROR', message: expect.stringMatching(/offline/) }));
+  expect(() => log.flush()).toThrow(/offline/);
+  expect(log.read(0, 1 << 30).data.equals(Buffer.concat(batches))).toBe(true);
+  log.close();
+  return { acked, batches, error };
+}
+
+describe('disk full (ENOSPC)', () => {
+  for (const io of ['buffered', 'direct'] as const) {
+    it(`io=${io}: the append fails with a clear error, nothing acknowledged is damaged, the log reopens intact`, (ctx) => {
+      if (mnt === null) {
+        ctx.skip(skipReason ?? 'no mount');
+        return;
+      }
+      const filler = path.join(mnt, 'filler');
+      fs.writeFileSync(filler, Buffer.alloc(256 * 1024, 1));
+      const dir = path.join(mnt, `p-${io}`);
+      const { acked, batches, error } = fillUntilFull(io, dir);
+      expect(acked.length).toBeGreaterThan(5);
+      expect(error).toMatchObject({ code: 'KAFKA_STORAGE_ERROR', details: { errno: 'ENOSPC' } });
+      expect((error as Error).message).toMatch(/append of \d+ bytes to .*00000000000000000000\.log at position \d+ failed \(the partial write was cut back to \d+ bytes\): ENOSPC/);
+      // The operator frees space and restarts: no clean-shutdown marker, so recovery runs.
+      fs.rmSync(filler);
+      const again = Log.open(dir, { io });
+      expect(again.recovery.cleanShutdown).toBe(false);
+      expect(again.recovery.bytesTruncated).toBe(0);
+      expect(again.logEndOffset).toBe(acked[acked.length - 1].lastOffset + 1);
+      expect(again.read(0, 1 << 30).data.equals(Buffer.concat(batches))).toBe(true);
+      again.append(makeBatch(1000, { valueBytes: 100 }));
+      again.close();
+      fs.rmSync(dir, { recursive: true });
+    });
+  }
+});

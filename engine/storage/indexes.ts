@@ -1,0 +1,300 @@
+// Kafka's sparse segment indexes. Offset index entry: 4-byte offset relative to the segment's
+// base offset + 4-byte position in the .log; time index entry: 8-byte timestamp + 4-byte
+// relative offset; all big-endian. Kafka memory-maps them; Node cannot, so the file image is
+// kept in memory (lookups read it) and entries not yet in the file are written in one
+// pwrite at flush, roll, truncation and close. An index that is short of its last entries is
+// still a valid sparse index, and recovery rebuilds any index it doubts.
+//
+// As in Kafka, the active segment's index files are extended to segment.index.bytes (sparse,
+// by ftruncate) and trimmed to their entries when the segment is sealed: writing an entry then
+// does not change the file size, so syncing the index at each flush does not commit size
+// metadata to the journal each time (measured here: ~4x cheaper than syncing a growing file).
+import fs from 'node:fs';
+import type { SyncCall } from './types.ts';
+
+const INITIAL_BYTES = 4096;
+
+abstract class IndexFile {
+  readonly path: string;
+  readonly entrySize: number;
+  readonly maxEntries: number;
+  protected buf: Buffer;
+  entries = 0;
+  /** Entries that the file holds (a prefix of buf). */
+  private fileEntries = 0;
+  /** The file holds bytes past fileEntries (after a truncation or a rebuild). */
+  private fileTooLong = false;
+  /** Extended to its maximum size (the active segment's index). */
+  private preallocated = false;
+  private fd: number | null = null;
+  private unsynced = false;
+
+  constructor(path: string, entrySize: number, maxIndexBytes: number) {
+    this.path = path;
+    this.entrySize = entrySize;
+    this.maxEntries = Math.floor(maxIndexBytes / entrySize);
+    this.buf = Buffer.alloc(Math.min(INITIAL_BYTES, this.maxEntries * entrySize) || entrySize);
+  }
+
+  /** Takes the file's bytes as the index (size already checked to be a multiple of the entry size). */
+  load(data: Buffer): void {
+    this.buf = Buffer.alloc(Math.max(data.length, this.buf.length));
+    data.copy(this.buf);
+    this.entries = data.length / this.entrySize;
+    this.fileEntries = this.entries;
+    this.fileTooLong = false;
+  }
+
+  /** Starts over: the file will be rewritten from the entries appended after this. */
+  reset(): void {
+    this.entries = 0;
+    this.fileEntries = 0;
+    this.fileTooLong = true;
+  }
+
+  truncateEntries(n: number): void {
+    if (n >= this.entries) return;
+    this.entries = n;
+    if (this.fileEntries > n) {
+      this.fileEntries = n;
+      this.fileTooLong = true;
+    }
+  }
+
+  protected slot(): number {
+    const need = (this.entries + 1) * this.entrySize;
+    if (need > this.buf.length) {
+      const grown = Buffer.alloc(Math.max(need, this.buf.length * 2));
+      this.buf.copy(grown, 0, 0, this.entries * this.entrySize);
+      this.buf = grown;
+    }
+    return this.entries * this.entrySize;
+  }
+
+  /** No I/O here: an append must not fail in an index after its batch was written. */
+  protected appended(): void {
+    this.entries++;
+  }
+
+  get pending(): boolean {
+    return this.fileTooLong || this.fileEntries < this.entries;
+  }
+
+  private openFd(): number {
+    if (this.fd === null) this.fd = fs.openSync(this.path, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o644);
+    return this.fd;
+  }
+
+  /** Writes entries not yet in the file (and cuts the file to the entries when it is longer). */
+  persist(): void {
+    if (!this.pending) return;
+    const fd = this.openFd();
+    if (this.fileTooLong) {
+      // Cut, then extend again: the bytes after the entries read as zeros, never as stale entries.
+      fs.ftruncateSync(fd, this.fileEntries * this.entrySize);
+      if (this.preallocated) fs.ftruncateSync(fd, this.fullBytes());
+      this.fileTooLong = false;
+      this.unsynced = true;
+    }
+    let from = this.fileEntries * this.entrySize;
+    const to = this.entries * this.entrySize;
+    while (from < to) from += fs.writeSync(fd, this.buf, from, to - from, from);
+    this.fileEntries = this.entries;
+    this.unsynced = true;
+  }
+
+  /** Makes the file durable (after persist); no call when nothing changed since the last sync. */
+  sync(call: SyncCall): void {
+    this.persist();
+    if (!this.unsynced) return;
+    const fd = this.openFd();
+    if (call === 'fsync') fs.fsyncSync(fd);
+    else fs.fdatasyncSync(fd);
+    this.unsynced = false;
+  }
+
+  private fullBytes(): number {
+    return Math.max(this.maxEntries, this.entries) * this.entrySize;
+  }
+
+  /** The segment became active: the file exists and is extended to its maximum size. */
+  activate(): void {
+    this.persist();
+    const fd = this.openFd();
+    if (!this.preallocated) {
+      fs.ftruncateSync(fd, this.fullBytes());
+      this.preallocated = true;
+      this.unsynced = true;
+    }
+  }
+
+  /** The segment is sealed (roll, close): entries written and the file cut to them (Kafka's trimToValidSize). */
+  trim(): void {
+    this.persist();
+    if (this.preallocated) {
+      fs.ftruncateSync(this.openFd(), this.entries * this.entrySize);
+      this.preallocated = false;
+      this.unsynced = true;
+    }
+  }
+
+  closeFd(): void {
+    if (this.fd !== null) {
+      const fd = this.fd;
+      this.fd = null;
+      fs.closeSync(fd);
+    }
+  }
+
+  /** The file image (entries only), for tests and dumps. */
+  bytes(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.entries * this.entrySize));
+  }
+}
+
+export class OffsetIndex extends IndexFile {
+  static readonly ENTRY_BYTES = 8;
+
+  constructor(path: string, maxIndexBytes: number) {
+    super(path, OffsetIndex.ENTRY_BYTES, maxIndexBytes);
+  }
+
+  get isFull(): boolean {
+    return this.entries >= this.maxEntries;
+  }
+
+  append(relOffset: number, position: number): void {
+    const at = this.slot();
+    this.buf.writeInt32BE(relOffset, at);
+    this.buf.writeInt32BE(position, at + 4);
+    this.appended();
+  }
+
+  relOffsetAt(i: number): number {
+    return this.buf.readInt32BE(i * 8);
+  }
+
+  positionAt(i: number): number {
+    return this.buf.readInt32BE(i * 8 + 4);
+  }
+
+  /** Index of the last entry with relOffset <= rel, -1 when there is none. */
+  floorEntry(rel: number): number {
+    let lo = 0;
+    let hi = this.entries - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.relOffsetAt(mid) <= rel) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found;
+  }
+
+  /** Position to start a forward scan for offset base + rel: the last indexed batch at or below it, else 0. */
+  lookupPosition(rel: number): number {
+    const i = this.floorEntry(rel);
+    return i < 0 ? 0 : this.positionAt(i);
+  }
+
+  /** Drops entries for offsets >= rel. */
+  truncateToRel(rel: number): void {
+    const i = this.floorEntry(rel - 1);
+    this.truncateEntries(i + 1);
+  }
+
+  /** Why the entries cannot be trusted, or null: order, range and the log size they point into. */
+  problem(logSize: number): string | null {
+    let prevRel = -1;
+    let prevPos = -1;
+    for (let i = 0; i < this.entries; i++) {
+      const rel = this.relOffsetAt(i);
+      const pos = this.positionAt(i);
+      if (rel <= prevRel) return `entry ${i}: relative offset ${rel} not above the previous ${prevRel}`;
+      if (pos <= prevPos) return `entry ${i}: position ${pos} not above the previous ${prevPos}`;
+      if (pos >= logSize) return `entry ${i}: position ${pos} beyond the log's ${logSize} bytes`;
+      prevRel = rel;
+      prevPos = pos;
+    }
+    return null;
+  }
+}
+
+export class TimeIndex extends IndexFile {
+  static readonly ENTRY_BYTES = 12;
+
+  constructor(path: string, maxIndexBytes: number) {
+    super(path, TimeIndex.ENTRY_BYTES, maxIndexBytes);
+  }
+
+  /** Kafka keeps the last slot free for the entry written when the segment is rolled or closed. */
+  get isFull(): boolean {
+    return this.entries >= this.maxEntries - 1;
+  }
+
+  timestampAt(i: number): number {
+    return Number(this.buf.readBigInt64BE(i * 12));
+  }
+
+  relOffsetAt(i: number): number {
+    return this.buf.readInt32BE(i * 12 + 8);
+  }
+
+  get lastTimestamp(): number {
+    return this.entries === 0 ? -1 : this.timestampAt(this.entries - 1);
+  }
+
+  /** Kafka's maybeAppend: only a timestamp above the last entry's (-1 when empty) makes an entry. */
+  maybeAppend(timestamp: number, relOffset: number, skipFullCheck = false): boolean {
+    if (timestamp <= this.lastTimestamp) return false;
+    if (this.entries >= this.maxEntries || (!skipFullCheck && this.isFull)) return false;
+    const at = this.slot();
+    this.buf.writeBigInt64BE(BigInt(timestamp), at);
+    this.buf.writeInt32BE(relOffset, at + 8);
+    this.appended();
+    return true;
+  }
+
+  /** Index of the last entry with timestamp < ts, -1 when there is none. */
+  lastBelow(ts: number): number {
+    let lo = 0;
+    let hi = this.entries - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.timestampAt(mid) < ts) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found;
+  }
+
+  /** Drops entries for offsets >= rel. */
+  truncateToRel(rel: number): void {
+    let n = this.entries;
+    while (n > 0 && this.relOffsetAt(n - 1) >= rel) n--;
+    this.truncateEntries(n);
+  }
+
+  problem(maxRel: number): string | null {
+    let prevTs = -1;
+    let prevRel = -1;
+    for (let i = 0; i < this.entries; i++) {
+      const ts = this.timestampAt(i);
+      const rel = this.relOffsetAt(i);
+      if (ts <= prevTs) return `entry ${i}: timestamp ${ts} not above the previous ${prevTs}`;
+      if (rel < prevRel) return `entry ${i}: relative offset ${rel} below the previous ${prevRel}`;
+      if (rel > maxRel) return `entry ${i}: relative offset ${rel} beyond the segment's last (${maxRel})`;
+      prevTs = ts;
+      prevRel = rel;
+    }
+    return null;
+  }
+}
