@@ -6,7 +6,7 @@ DURATION ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps build test typecheck bench bench-engine bench-broker vm-image clean
+.PHONY: all deps build test typecheck bench bench-engine bench-broker report scenarios-check vm-image clean
 
 all: build
 
@@ -24,8 +24,17 @@ typecheck: deps
 test: build typecheck
 	npx vitest run
 
+bench: build
+	node bin/durolab.mjs bench $(SCENARIO) $(if $(DURATION),--duration $(DURATION)) $(if $(REPEAT),--repeat $(REPEAT)) $(BENCH_FLAGS)
+
 bench-engine: build
 	node bin/durolab.mjs engine bench
+
+report: build
+	node bin/durolab.mjs report $(RUN)
+
+scenarios-check: build
+	node bin/durolab.mjs scenario check
 
 clean:
 	rm -rf dist

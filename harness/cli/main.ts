@@ -7,6 +7,30 @@ export interface Command {
 }
 
 const commands: Record<string, Command> = {
+  bench: {
+    summary: 'run a scenario (scenarios/<name>.yaml): load, probes, checker, results and report',
+    load: () => import('./bench-command.ts'),
+  },
+  broker: {
+    summary: 'run one broker (HTTP produce/fetch, replication follower/leader)',
+    load: () => import('../../engine/server/broker-command.ts'),
+  },
+  cluster: {
+    summary: 'run a controller and N brokers on loopback in the foreground, for curl',
+    load: () => import('../../engine/server/cluster-command.ts'),
+  },
+  'bench-broker': {
+    summary: 'benchmark one broker with autocannon against a null HTTP server',
+    load: () => import('../../engine/server/bench-broker.ts'),
+  },
+  scenario: {
+    summary: 'list, check or show scenario files without running them',
+    load: () => import('../scenario/scenario-command.ts'),
+  },
+  report: {
+    summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',
+    load: () => import('../report/report-command.ts'),
+  },
 };
 
 export function registerCommand(name: string, command: Command): void {

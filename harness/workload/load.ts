@@ -141,6 +141,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         }
       },
     };
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
     const instance = autocannon({
       url: `${url.protocol}//${url.host}`,
       connections: connections[ti],
@@ -149,6 +151,9 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       timeout: Math.ceil(opts.timeoutMs / 1000) + 5,
       ...(opts.rate ? { overallRate: Math.max(1, Math.round((opts.rate * connections[ti]) / opts.connections)) } : {}),
       requests: [request],
+    }, (err) => {
+      if (err) countError(`LOAD_GENERATOR_${err.message}`);
+      finish();
     });
     instance.on('response', (_client: unknown, statusCode: number, _resBytes: number, responseTime: number) => {
       if (!measuring) return;
@@ -164,7 +169,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       }
     });
     instance.on('reqError', (err: Error) => countError(`CLIENT_${(err as NodeJS.ErrnoException).code ?? 'ERROR'}`));
-    return instance;
+    return { instance, finished };
   });
 
   const bytesPerRequest = factory.build(0, 0, 0).length;
@@ -191,11 +196,11 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
 
   const stopAll = () => {
     interrupted = true;
-    for (const i of instances) i.stop();
+    for (const i of instances) i.instance.stop();
   };
   opts.signal?.addEventListener('abort', stopAll, { once: true });
   try {
-    await Promise.all(instances.map((i) => new Promise<void>((resolve) => i.on('done', () => resolve()))));
+    await Promise.all(instances.map((i) => i.finished));
   } finally {
     clearInterval(ticker);
     opts.signal?.removeEventListener('abort', stopAll);

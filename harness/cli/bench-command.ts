@@ -1,0 +1,120 @@
+// `durolab bench <scenario>`: the front door. Loads and validates the scenario (nothing starts
+// on a bad file), runs every cell, prints a summary table, writes run.json and the report.
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { loadScenario, listScenarios } from '../scenario/index.ts';
+import { runScenario } from '../runner/run-scenario.ts';
+import { processTarget } from '../target/process-target.ts';
+import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
+import { summaryTable } from './summary-table.ts';
+
+const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
+
+Runs every cell of a scenario's matrix against a fresh cluster, checks every acknowledged
+record, writes results/<scenario>/<run id>/run.json and reports/<scenario>/<run id>/index.html.
+
+options:
+  --duration S          override the workload's measured seconds per cell
+  --repeat N            override the repetitions per cell
+  --allow-host-sysctl   let cells change the host's vm.dirty_* sysctls (root; restored afterwards)
+  --results-dir D       where runs are written (default: <repo>/results)
+  --reports-dir D       where reports are written (default: <repo>/reports)
+  --keep-data           keep the brokers' data directories after each cell
+  --no-report           skip the HTML report
+  --list                list the shipped scenarios and the question each answers
+  -h, --help            this text
+
+Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      duration: { type: 'string' },
+      repeat: { type: 'string' },
+      'allow-host-sysctl': { type: 'boolean', default: false },
+      'results-dir': { type: 'string' },
+      'reports-dir': { type: 'string' },
+      'keep-data': { type: 'boolean', default: false },
+      'no-report': { type: 'boolean', default: false },
+      list: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (values.list) {
+    for (const s of listScenarios()) console.log(`${s.name.padEnd(20)} ${s.question}`);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    console.error(`durolab bench: expected one scenario name or file, found ${positionals.length}\n\n${HELP}`);
+    return 2;
+  }
+  const durationSec = parsePositive('--duration', values.duration);
+  const repeat = parsePositive('--repeat', values.repeat);
+  if (repeat !== undefined && !Number.isInteger(repeat)) throw new Error(`--repeat: expected a whole number >= 1, found '${values.repeat}'`);
+  const scenario = loadScenario(positionals[0], { durationSec, repeat });
+  if (scenario.target !== 'process') {
+    throw new Error(`${scenario.file}: target '${scenario.target}' is not supported by this build yet (only 'process')`);
+  }
+  const root = findRepoRoot();
+  const resultsDir = path.resolve(values['results-dir'] ?? path.join(root, 'results'));
+  const reportsDir = path.resolve(values['reports-dir'] ?? path.join(root, 'reports'));
+
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts === 1) {
+      console.error(`\n${sig}: stopping the brokers; finished cells are kept and the run is marked incomplete (again to force)`);
+      abort.abort();
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const w = scenario.workload;
+  console.log(
+    `durolab bench ${scenario.name}: ${scenario.matrix.length} cell(s) x ${w.repetitions} rep(s), ${w.warmupSec}+${w.durationSec}s each, ${scenario.cluster.brokers} broker(s)\n${scenario.question}`,
+  );
+  try {
+    const outcome = await runScenario({
+      scenario,
+      target: processTarget(),
+      resultsDir,
+      allowHostSysctl: values['allow-host-sysctl'],
+      keepData: values['keep-data'],
+      signal: abort.signal,
+      log: (line) => console.log(line),
+    });
+    console.log('');
+    console.log(summaryTable(outcome.run));
+    console.log('');
+    console.log(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
+    if (!values['no-report']) {
+      const report = await writeRunReport(outcome.run, { reportsDir });
+      await writeReportsIndex({ resultsDir, reportsDir });
+      console.log(`report:  ${path.relative(process.cwd(), report) || report}  (open it in a browser: file://${report})`);
+    }
+    if (outcome.run.status !== 'complete') {
+      console.log(`run status: ${outcome.run.status}`);
+      return abort.signal.aborted ? 130 : 1;
+    }
+    return outcome.run.expectations.every((e) => e.passed) ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function parsePositive(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag}: expected a number > 0, found '${v}'`);
+  return n;
+}
