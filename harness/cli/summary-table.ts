@@ -43,7 +43,7 @@ export function summaryTable(run: RunResult): string {
   if (notes.length) out.push('', 'notes:', ...notes);
   if (run.expectations.length) {
     out.push('', 'expectations:');
-    for (const e of run.expectations) out.push(`  ${e.passed ? 'PASS' : 'FAIL'}  ${e.detail}`);
+    for (const e of run.expectations) out.push(`  ${e.skipped ? 'SKIP' : e.passed ? 'PASS' : 'FAIL'}  ${e.detail}`);
   }
   return out.join('\n');
 }

@@ -226,6 +226,10 @@ export function verdict(run: RunResult): { text: string; tone: 'pass' | 'fail' |
   const n = run.expectations.length;
   if (n === 0) return { text: 'no expectations', tone: 'none' };
   const passed = run.expectations.filter((e) => e.passed).length;
-  if (passed === n) return { text: `passed ${passed}/${n}`, tone: 'pass' };
-  return { text: `FAILED ${n - passed} of ${n}`, tone: 'fail' };
+  const skipped = run.expectations.filter((e) => !e.passed && e.skipped).length;
+  const failed = n - passed - skipped;
+  const skipNote = skipped ? `, ${skipped} not evaluated (cells skipped)` : '';
+  if (failed === 0 && passed === 0) return { text: `not evaluated: ${skipped} of ${n} (cells skipped)`, tone: 'none' };
+  if (failed === 0) return { text: `passed ${passed}/${n}${skipNote}`, tone: 'pass' };
+  return { text: `FAILED ${failed} of ${n}${skipNote}`, tone: 'fail' };
 }

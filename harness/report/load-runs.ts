@@ -99,7 +99,7 @@ const runSchema = z.object({
   settings: z.record(z.string(), z.unknown()),
   target: z.enum(['process', 'vm']),
   cells: z.array(cell),
-  expectations: z.array(z.object({ expression: z.string(), passed: z.boolean(), detail: z.string() })),
+  expectations: z.array(z.object({ expression: z.string(), passed: z.boolean(), skipped: z.boolean().optional(), detail: z.string() })),
 });
 
 // Keeps the schema honest: it fails to typecheck if it drifts from harness/results/types.ts.

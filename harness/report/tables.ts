@@ -197,9 +197,11 @@ export function lossTable(run: RunResult): string {
 export function expectationsTable(run: RunResult): string {
   if (run.expectations.length === 0) return '<p class="muted">The scenario states no expectations.</p>';
   const rows = run.expectations.map(
-    (e) =>
-      `<tr class="${e.passed ? 'pass' : 'fail'}"><td><span class="status status-${e.passed ? 'ok' : 'failed'}">${e.passed ? 'pass' : 'FAIL'}</span></td>` +
-      `<td class="mono">${escapeHtml(e.expression)}</td><td>${escapeHtml(e.detail)}</td></tr>`,
+    (e) => {
+      const [cls, status, word] = e.passed ? ['pass', 'ok', 'pass'] : e.skipped ? ['skip', 'skipped', 'not evaluated'] : ['fail', 'failed', 'FAIL'];
+      return `<tr class="${cls}"><td><span class="status status-${status}">${word}</span></td>` +
+      `<td class="mono">${escapeHtml(e.expression)}</td><td>${escapeHtml(e.detail)}</td></tr>`;
+    },
   );
   return `<table id="expectations-table"><thead><tr>${th('')}${th('expectation')}${th('detail')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }

@@ -88,6 +88,8 @@ export interface CellResult {
 export interface ExpectationResult {
   expression: string;
   passed: boolean;
+  /** Every cell it speaks of was skipped on purpose (e.g. host sysctls without opt-in): not a failure. */
+  skipped?: boolean;
   detail: string;
 }
 

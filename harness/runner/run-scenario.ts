@@ -77,8 +77,8 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       const prefix = `[cell ${i + 1}/${scenario.matrix.length} ${cell.label}]`;
       const hasSysctls = Object.keys(settings.sysctls).length > 0;
       if (hasSysctls && opts.target.kind === 'process' && !opts.allowHostSysctl) {
-        const note = `skipped: sets host sysctls (${Object.keys(settings.sysctls).join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards)`;
-        log(`${prefix} ${note}`);
+        const note = `sets host sysctls (${Object.keys(settings.sysctls).join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards)`;
+        log(`${prefix} skipped: ${note}`);
         run.cells.push(skippedCell(cell.id, cell.params, 'skipped', note));
         runFile = store.save(run);
         continue;
@@ -169,7 +169,7 @@ async function runCell(
         factory,
         signal: opts.signal,
         onSecond: (p) =>
-          log(`rep ${rep + 1}: ${p.t}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
+          log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
       const series = await sampler.stop();
       sampler = null;

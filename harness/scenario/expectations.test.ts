@@ -205,18 +205,31 @@ describe('evaluation', () => {
     const s = scenario(['errors.NOT_ENOUGH_REPLICAS == 0', 'ledger.unackedPresent >= 0 where io == direct']);
     const cells = fourCells({
       'io=buffered,flush=never': { errors: { REQUEST_TIMED_OUT: 2 } },
-      'io=direct,flush=per-batch': { status: 'skipped', note: 'no qemu' },
+      'io=direct,flush=per-batch': { status: 'failed', note: 'no qemu' },
       'io=direct,flush=never': { ledger: { ...CLEAN, unackedPresent: 5 } },
     });
     const [errs, unacked] = evaluateExpectations(s, cells);
     expect(errs.passed).toBe(false);
-    expect(errs.detail).toContain('failing io=direct,flush=per-batch: not measured (skipped: no qemu)');
+    expect(errs.detail).toContain('failing io=direct,flush=per-batch: not measured (failed: no qemu)');
     expect(errs.detail).toContain('io=buffered,flush=never: 0');
     expect(unacked.detail).toBe(
-      'ledger.unackedPresent >= 0 where io == direct: failed (failing io=direct,flush=per-batch: not measured (skipped: no qemu); passing io=direct,flush=never: 5)',
+      'ledger.unackedPresent >= 0 where io == direct: failed (failing io=direct,flush=per-batch: not measured (failed: no qemu); passing io=direct,flush=never: 5)',
     );
     const [, missing] = evaluateExpectations(s, fourCells());
     expect(missing.detail).toContain('io=direct,flush=never: ledger.unackedPresent not recorded');
+  });
+
+  it('cells skipped on purpose neither pass nor fail an expectation', () => {
+    const s = scenario(['ackedLost == 0 where io == direct', 'ackedLost == 0']);
+    const cells = fourCells({
+      'io=direct,flush=per-batch': { status: 'skipped', note: 'needs --allow-host-sysctl' },
+      'io=direct,flush=never': { status: 'skipped', note: 'needs --allow-host-sysctl' },
+    });
+    const [direct, all] = evaluateExpectations(s, cells);
+    expect(direct).toMatchObject({ passed: false, skipped: true });
+    expect(direct.detail).toContain('not evaluated');
+    expect(all.passed).toBe(true);
+    expect(all.skipped).toBeUndefined();
   });
 
   it('cells from a results file that the scenario does not list match on their own params', () => {

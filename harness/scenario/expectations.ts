@@ -282,6 +282,8 @@ function notMeasured(cell: CellResult): string {
 
 interface Verdict {
   ok: boolean;
+  /** The cell was skipped on purpose: it neither passes nor fails the expectation. */
+  skip?: boolean;
   text: string;
 }
 
@@ -297,6 +299,10 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
 
   const verdicts: Verdict[] = [];
   for (const { cell, params } of leftCells) {
+    if (cell.status === 'skipped') {
+      verdicts.push({ ok: true, skip: true, text: notMeasured(cell) });
+      continue;
+    }
     if (!MEASURED.has(cell.status)) {
       verdicts.push({ ok: false, text: notMeasured(cell) });
       continue;
@@ -338,6 +344,10 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
     }
     const lv = metricValue(cell, e.left.path);
     for (const r of partners) {
+      if (r.cell.status === 'skipped') {
+        verdicts.push({ ok: true, skip: true, text: notMeasured(r.cell) });
+        continue;
+      }
       if (!MEASURED.has(r.cell.status)) {
         verdicts.push({ ok: false, text: notMeasured(r.cell) });
         continue;
@@ -354,6 +364,9 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
     }
   }
 
+  if (verdicts.length > 0 && verdicts.every((v) => v.skip)) {
+    return { expression: e.expression, passed: false, skipped: true, detail: `${e.expression}: not evaluated (${verdicts.map((v) => v.text).join('; ')})` };
+  }
   const passed = verdicts.every((v) => v.ok);
   if (passed) {
     const body = e.right.kind === 'number' ? `cells ${verdicts.map((v) => v.text).join('; ')}` : verdicts.map((v) => v.text).join('; ');

@@ -182,7 +182,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     }
     if (!measuring) return;
     const point: SecondPoint = {
-      t: timeseries.length + 1,
+      // Second index from the start of the measured window, as the probes' buckets count it.
+      t: timeseries.length,
       recordsPerSec: secondRecords,
       requestsPerSec: secondRequests,
       p99Us: second.totalCount > 0 ? second.getValueAtPercentile(99) : null,

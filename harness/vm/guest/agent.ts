@@ -1,0 +1,238 @@
+// The guest agent: PID 1's only child in a durolab VM. It applies the scenario's sysctls,
+// mounts the data disk, starts the workload the host asks for (later the broker), and serves
+// the guest's /proc/vmstat and /proc/diskstats. It must never sync on its own: a sync at the
+// wrong moment makes a lossy configuration look durable. Only an explicit clean shutdown
+// unmounts the data disk (which syncs it).
+//
+// Runs in the guest as `node /durolab/dist/vm-agent.mjs --port N`; no npm packages.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { promisify } from 'node:util';
+
+const execFileP = promisify(execFile);
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string' },
+    device: { type: 'string', default: '/dev/vda' },
+    'mount-point': { type: 'string', default: '/data' },
+  },
+});
+const port = Number(values.port);
+if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error(`durolab-agent: --port must be a TCP port, got '${values.port}'`);
+  process.exit(2);
+}
+const device = values.device!;
+const mountPoint = values['mount-point']!;
+const LOG_DIR = '/run/durolab';
+fs.mkdirSync(LOG_DIR, { recursive: true });
+
+interface Proc {
+  pid: number;
+  argv: string[];
+  logPath: string;
+  startedUptimeMs: number;
+  exitedUptimeMs?: number;
+  exitCode?: number | null;
+  signal?: string | null;
+  child: ChildProcess;
+}
+const procs = new Map<number, Proc>();
+
+const uptimeMs = (): number => Math.round(Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000);
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+function sysctlPath(name: string): string {
+  if (!/^[a-z0-9_]+(\.[a-z0-9_-]+)+$/.test(name)) throw new HttpError(400, `sysctl '${name}': expected a dotted name like vm.dirty_ratio`);
+  const p = `/proc/sys/${name.replaceAll('.', '/')}`;
+  if (!fs.existsSync(p)) throw new HttpError(400, `sysctl '${name}' does not exist in the guest (${p})`);
+  return p;
+}
+
+function processInfo(p: Proc): object {
+  return {
+    pid: p.pid,
+    argv: p.argv,
+    logPath: p.logPath,
+    running: p.exitedUptimeMs === undefined,
+    startedUptimeMs: p.startedUptimeMs,
+    exitedUptimeMs: p.exitedUptimeMs,
+    exitCode: p.exitCode,
+    signal: p.signal,
+  };
+}
+
+async function waitForDevice(dev: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fs.existsSync(dev)) {
+    if (Date.now() > end) throw new HttpError(500, `data disk ${dev} did not appear within ${timeoutMs} ms (is the virtio_blk module loaded and a -drive given?)`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function setup(body: { sysctls?: Record<string, number>; mountOptions?: string; mount?: boolean }): Promise<object> {
+  const sysctls: Record<string, number> = {};
+  // Applied in the given order: dirty_bytes and dirty_ratio overwrite each other.
+  for (const [name, value] of Object.entries(body.sysctls ?? {})) {
+    if (!Number.isInteger(value)) throw new HttpError(400, `sysctl '${name}': expected an integer, got ${JSON.stringify(value)}`);
+    fs.writeFileSync(sysctlPath(name), `${value}\n`);
+  }
+  for (const name of Object.keys(body.sysctls ?? {})) sysctls[name] = Number(fs.readFileSync(sysctlPath(name), 'utf8').trim());
+  let mount: string | undefined;
+  if (body.mount !== false) {
+    await waitForDevice(device, 5000);
+    fs.mkdirSync(mountPoint, { recursive: true });
+    const opts = body.mountOptions ? ['-o', body.mountOptions] : [];
+    if (/[\s]/.test(body.mountOptions ?? '')) throw new HttpError(400, `mountOptions must not contain spaces: '${body.mountOptions}'`);
+    try {
+      await execFileP('mount', ['-t', 'ext4', ...opts, device, mountPoint]);
+    } catch (err) {
+      throw new HttpError(500, `mount -t ext4 ${opts.join(' ')} ${device} ${mountPoint} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+    }
+    mount = fs.readFileSync('/proc/mounts', 'utf8').split('\n').find((l) => l.split(' ')[1] === mountPoint);
+  }
+  return { sysctls, mount };
+}
+
+function exec(body: { argv?: string[]; env?: Record<string, string>; cwd?: string; output?: 'file' | 'console' }): object {
+  const argv = body.argv;
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
+    throw new HttpError(400, 'exec: argv must be a non-empty array of strings');
+  }
+  const logPath = body.output === 'console' ? '/dev/console' : `${LOG_DIR}/exec-${Date.now()}-${procs.size}.log`;
+  const out = fs.openSync(logPath, 'a');
+  let child: ChildProcess;
+  try {
+    // detached: its own session, so it outlives an agent crash and takes no signal meant for the agent.
+    child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', out, out], env: { ...process.env, ...body.env }, cwd: body.cwd ?? '/' });
+  } finally {
+    fs.closeSync(out);
+  }
+  // Attached before anything can throw: an unhandled 'error' (ENOENT) would kill the agent.
+  child.on('error', (err) => console.error(`durolab-agent: exec ${argv[0]}: ${err.message}`));
+  if (child.pid === undefined) throw new HttpError(400, `exec: could not start ${argv[0]} (not found or not executable)`);
+  const p: Proc = { pid: child.pid, argv, logPath, startedUptimeMs: uptimeMs(), child };
+  procs.set(child.pid, p);
+  child.on('exit', (code, signal) => {
+    p.exitedUptimeMs = uptimeMs();
+    p.exitCode = code;
+    p.signal = signal;
+    // Liveness is what the host checks: a workload that ended before the cut proves nothing.
+    console.log(`durolab-agent: pid ${p.pid} (${argv.join(' ').slice(0, 80)}) exited code=${code} signal=${signal} at ${p.exitedUptimeMs} ms`);
+  });
+  return processInfo(p);
+}
+
+async function stopAll(graceMs: number): Promise<void> {
+  const running = [...procs.values()].filter((p) => p.exitedUptimeMs === undefined);
+  for (const p of running) p.child.kill('SIGTERM');
+  const end = Date.now() + graceMs;
+  while (running.some((p) => p.exitedUptimeMs === undefined) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  for (const p of running) if (p.exitedUptimeMs === undefined) p.child.kill('SIGKILL');
+}
+
+function readJson(req: http.IncomingMessage): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (!text) return resolve({});
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new HttpError(400, `${req.method} ${req.url}: body is not JSON`));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+let shuttingDown = false;
+
+const server = http.createServer(async (req, res) => {
+  const url = new URL(req.url ?? '/', 'http://guest');
+  const send = (status: number, body: unknown): void => {
+    const data = Buffer.from(JSON.stringify(body));
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': data.length });
+    res.end(data);
+  };
+  try {
+    const route = `${req.method} ${url.pathname}`;
+    if (route === 'GET /v1/health') {
+      return send(200, { ok: true, pid: process.pid, uptimeMs: uptimeMs(), node: process.version, kernel: os.release(), hostname: os.hostname() });
+    }
+    if (route === 'GET /v1/probe') {
+      const vmstat = fs.readFileSync('/proc/vmstat', 'utf8');
+      const diskstats = fs.readFileSync('/proc/diskstats', 'utf8');
+      return send(200, { vmstat, diskstats, uptimeMs: uptimeMs(), processes: [...procs.values()].map(processInfo) });
+    }
+    if (route === 'GET /v1/sysctl') {
+      const name = url.searchParams.get('name') ?? '';
+      return send(200, { name, value: fs.readFileSync(sysctlPath(name), 'utf8').trim() });
+    }
+    if (route === 'POST /v1/setup') return send(200, await setup(await readJson(req)));
+    if (route === 'POST /v1/exec') return send(200, exec(await readJson(req)));
+    const m = /^\/v1\/processes\/(\d+)(\/log|\/signal)?$/.exec(url.pathname);
+    if (m) {
+      const p = procs.get(Number(m[1]));
+      if (!p) throw new HttpError(404, `no process ${m[1]} was started by this agent`);
+      if (req.method === 'GET' && !m[2]) return send(200, processInfo(p));
+      if (req.method === 'GET' && m[2] === '/log') {
+        const text = p.logPath === '/dev/console' ? '' : fs.readFileSync(p.logPath, 'utf8');
+        return send(200, { log: text });
+      }
+      if (req.method === 'POST' && m[2] === '/signal') {
+        const { signal } = await readJson(req);
+        p.child.kill(signal ?? 'SIGTERM');
+        return send(200, processInfo(p));
+      }
+    }
+    if (route === 'GET /v1/file') {
+      // For checks after a reboot on the same disk (the guest's ext4 replayed its journal).
+      const p = url.searchParams.get('path') ?? '';
+      if (!p.startsWith('/')) throw new HttpError(400, `file: path must be absolute, got '${p}'`);
+      if (!fs.existsSync(p)) throw new HttpError(404, `file ${p} does not exist in the guest`);
+      const data = fs.readFileSync(p);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': data.length });
+      return res.end(data);
+    }
+    if (route === 'POST /v1/shutdown') {
+      if (shuttingDown) return send(409, { error: 'shutting down' });
+      shuttingDown = true;
+      await stopAll(3000);
+      let unmounted = false;
+      if (fs.readFileSync('/proc/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === mountPoint)) {
+        // The one deliberate sync: a clean shutdown, asked for by the host.
+        await execFileP('umount', [mountPoint]);
+        unmounted = true;
+      }
+      send(200, { ok: true, unmounted });
+      res.on('finish', () => {
+        console.log('durolab-agent: clean shutdown');
+        server.close();
+        setTimeout(() => process.exit(0), 50);
+      });
+      return;
+    }
+    throw new HttpError(404, `no route ${route}`);
+  } catch (err) {
+    const status = err instanceof HttpError ? err.status : 500;
+    send(status, { error: status === 500 ? 'AGENT_ERROR' : 'BAD_REQUEST', message: (err as Error).message });
+  }
+});
+server.keepAliveTimeout = 30_000;
+// A bug in a request handler must not take the VM down with it (init powers off when the agent exits).
+process.on('uncaughtException', (err) => console.error(`durolab-agent: uncaught: ${err.stack ?? err.message}`));
+server.listen(port, '0.0.0.0', () => {
+  console.log(`durolab-agent: listening on :${port} (node ${process.version}, uptime ${uptimeMs()} ms)`);
+});

@@ -1,0 +1,468 @@
+// One QEMU VM running the guest agent. Start it, configure the guest (sysctls, data-disk mount
+// options), start the workload, probe it, and end it by power cut (SIGKILL of QEMU: the guest
+// page cache and the uncommitted ext4 transaction are lost) or by a clean shutdown.
+import { execa } from 'execa';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import type { DataDisk } from './disk.ts';
+import type { VmImage } from './image.ts';
+import { AGENT_MARKER, INIT_MARKER } from './init-script.ts';
+import { isAlive, trackQemu, untrackQemu } from './process-registry.ts';
+import { buildQemuArgs, type Accel, type GuestForward, type HostForward } from './qemu-args.ts';
+import { checkVmPrerequisites, findExecutable, findQboot, requireExecutable } from './prerequisites.ts';
+
+export interface VmOptions {
+  name: string;
+  image: VmImage;
+  disk: DataDisk;
+  memoryMiB?: number;
+  /** Default: $DUROLAB_VM_ACCEL or 'auto' (KVM when usable and not seen hanging, else TCG). */
+  accel?: 'auto' | Accel;
+  /** Host 127.0.0.1 ports forwarded into the guest; hostPort 0 picks a free port. */
+  hostfwd: HostForward[];
+  /** Guest connections to guestIp:guestPort go to the host's 127.0.0.1:hostPort. */
+  guestfwd?: GuestForward[];
+  /** Holds the serial log; created if missing. */
+  workDir: string;
+  /** Spawn to agent answering; default 60 s. */
+  bootTimeoutMs?: number;
+  /** Guest port of the agent; forwarded (a free host port is picked unless hostfwd names one). */
+  agentPort: number;
+  /** Under auto: how long a KVM guest may stay silent before it counts as hung (default 5 s). */
+  kvmProbeMs?: number;
+}
+
+export interface BootReport {
+  accel: Accel;
+  /** Why an earlier accelerator was abandoned, e.g. "kvm: no guest output within 5000 ms". */
+  fallback?: string;
+  /** Host ms from QEMU spawn to the first line of /init. */
+  spawnToInitMs?: number;
+  /** Host ms from QEMU spawn to the agent's first answer. */
+  spawnToAgentMs: number;
+  /** Including abandoned attempts. */
+  totalMs: number;
+}
+
+export interface GuestProcess {
+  pid: number;
+  argv: string[];
+  logPath: string;
+  running: boolean;
+  startedUptimeMs: number;
+  exitedUptimeMs?: number;
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+export interface ProbeResult {
+  vmstat: string;
+  diskstats: string;
+  /** Host Date.now() when the answer arrived. */
+  tMs: number;
+  guestUptimeMs: number;
+  processes: GuestProcess[];
+}
+
+export interface PowerCutReport {
+  /** Host Date.now() just before SIGKILL. */
+  cutAtMs: number;
+  /** Host ms from SIGKILL to QEMU's exit. */
+  killToExitMs: number;
+  /** Last status seen of each process started with exec(): was it still running before the cut? */
+  processes: Array<{ pid: number; lastSeenRunningAtMs?: number; exitedSeen: boolean; exitCode?: number | null }>;
+}
+
+export interface SetupResult {
+  /** Values read back from /proc/sys after writing. */
+  sysctls: Record<string, number>;
+  /** The data disk's /proc/mounts line. */
+  mount?: string;
+}
+
+class KvmUnusable extends Error {}
+
+/** Set once KVM failed in this process, so later VMs go straight to TCG. */
+let kvmVerdict: { ok: false; reason: string } | undefined;
+
+function kvmDeviceUsable(): boolean {
+  try {
+    accessSync('/dev/kvm', constants.R_OK | constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function tailOf(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no serial output)';
+  }
+}
+
+interface HttpAnswer {
+  status: number;
+  body: Buffer;
+}
+
+function httpRequest(agent: http.Agent, url: string, method: string, body: unknown, timeoutMs: number): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = http.request(
+      url,
+      { method, agent, timeout: timeoutMs, headers: data ? { 'content-type': 'application/json', 'content-length': data.length } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+export class Vm {
+  readonly name: string;
+  readonly serialLogPath: string;
+  readonly agentUrl: string;
+  /** Forwards as set up, with picked host ports filled in. */
+  readonly hostfwd: HostForward[];
+  readonly boot: BootReport;
+  private readonly http = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  private readonly seen = new Map<number, { lastSeenRunningAtMs?: number; exitedSeen: boolean; exitCode?: number | null }>();
+  private ended = false;
+
+  private constructor(
+    opts: VmOptions,
+    readonly pid: number,
+    readonly accel: Accel,
+    boot: BootReport,
+    agentHostPort: number,
+    hostfwd: HostForward[],
+    readonly exited: Promise<{ exitCode?: number; signal?: string; stderr: string }>,
+  ) {
+    this.name = opts.name;
+    this.serialLogPath = serialLogPathOf(opts);
+    this.agentUrl = `http://127.0.0.1:${agentHostPort}`;
+    this.boot = boot;
+    this.hostfwd = hostfwd;
+  }
+
+  /** Boots a VM and waits for its agent. Under 'auto', a silent KVM guest is killed and rebooted under TCG. */
+  static async start(opts: VmOptions): Promise<Vm> {
+    await checkVmPrerequisites();
+    if (!existsSync(opts.image.kernel) || !existsSync(opts.image.initrd)) {
+      throw new Error(`VM ${opts.name}: image ${opts.image.hash} is incomplete (${opts.image.kernel}, ${opts.image.initrd}); rebuild with durolab vm-image --force`);
+    }
+    await fs.mkdir(opts.workDir, { recursive: true });
+    const want = opts.accel ?? (process.env.DUROLAB_VM_ACCEL as VmOptions['accel']) ?? 'auto';
+    if (!['auto', 'kvm', 'tcg'].includes(want)) throw new Error(`VM ${opts.name}: accel must be auto, kvm or tcg, got '${want}'`);
+    let candidates: Accel[];
+    let fallback: string | undefined;
+    if (want === 'auto') {
+      if (!kvmDeviceUsable()) {
+        candidates = ['tcg'];
+        fallback = 'kvm: /dev/kvm missing or not accessible';
+      } else if (kvmVerdict) {
+        candidates = ['tcg'];
+        fallback = `kvm (earlier in this process): ${kvmVerdict.reason}`;
+      } else candidates = ['kvm', 'tcg'];
+    } else candidates = [want];
+    const t0 = performance.now();
+    for (const accel of candidates) {
+      try {
+        return await Vm.launch(opts, accel, want === 'auto' && accel === 'kvm', fallback, t0);
+      } catch (err) {
+        if (!(err instanceof KvmUnusable)) throw err;
+        kvmVerdict = { ok: false, reason: err.message };
+        fallback = `kvm: ${err.message}`;
+      }
+    }
+    throw new Error(`VM ${opts.name}: no accelerator left to try (${fallback})`);
+  }
+
+  private static async launch(opts: VmOptions, accel: Accel, probeKvm: boolean, fallback: string | undefined, t0: number): Promise<Vm> {
+    const hostfwd = await Promise.all(opts.hostfwd.map(async (f) => ({ ...f, hostPort: f.hostPort === 0 ? await freePort() : f.hostPort })));
+    let agentFwd = hostfwd.find((f) => f.guestPort === opts.agentPort);
+    if (!agentFwd) {
+      agentFwd = { guestPort: opts.agentPort, hostPort: await freePort() };
+      hostfwd.push(agentFwd);
+    }
+    const serialLogPath = serialLogPathOf(opts);
+    await fs.writeFile(serialLogPath, '');
+    const args = buildQemuArgs({
+      name: opts.name,
+      accel,
+      kernel: opts.image.kernel,
+      initrd: opts.image.initrd,
+      disk: opts.disk,
+      memoryMiB: opts.memoryMiB ?? 1024,
+      serialLogPath,
+      agentPort: opts.agentPort,
+      hostfwd,
+      guestfwd: opts.guestfwd ?? [],
+      busybox: requireExecutable('busybox'),
+      bios: findQboot(),
+    });
+    const qemu = requireExecutable('qemu-system-x86_64');
+    const setpriv = findExecutable('setpriv');
+    // setpriv execs QEMU with PR_SET_PDEATHSIG: the kernel SIGKILLs it if we die, however we die.
+    const [file, argv] = setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', qemu, ...args]] : [qemu, args];
+    await fs.writeFile(path.join(opts.workDir, `${opts.name}.qemu-args.txt`), [qemu, ...args].join('\n') + '\n');
+    const tSpawn = performance.now();
+    const child = execa(file, argv, { stdin: 'ignore', stdout: 'ignore', stderr: 'pipe', reject: false, cleanup: true, forceKillAfterDelay: 1000 });
+    const pid = child.pid;
+    if (pid === undefined) throw new Error(`VM ${opts.name}: could not spawn ${qemu}`);
+    trackQemu(pid, { name: opts.name, serialLogPath });
+    let done = false;
+    const exited = child.then((r) => {
+      done = true;
+      untrackQemu(pid);
+      return { exitCode: r.exitCode, signal: r.signal, stderr: String(r.stderr ?? '') };
+    });
+    const kill = async (): Promise<void> => {
+      if (!done) child.kill('SIGKILL');
+      await exited;
+    };
+
+    const timeoutMs = opts.bootTimeoutMs ?? 60_000;
+    const kvmProbeMs = opts.kvmProbeMs ?? 5000;
+    const agent = new http.Agent({ keepAlive: false });
+    const healthUrl = `http://127.0.0.1:${agentFwd.hostPort}/v1/health`;
+    let initAt: number | undefined;
+    try {
+      for (;;) {
+        const elapsed = performance.now() - tSpawn;
+        if (done) {
+          const r = await exited;
+          const why = `QEMU exited during boot (code ${r.exitCode ?? '-'}${r.signal ? `, signal ${r.signal}` : ''}): ${r.stderr.trim().slice(0, 400) || 'no stderr'}`;
+          if (probeKvm) throw new KvmUnusable(why);
+          throw new Error(`VM ${opts.name} (accel ${accel}): ${why}; serial log: ${serialLogPath}\n${tailOf(serialLogPath)}`);
+        }
+        const serial = initAt === undefined || probeKvm ? readFileSync(serialLogPath, 'utf8') : '';
+        if (initAt === undefined && serial.includes(INIT_MARKER)) initAt = performance.now() - tSpawn;
+        if (probeKvm && initAt === undefined && elapsed > kvmProbeMs) {
+          await kill();
+          throw new KvmUnusable(`no guest output within ${kvmProbeMs} ms`);
+        }
+        if (elapsed > timeoutMs) {
+          await kill();
+          throw new Error(
+            `VM ${opts.name} (accel ${accel}) did not boot within ${timeoutMs} ms (${initAt === undefined ? 'no /init output' : `/init ran at ${Math.round(initAt)} ms, agent never answered`}); ` +
+              `serial log: ${serialLogPath}\n${tailOf(serialLogPath)}`,
+          );
+        }
+        if (initAt !== undefined) {
+          try {
+            const res = await httpRequest(agent, healthUrl, 'GET', undefined, 1000);
+            if (res.status === 200) break;
+          } catch {
+            // slirp accepts and then resets while nothing listens in the guest: not up yet
+          }
+        }
+        await sleep(initAt === undefined ? 50 : 100);
+      }
+    } catch (err) {
+      await kill();
+      throw err;
+    } finally {
+      agent.destroy();
+    }
+    const now = performance.now();
+    const boot: BootReport = {
+      accel,
+      ...(fallback ? { fallback } : {}),
+      ...(initAt !== undefined ? { spawnToInitMs: Math.round(initAt) } : {}),
+      spawnToAgentMs: Math.round(now - tSpawn),
+      totalMs: Math.round(now - t0),
+    };
+    return new Vm(opts, pid, accel, boot, agentFwd.hostPort, hostfwd, exited);
+  }
+
+  private async call<T>(method: string, route: string, body?: unknown, timeoutMs = 10_000): Promise<T> {
+    if (this.ended) throw new Error(`VM ${this.name}: ${method} ${route}: the VM is no longer running`);
+    let res: HttpAnswer;
+    try {
+      res = await httpRequest(this.http, `${this.agentUrl}${route}`, method, body, timeoutMs);
+    } catch (err) {
+      throw new Error(`VM ${this.name}: ${method} ${this.agentUrl}${route} failed: ${(err as Error).message}; serial log: ${this.serialLogPath}`);
+    }
+    const text = res.body.toString('utf8');
+    if (res.status !== 200) {
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { message?: string }).message ?? text;
+      } catch {
+        // not JSON
+      }
+      throw new Error(`VM ${this.name}: ${method} ${route} answered ${res.status}: ${message}`);
+    }
+    return JSON.parse(text) as T;
+  }
+
+  private note(processes: GuestProcess[], atMs: number): void {
+    for (const p of processes) {
+      const s = this.seen.get(p.pid) ?? { exitedSeen: false };
+      if (p.running) s.lastSeenRunningAtMs = atMs;
+      else {
+        s.exitedSeen = true;
+        s.exitCode = p.exitCode;
+      }
+      this.seen.set(p.pid, s);
+    }
+  }
+
+  /** Writes the sysctls (in the given order), reads them back, and mounts the data disk at /data. */
+  async setup(cfg: { sysctls: Record<string, number>; mountOptions?: string; mount?: boolean }): Promise<SetupResult> {
+    const r = await this.call<SetupResult>('POST', '/v1/setup', cfg, 20_000);
+    for (const [name, value] of Object.entries(cfg.sysctls)) {
+      if (r.sysctls[name] !== value) throw new Error(`VM ${this.name}: sysctl ${name} reads back ${r.sysctls[name]} after writing ${value}`);
+    }
+    return r;
+  }
+
+  async sysctl(name: string): Promise<string> {
+    return (await this.call<{ value: string }>('GET', `/v1/sysctl?name=${encodeURIComponent(name)}`)).value;
+  }
+
+  /**
+   * Starts a process in the guest, in its own session (it outlives the agent), stdout and
+   * stderr to a guest file (read it with processLog) or to the serial console.
+   */
+  async exec(cmd: { argv: string[]; env?: Record<string, string>; cwd?: string; output?: 'file' | 'console' }): Promise<GuestProcess> {
+    const p = await this.call<GuestProcess>('POST', '/v1/exec', cmd);
+    this.note([p], Date.now());
+    return p;
+  }
+
+  async processStatus(pid: number): Promise<GuestProcess> {
+    const p = await this.call<GuestProcess>('GET', `/v1/processes/${pid}`);
+    this.note([p], Date.now());
+    return p;
+  }
+
+  async processLog(pid: number): Promise<string> {
+    return (await this.call<{ log: string }>('GET', `/v1/processes/${pid}/log`)).log;
+  }
+
+  async signal(pid: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<GuestProcess> {
+    return this.call<GuestProcess>('POST', `/v1/processes/${pid}/signal`, { signal });
+  }
+
+  /** The guest's /proc/vmstat and /proc/diskstats, plus the liveness of exec'd processes. */
+  async probe(): Promise<ProbeResult> {
+    const r = await this.call<{ vmstat: string; diskstats: string; uptimeMs: number; processes: GuestProcess[] }>('GET', '/v1/probe', undefined, 5000);
+    const tMs = Date.now();
+    this.note(r.processes, tMs);
+    return { vmstat: r.vmstat, diskstats: r.diskstats, tMs, guestUptimeMs: r.uptimeMs, processes: r.processes };
+  }
+
+  /** Polls probe() every intervalMs (default 250) until stopped or the VM ends; errors go to onError. */
+  pollProbes(onSample: (p: ProbeResult) => void, opts: { intervalMs?: number; onError?: (e: Error) => void } = {}): { stop: () => Promise<void> } {
+    let stopped = false;
+    const loop = (async () => {
+      while (!stopped && !this.ended) {
+        const t = performance.now();
+        try {
+          onSample(await this.probe());
+        } catch (err) {
+          if (!stopped && !this.ended) opts.onError?.(err as Error);
+        }
+        await sleep(Math.max(0, (opts.intervalMs ?? 250) - (performance.now() - t)));
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        await loop;
+      },
+    };
+  }
+
+  /** A file from the running guest (e.g. after a reboot on the same disk, journal replayed by the guest's mount). */
+  async readGuestFile(guestPath: string): Promise<Buffer> {
+    if (this.ended) throw new Error(`VM ${this.name}: readGuestFile: the VM is no longer running`);
+    const res = await httpRequest(this.http, `${this.agentUrl}/v1/file?path=${encodeURIComponent(guestPath)}`, 'GET', undefined, 30_000);
+    if (res.status !== 200) throw new Error(`VM ${this.name}: reading ${guestPath} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+    return res.body;
+  }
+
+  /** Power cut: SIGKILL QEMU and wait for it to exit. What QEMU had written to the disk image stays. */
+  async powerCut(): Promise<PowerCutReport> {
+    if (this.ended) throw new Error(`VM ${this.name}: powerCut: the VM is no longer running`);
+    this.ended = true;
+    const cutAtMs = Date.now();
+    const t = performance.now();
+    try {
+      process.kill(this.pid, 'SIGKILL');
+    } catch {
+      // exited on its own; the report below still tells when
+    }
+    await this.exited;
+    const killToExitMs = Math.round(performance.now() - t);
+    this.http.destroy();
+    return { cutAtMs, killToExitMs, processes: [...this.seen.entries()].map(([pid, s]) => ({ pid, ...s })) };
+  }
+
+  /** Clean shutdown: the agent stops the processes it started and unmounts the data disk, then the guest powers off. */
+  async shutdown(timeoutMs = 20_000): Promise<void> {
+    if (this.ended) return;
+    let failure: string | undefined;
+    try {
+      await this.call('POST', '/v1/shutdown', {}, timeoutMs);
+    } catch (err) {
+      failure = (err as Error).message;
+    }
+    this.ended = true;
+    this.http.destroy();
+    const exited = await Promise.race([this.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+    if (!exited || failure) {
+      if (isAlive(this.pid)) process.kill(this.pid, 'SIGKILL');
+      await this.exited;
+      throw new Error(`VM ${this.name}: clean shutdown failed (${failure ?? `QEMU still running ${timeoutMs} ms after the agent's shutdown`}); killed it. Serial log: ${this.serialLogPath}`);
+    }
+  }
+
+  /** Ends the VM whatever its state (cleanup path; no clean shutdown). */
+  async dispose(): Promise<void> {
+    this.ended = true;
+    this.http.destroy();
+    if (isAlive(this.pid)) {
+      try {
+        process.kill(this.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await this.exited;
+  }
+
+  get running(): boolean {
+    return !this.ended && isAlive(this.pid);
+  }
+}
+
+function serialLogPathOf(opts: VmOptions): string {
+  return path.join(opts.workDir, `${opts.name}.serial.log`);
+}
