@@ -1,0 +1,114 @@
+// End to end through the real CLI bundle: real broker processes, real HTTP load, real files.
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import type { RunResult } from '../results/types.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const cli = path.join(root, 'bin/durolab.mjs');
+const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-test-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function scenarioFile(name: string, body: string): string {
+  const file = path.join(work, `${name}.yaml`);
+  writeFileSync(file, body);
+  return file;
+}
+
+const tiny = (extra = '') => `question: Does a tiny run produce a clean ledger?
+target: process
+cluster: { brokers: 1, topic: tiny, partitions: 2, replicationFactor: 1, minInsyncReplicas: 1 }
+settings: { flush: never }
+matrix:
+  acks: [1, all]
+workload:
+  recordBytes: 256
+  recordsPerBatch: 4
+  connections: 4
+  pipelining: 2
+  rate: closed
+  warmup: 0s
+  duration: 2s
+  repetitions: 1
+expectations:
+  - ackedLost == 0
+  - duplicates == 0
+  - corrupt == 0
+${extra}`;
+
+function brokerPids(): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmd.includes('durolab') && cmd.includes('\0broker\0') && cmd.includes(work)) out.push(Number(pid));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return out;
+}
+
+describe('durolab bench', () => {
+  it('runs every cell, checks the ledger, writes run.json, latest and the report', async () => {
+    const file = scenarioFile('tiny', tiny());
+    const results = path.join(work, 'results');
+    const reports = path.join(work, 'reports');
+    const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', results, '--reports-dir', reports], { reject: false, timeout: 90_000 });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/acks=1\s+[\d,]+/);
+    expect(r.stdout).toContain('PASS  ackedLost == 0');
+    const run = JSON.parse(readFileSync(path.join(results, 'tiny', 'latest', 'run.json'), 'utf8')) as RunResult;
+    expect(run.status).toBe('complete');
+    expect(run.cells.map((c) => c.params.acks)).toEqual([1, 'all']);
+    for (const c of run.cells) {
+      expect(c.status).toBe('ok');
+      expect(c.ledger.acked).toBeGreaterThan(0);
+      expect(c.ledger).toMatchObject({ ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0 });
+      expect(c.throughput.recordsPerSec).toBeGreaterThan(0);
+      expect(c.latencyUs.p50).toBeGreaterThan(0);
+      expect(c.latencyUs.p99).toBeGreaterThanOrEqual(c.latencyUs.p50);
+      expect(c.histograms.latencyUs.length).toBeGreaterThan(10);
+      expect(c.timeseries.length).toBeGreaterThan(0);
+    }
+    const html = path.join(reports, 'tiny', run.runId, 'index.html');
+    expect(existsSync(html)).toBe(true);
+    expect(r.stdout).toContain(html);
+    expect(brokerPids()).toEqual([]);
+  }, 120_000);
+
+  it('refuses a malformed scenario with file, line and field, and starts nothing', async () => {
+    const file = scenarioFile('bad', tiny().replace('flush: never', 'flsuh: never').replace('connections: 4', 'connections: lots'));
+    const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', path.join(work, 'bad-results')], { reject: false, timeout: 30_000 });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`${file}:4:13 settings.flsuh: expected a known key (did you mean 'flush'?), found 'flsuh'`);
+    expect(r.stderr).toContain(`${file}:10:16 workload.connections: expected an integer from 1 to 1024, found 'lots'`);
+    expect(existsSync(path.join(work, 'bad-results'))).toBe(false);
+  });
+
+  it('Ctrl-C stops the brokers, keeps finished cells and marks the run incomplete', async () => {
+    const file = scenarioFile('interrupted', tiny().replace('duration: 2s', 'duration: 20s'));
+    const results = path.join(work, 'int-results');
+    const child = execa(process.execPath, [cli, 'bench', file, '--results-dir', results, '--no-report'], { reject: false, timeout: 90_000 });
+    // Interrupt during the second cell, after the first one finished.
+    let out = '';
+    await new Promise<void>((resolve) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (/\[cell 2\/2[^\n]*\] rep 1: 2\/20s/.test(out)) resolve();
+      });
+    });
+    expect(brokerPids().length).toBe(1);
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    const run = JSON.parse(readFileSync(path.join(results, 'interrupted', 'latest', 'run.json'), 'utf8')) as RunResult;
+    expect(run.status).toBe('incomplete');
+    expect(run.cells[0].status).toBe('ok');
+    expect(run.cells[0].ledger.ackedLost).toBe(0);
+    expect(run.cells[1].status).toBe('interrupted');
+    expect(brokerPids()).toEqual([]);
+  }, 120_000);
+});
