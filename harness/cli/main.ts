@@ -11,6 +11,10 @@ const commands: Record<string, Command> = {
     summary: 'run a scenario (scenarios/<name>.yaml): load, probes, checker, results and report',
     load: () => import('./bench-command.ts'),
   },
+  engine: {
+    summary: 'the segment engine alone: write, dump, recover a partition directory; bench it against fio',
+    load: () => import('../../engine/cli/engine-command.ts'),
+  },
   broker: {
     summary: 'run one broker (HTTP produce/fetch, replication follower/leader)',
     load: () => import('../../engine/server/broker-command.ts'),

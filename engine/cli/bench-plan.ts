@@ -1,0 +1,87 @@
+// What `durolab engine bench` measures: the rows (write path x flush policy x batch size),
+// how much each run writes, and how a flush policy translates into the baseline's sync cadence.
+import { formatFlushPolicy, parseFlushPolicy, type FlushPolicy, type IoMode } from '../storage/index.ts';
+
+export interface BenchRowSpec {
+  mode: IoMode;
+  flush: FlushPolicy;
+  batchBytes: number;
+  /** Records per batch: ~1 KiB records, so messages:N flushes every ceil(N / recordsPerBatch) batches. */
+  recordsPerBatch: number;
+  /** The baseline syncs after every this many writes; 0 = never (dsync: every write is synchronous by itself). */
+  syncEvery: number;
+}
+
+export const DEFAULT_BATCHES = [4096, 65536, 1048576] as const;
+
+/** The write paths and the flush policies worth comparing in each (O_DSYNC needs no explicit flush). */
+export const DEFAULT_MODE_FLUSHES: ReadonlyArray<{ mode: IoMode; flushes: string[] }> = [
+  { mode: 'buffered', flushes: ['never', 'per-batch', 'messages:32'] },
+  { mode: 'direct', flushes: ['never', 'per-batch'] },
+  { mode: 'dsync', flushes: ['never'] },
+];
+
+export const RECORD_BYTES = 1024;
+
+export function recordsPerBatch(batchBytes: number): number {
+  return Math.max(1, Math.round(batchBytes / RECORD_BYTES));
+}
+
+/** How often the engine flushes, in batches, under a policy; the baseline syncs on the same cadence. */
+export function syncEveryFor(flush: FlushPolicy, perBatch: number): number {
+  switch (flush.kind) {
+    case 'never':
+      return 0;
+    case 'per-batch':
+      return 1;
+    case 'messages':
+      // The log flushes once unflushed records reach N.
+      return Math.max(1, Math.ceil(flush.every / perBatch));
+    case 'ms':
+      throw new Error(`bench: flush policy ${formatFlushPolicy(flush)} has no fixed write count to mirror in the baseline; use never, per-batch or messages:N`);
+  }
+}
+
+export interface PlanFilter {
+  modes?: IoMode[];
+  flushes?: string[];
+  batches?: number[];
+}
+
+export function planRows(filter: PlanFilter = {}): BenchRowSpec[] {
+  const batches = filter.batches ?? [...DEFAULT_BATCHES];
+  const flushFilter = filter.flushes?.map((f) => formatFlushPolicy(parseFlushPolicy(f)));
+  const rows: BenchRowSpec[] = [];
+  for (const { mode, flushes } of DEFAULT_MODE_FLUSHES) {
+    if (filter.modes && !filter.modes.includes(mode)) continue;
+    // A flush policy asked for explicitly is run in every selected mode, even outside the default set.
+    const list = flushFilter ?? flushes;
+    for (const f of list) {
+      const flush = parseFlushPolicy(f);
+      for (const batchBytes of batches) {
+        const perBatch = recordsPerBatch(batchBytes);
+        rows.push({ mode, flush, batchBytes, recordsPerBatch: perBatch, syncEvery: syncEveryFor(flush, perBatch) });
+      }
+    }
+  }
+  if (rows.length === 0) throw new Error('bench: the --modes / --flushes / --batches filters leave no row to run');
+  return rows;
+}
+
+export interface Budget {
+  /** Bytes each run writes at most. */
+  volumeBytes: number;
+  /** Seconds each run writes at most (slow sync rows stop here, with fewer bytes). */
+  maxSeconds: number;
+  reps: number;
+}
+
+export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 3 };
+export const QUICK_BUDGET: Budget = { volumeBytes: 16 * 2 ** 20, maxSeconds: 0.25, reps: 1 };
+
+export function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+}

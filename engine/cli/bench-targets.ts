@@ -1,0 +1,62 @@
+// The engine's performance targets, judged on one bench run's rows (ratios against the
+// baseline measured in the same run, never absolute numbers).
+import type { BenchRow } from './bench-runner.ts';
+import { fmtBatch } from './text-format.ts';
+
+export interface TargetCheck {
+  row: string;
+  value: number;
+  limit: number;
+  pass: boolean;
+}
+
+export interface TargetResult {
+  id: string;
+  description: string;
+  /** null: no row of this run measured it (filtered out or failed). */
+  pass: boolean | null;
+  checks: TargetCheck[];
+  /** Rows the target covers that failed to run. */
+  errors: string[];
+}
+
+export function rowLabel(r: Pick<BenchRow, 'mode' | 'flush' | 'batchBytes'>): string {
+  return `${r.mode} ${r.flush} ${fmtBatch(r.batchBytes)}`;
+}
+
+function judge(id: string, description: string, rows: BenchRow[], applies: (r: BenchRow) => boolean, measure: (r: BenchRow) => { value: number; limit: number; pass: boolean }): TargetResult {
+  const covered = rows.filter(applies);
+  const checks = covered.filter((r) => !r.error).map((r) => ({ row: rowLabel(r), ...measure(r) }));
+  const errors = covered.filter((r) => r.error).map((r) => `${rowLabel(r)}: ${r.error}`);
+  const pass = checks.length === 0 && errors.length === 0 ? null : errors.length === 0 && checks.every((c) => c.pass);
+  return { id, description, pass, checks, errors };
+}
+
+export function evaluateTargets(rows: BenchRow[]): TargetResult[] {
+  return [
+    judge(
+      'ratio-large-batches',
+      'engine/baseline throughput ratio >= 0.85 at 64 KiB and 1 MiB batches, in every mode and flush policy',
+      rows,
+      (r) => r.batchBytes >= 65536,
+      (r) => ({ value: r.ratio, limit: 0.85, pass: r.ratio >= 0.85 }),
+    ),
+    judge(
+      'ratio-4k-buffered',
+      'engine/baseline throughput ratio >= 0.5 at 4 KiB batches, buffered',
+      rows,
+      (r) => r.batchBytes === 4096 && r.mode === 'buffered',
+      (r) => ({ value: r.ratio, limit: 0.5, pass: r.ratio >= 0.5 }),
+    ),
+    judge(
+      'per-batch-fdatasync-p50',
+      "per-batch fdatasync: engine append p50 <= 1.25 x the baseline's write+fdatasync p50 per operation",
+      rows,
+      (r) => r.flush === 'per-batch',
+      (r) => {
+        const value = r.baselineOpP50Us > 0 ? Math.round((r.p50Us / r.baselineOpP50Us) * 1000) / 1000 : Infinity;
+        return { value, limit: 1.25, pass: value <= 1.25 };
+      },
+    ),
+  ];
+}

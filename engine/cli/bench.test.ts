@@ -1,0 +1,128 @@
+// Smoke tests of `durolab engine bench` on tiny rows: the shape of results/engine/latest.json
+// and that both sides measured something. Not a timed assertion: the targets are judged by
+// the full bench, on a quiet machine.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatBench } from './bench-command.ts';
+import { planRows, syncEveryFor } from './bench-plan.ts';
+import { runBench, type BenchResult } from './bench-runner.ts';
+import { fioArgs, fioAvailable, parseFioJson, runFioSide } from './bench-side.ts';
+
+let tmp: string;
+let fio: string | null;
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-engine-bench-test-'));
+  fio = await fioAvailable();
+});
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const TINY = { volumeBytes: 2 * 2 ** 20, maxSeconds: 0.1, reps: 1 };
+
+describe('engine bench', () => {
+  it('--quick style run writes the JSON file with rows, environment and targets', async () => {
+    const out = path.join(tmp, 'quick', 'latest.json');
+    const progress: string[] = [];
+    const r = await runBench({
+      budget: TINY,
+      quick: true,
+      dir: tmp,
+      out,
+      filter: { modes: ['buffered'], flushes: ['never', 'per-batch'], batches: [65536] },
+      onProgress: (l) => progress.push(l),
+    });
+    const file = JSON.parse(fs.readFileSync(out, 'utf8')) as BenchResult;
+    expect(file).toEqual(JSON.parse(JSON.stringify(r)));
+    expect(file.complete).toBe(true);
+    expect(file.interrupted).toBeNull();
+    expect(file.environment.kernel).toBe(os.release());
+    expect(file.environment.tmpfs).toBe(false);
+    expect(file.environment.fsType).not.toBe('');
+    expect(file.note).toMatch(/fdatasync costs ~80-250 µs/);
+    expect(file.rows).toHaveLength(2);
+    for (const row of file.rows) {
+      expect(row).toMatchObject({ mode: 'buffered', batchBytes: 65536, baseline: fio ? 'fio' : 'writeSync' });
+      expect(row.error).toBeUndefined();
+      expect(row.engineMBps).toBeGreaterThan(0);
+      expect(row.baselineMBps).toBeGreaterThan(0);
+      expect(row.ratio).toBeGreaterThan(0);
+      expect(row.p50Us).toBeGreaterThan(0);
+      expect(row.p99Us).toBeGreaterThanOrEqual(row.p50Us);
+      expect(row.reps).toHaveLength(1);
+    }
+    const perBatch = file.rows.find((x) => x.flush === 'per-batch')!;
+    expect(perBatch.syncEvery).toBe(1);
+    expect(perBatch.engineFlushes).toBeGreaterThan(0);
+    expect(perBatch.baselineSyncs).toBeGreaterThan(0);
+    expect(perBatch.baselineSyncP50Us).toBeGreaterThan(0);
+    expect(perBatch.baselineOpP50Us).toBeGreaterThanOrEqual(perBatch.baselineSyncP50Us!);
+    expect(file.targets.map((t) => t.id)).toEqual(['ratio-large-batches', 'ratio-4k-buffered', 'per-batch-fdatasync-p50']);
+    expect(file.targets[0].checks).toHaveLength(2);
+    expect(file.targets[1].pass).toBeNull(); // no 4 KiB row in this run
+    expect(progress).toHaveLength(2);
+    const text = formatBench(file, out);
+    expect(text).toMatch(/buffered\s+per-batch\s+64 KiB/);
+    expect(text).toMatch(/(PASS|FAIL) {2}engine\/baseline throughput ratio >= 0.85/);
+    // The fresh bench directory is gone.
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith('durolab-engine-bench-'))).toEqual([]);
+  });
+
+  it('falls back to a raw fs.writeSync baseline, alternates the order and keeps partial rows on interrupt', async () => {
+    const out = path.join(tmp, 'ws', 'latest.json');
+    const ac = new AbortController();
+    const r = await runBench({
+      budget: { ...TINY, reps: 2 },
+      quick: true,
+      dir: tmp,
+      out,
+      baseline: 'writeSync',
+      filter: { modes: ['direct', 'dsync'], flushes: ['per-batch'], batches: [4096, 65536] },
+      signal: ac.signal,
+      onProgress: () => ac.abort('SIGINT'),
+    });
+    expect(r.interrupted).toBe('SIGINT');
+    expect(r.complete).toBe(false);
+    expect(r.rows).toHaveLength(1);
+    const row = r.rows[0];
+    expect(row).toMatchObject({ mode: 'direct', flush: 'per-batch', batchBytes: 4096, baseline: 'writeSync' });
+    expect(row.reps.map((x) => x.order)).toEqual(['engine-first', 'baseline-first']);
+    expect(row.baselineSyncs).toBeGreaterThan(0);
+    expect(row.ratio).toBeGreaterThan(0);
+    const file = JSON.parse(fs.readFileSync(out, 'utf8')) as BenchResult;
+    expect(file.interrupted).toBe('SIGINT');
+    expect(file.rows).toHaveLength(1);
+  });
+
+  it('reads fio JSON: write clat apart from fdatasync latency', async (ctx) => {
+    // Without fio the writeSync test above covers the fallback.
+    if (!fio) ctx.skip();
+    const spec = planRows({ modes: ['buffered'], flushes: ['per-batch'], batches: [4096] })[0];
+    const file = path.join(tmp, 'fio.dat');
+    const args = fioArgs(spec, file, { volumeBytes: 1 << 20, maxSeconds: 0.1 });
+    expect(args).toEqual(expect.arrayContaining(['--bs=4096', '--file_append=1', '--invalidate=0', '--fdatasync=1', '--output-format=json']));
+    const r = await runFioSide(spec, file, { volumeBytes: 1 << 20, maxSeconds: 0.1 });
+    fs.rmSync(file, { force: true });
+    expect(r.kind).toBe('fio');
+    expect(r.ops).toBeGreaterThan(0);
+    expect(r.bytes).toBe(r.ops * 4096);
+    expect(r.syncs).toBeGreaterThanOrEqual(r.ops - 1);
+    expect(r.opP50Us).toBe(r.latUs.p50 + r.syncLatUs!.p50);
+  });
+
+  it('maps flush policies to the baseline sync cadence', () => {
+    expect(syncEveryFor({ kind: 'never' }, 4)).toBe(0);
+    expect(syncEveryFor({ kind: 'per-batch' }, 4)).toBe(1);
+    expect(syncEveryFor({ kind: 'messages', every: 32 }, 4)).toBe(8);
+    expect(syncEveryFor({ kind: 'messages', every: 32 }, 64)).toBe(1);
+    expect(() => syncEveryFor({ kind: 'ms', every: 10 }, 4)).toThrow(/ms:10 has no fixed write count/);
+    expect(planRows()).toHaveLength(18);
+  });
+
+  it('rejects fio output without a job', () => {
+    expect(() => parseFioJson('fio: some warning\n{"jobs": []}', 1)).toThrow('fio JSON: expected jobs[0].write.io_bytes');
+    expect(() => parseFioJson('nothing', 1)).toThrow('fio printed no JSON');
+  });
+});
