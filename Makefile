@@ -36,5 +36,8 @@ report: build
 scenarios-check: build
 	node bin/durolab.mjs scenario check
 
+vm-image: build
+	node bin/durolab.mjs vm-image
+
 clean:
 	rm -rf dist

@@ -31,6 +31,10 @@ const commands: Record<string, Command> = {
     summary: 'list, check or show scenario files without running them',
     load: () => import('../scenario/scenario-command.ts'),
   },
+  'vm-image': {
+    summary: 'build (or find cached) the QEMU guest image: kernel, busybox initramfs, node, the bundled CLI',
+    load: () => import('../vm/image-command.ts'),
+  },
   report: {
     summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',
     load: () => import('../report/report-command.ts'),

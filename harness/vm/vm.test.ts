@@ -110,6 +110,12 @@ describe('VM target under QEMU', () => {
     const vda = parseDiskstats(probe.diskstats, 'vda', probe.tMs);
     expect(vda.readsCompleted).toBeGreaterThan(0); // the mount read the superblock
     expect(Math.abs(probe.tMs - Date.now())).toBeLessThan(5000);
+    const samples: number[] = [];
+    const poller = vm.pollProbes((p) => samples.push(p.tMs), { intervalMs: 250, onError: (e) => { throw e; } });
+    await sleep(1100);
+    await poller.stop();
+    expect(samples.length).toBeGreaterThanOrEqual(3);
+    expect(samples[samples.length - 1]! - samples[0]!).toBeGreaterThanOrEqual(400);
 
     // The native CRC-32C binding and a bundled npm package work in the guest.
     const deps = await vm.exec({ argv: ['node', GUEST_DEPS_CHECK] });
@@ -191,7 +197,10 @@ describe('VM target under QEMU', () => {
     await vm2.setup({ sysctls: {}, mountOptions: 'commit=60' });
     const afterReboot = checkAppendLog(await vm2.readGuestFile('/data/log'), RECORD_BYTES);
     expect(afterReboot.validRecords).toBe(synced.check.validRecords);
-    await vm2.shutdown();
+    // A guest that went down on its own before the cut must not pass for a cut.
+    await vm2.exec({ argv: ['sh', '-c', 'sleep 0.3; poweroff -f -n'] });
+    await vm2.exited;
+    await expect(vm2.powerCut()).rejects.toThrow(/QEMU had already exited .*before the power cut; serial log: /);
 
     const buffered = await trial('cut-buffered', 'none', 2000);
     expect(buffered.acked).toBeGreaterThanOrEqual(2000);

@@ -33,6 +33,8 @@ export interface VmOptions {
   agentPort: number;
   /** Under auto: how long a KVM guest may stay silent before it counts as hung (default 5 s). */
   kvmProbeMs?: number;
+  /** Appended to the kernel command line. */
+  kernelArgs?: string[];
 }
 
 export interface BootReport {
@@ -84,6 +86,8 @@ export interface SetupResult {
 }
 
 class KvmUnusable extends Error {}
+/** A picked host port was taken between picking and QEMU's bind. */
+class PortClash extends Error {}
 
 /** Set once KVM failed in this process, so later VMs go straight to TCG. */
 let kvmVerdict: { ok: false; reason: string } | undefined;
@@ -152,6 +156,7 @@ export class Vm {
   private readonly http = new http.Agent({ keepAlive: true, maxSockets: 4 });
   private readonly seen = new Map<number, { lastSeenRunningAtMs?: number; exitedSeen: boolean; exitCode?: number | null }>();
   private ended = false;
+  private qemuExited = false;
 
   private constructor(
     opts: VmOptions,
@@ -167,6 +172,7 @@ export class Vm {
     this.agentUrl = `http://127.0.0.1:${agentHostPort}`;
     this.boot = boot;
     this.hostfwd = hostfwd;
+    void exited.then(() => (this.qemuExited = true));
   }
 
   /** Boots a VM and waits for its agent. Under 'auto', a silent KVM guest is killed and rebooted under TCG. */
@@ -191,12 +197,16 @@ export class Vm {
     } else candidates = [want];
     const t0 = performance.now();
     for (const accel of candidates) {
-      try {
-        return await Vm.launch(opts, accel, want === 'auto' && accel === 'kvm', fallback, t0);
-      } catch (err) {
-        if (!(err instanceof KvmUnusable)) throw err;
-        kvmVerdict = { ok: false, reason: err.message };
-        fallback = `kvm: ${err.message}`;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await Vm.launch(opts, accel, want === 'auto' && accel === 'kvm', fallback, t0);
+        } catch (err) {
+          if (err instanceof PortClash && attempt < 4) continue;
+          if (!(err instanceof KvmUnusable)) throw err;
+          kvmVerdict = { ok: false, reason: err.message };
+          fallback = `kvm: ${err.message}`;
+          break;
+        }
       }
     }
     throw new Error(`VM ${opts.name}: no accelerator left to try (${fallback})`);
@@ -205,6 +215,7 @@ export class Vm {
   private static async launch(opts: VmOptions, accel: Accel, probeKvm: boolean, fallback: string | undefined, t0: number): Promise<Vm> {
     const hostfwd = await Promise.all(opts.hostfwd.map(async (f) => ({ ...f, hostPort: f.hostPort === 0 ? await freePort() : f.hostPort })));
     let agentFwd = hostfwd.find((f) => f.guestPort === opts.agentPort);
+    const portsPicked = !agentFwd || opts.hostfwd.some((f) => f.hostPort === 0);
     if (!agentFwd) {
       agentFwd = { guestPort: opts.agentPort, hostPort: await freePort() };
       hostfwd.push(agentFwd);
@@ -224,6 +235,7 @@ export class Vm {
       guestfwd: opts.guestfwd ?? [],
       busybox: requireExecutable('busybox'),
       bios: findQboot(),
+      ...(opts.kernelArgs ? { extraKernelArgs: opts.kernelArgs } : {}),
     });
     const qemu = requireExecutable('qemu-system-x86_64');
     const setpriv = findExecutable('setpriv');
@@ -257,6 +269,7 @@ export class Vm {
         if (done) {
           const r = await exited;
           const why = `QEMU exited during boot (code ${r.exitCode ?? '-'}${r.signal ? `, signal ${r.signal}` : ''}): ${r.stderr.trim().slice(0, 400) || 'no stderr'}`;
+          if (/host forwarding rule/.test(r.stderr) && portsPicked) throw new PortClash(why);
           if (probeKvm) throw new KvmUnusable(why);
           throw new Error(`VM ${opts.name} (accel ${accel}): ${why}; serial log: ${serialLogPath}\n${tailOf(serialLogPath)}`);
         }
@@ -412,6 +425,11 @@ export class Vm {
   async powerCut(): Promise<PowerCutReport> {
     if (this.ended) throw new Error(`VM ${this.name}: powerCut: the VM is no longer running`);
     this.ended = true;
+    if (this.qemuExited) {
+      // The guest powered off (agent died, panic) before the cut: whatever survived proves nothing.
+      const r = await this.exited;
+      throw new Error(`VM ${this.name}: QEMU had already exited (code ${r.exitCode ?? '-'}${r.signal ? `, signal ${r.signal}` : ''}) before the power cut; serial log: ${this.serialLogPath}\n${tailOf(this.serialLogPath)}`);
+    }
     const cutAtMs = Date.now();
     const t = performance.now();
     try {
@@ -438,7 +456,7 @@ export class Vm {
     this.http.destroy();
     const exited = await Promise.race([this.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
     if (!exited || failure) {
-      if (isAlive(this.pid)) process.kill(this.pid, 'SIGKILL');
+      if (!this.qemuExited) process.kill(this.pid, 'SIGKILL');
       await this.exited;
       throw new Error(`VM ${this.name}: clean shutdown failed (${failure ?? `QEMU still running ${timeoutMs} ms after the agent's shutdown`}); killed it. Serial log: ${this.serialLogPath}`);
     }
@@ -448,7 +466,7 @@ export class Vm {
   async dispose(): Promise<void> {
     this.ended = true;
     this.http.destroy();
-    if (isAlive(this.pid)) {
+    if (!this.qemuExited && isAlive(this.pid)) {
       try {
         process.kill(this.pid, 'SIGKILL');
       } catch {
@@ -459,7 +477,7 @@ export class Vm {
   }
 
   get running(): boolean {
-    return !this.ended && isAlive(this.pid);
+    return !this.ended && !this.qemuExited;
   }
 }
 

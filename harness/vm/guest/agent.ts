@@ -91,8 +91,8 @@ async function setup(body: { sysctls?: Record<string, number>; mountOptions?: st
   if (body.mount !== false) {
     await waitForDevice(device, 5000);
     fs.mkdirSync(mountPoint, { recursive: true });
+    if (/\s/.test(body.mountOptions ?? '')) throw new HttpError(400, `mountOptions must not contain spaces: '${body.mountOptions}'`);
     const opts = body.mountOptions ? ['-o', body.mountOptions] : [];
-    if (/[\s]/.test(body.mountOptions ?? '')) throw new HttpError(400, `mountOptions must not contain spaces: '${body.mountOptions}'`);
     try {
       await execFileP('mount', ['-t', 'ext4', ...opts, device, mountPoint]);
     } catch (err) {
