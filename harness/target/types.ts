@@ -54,3 +54,40 @@ export function brokerSetFlags(s: ResolvedSettings): string[] {
   };
   return Object.entries(pairs).map(([k, v]) => `${k}=${v}`);
 }
+
+/** What a fault did to one broker, and what the broker said when it came back. */
+export interface BrokerRecovery {
+  brokerId: number;
+  /** Time from restart to the broker serving again. */
+  restartMs: number;
+  /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart). */
+  partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; batchesTruncated: number; durationMs: number }>;
+}
+
+export interface CutInfo {
+  brokerIds: number[];
+  /** Wall clock (Date.now()) when the kill was sent. */
+  atMs: number;
+  /** Guest page-cache figures just before the cut (VM target only). */
+  guestDirtyBeforeCut?: Record<number, { nrDirty: number; nrWriteback: number }>;
+  /** The workload in each guest was still running at the cut (a guest that stopped early looks falsely durable). */
+  liveAtCut?: Record<number, boolean>;
+}
+
+/**
+ * A cluster the faults can act on. The process target implements processKill; the VM target
+ * implements both (powerCut = SIGKILL of the QEMU process: the guest's page cache dies too).
+ */
+export interface FaultableCluster extends RunningCluster {
+  readonly supportsPowerCut: boolean;
+  /** Current leader broker id of a partition (from the controller), or null when offline. */
+  leaderId(topic: string, partition: number): number | null;
+  powerCut(brokerIds: number[]): Promise<CutInfo>;
+  processKill(brokerIds: number[]): Promise<CutInfo>;
+  /** Brings the brokers back on the same disks / data dirs; waits until they serve. */
+  restart(brokerIds: number[]): Promise<BrokerRecovery[]>;
+  /** Waits until every partition of the topic has a leader again (after a fault). */
+  waitForLeaders(topic: string, timeoutMs: number): Promise<void>;
+  /** URL the host uses to reach a broker (for the checker's per-replica reads). */
+  urlOf(brokerId: number): string;
+}
