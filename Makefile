@@ -6,7 +6,7 @@ DURATION ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps build test typecheck bench bench-engine bench-broker report scenarios-check vm-image clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report scenarios-check vm-image clean
 
 all: build
 
@@ -15,13 +15,16 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 
 deps: $(NODE_MODULES_STAMP)
 
+system-deps:
+	bash scripts/install-system-deps.sh
+
 build: deps
 	node scripts/build.mjs
 
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-test: build typecheck
+test: system-deps build typecheck
 	npx vitest run
 
 bench: build
@@ -29,6 +32,9 @@ bench: build
 
 bench-engine: build
 	node bin/durolab.mjs engine bench
+
+bench-broker: build
+	node bin/durolab.mjs bench-broker
 
 report: build
 	node bin/durolab.mjs report $(RUN)
