@@ -3,7 +3,7 @@
 # baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
 # busybox-static (power-cut VMs), chromium (report test). Needs root (or sudo).
 set -euo pipefail
-packages=(fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

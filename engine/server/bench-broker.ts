@@ -1,0 +1,343 @@
+// `durolab bench-broker`: produce throughput and latency of one broker over HTTP for acks
+// 0/1/all at RF 1 and RF 3, next to a null node:http server (reads the body, answers a small
+// JSON) measured the same way in the same run: the ratio to it is the number to read, since
+// the load generator and the brokers share this machine's cores.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { execa } from 'execa';
+import * as hdr from 'hdr-histogram-js';
+import { encodeBatch } from '../records/index.ts';
+import { repoRoot, startCluster, type Cluster } from './cluster.ts';
+import { RECORD_BATCH_TYPE } from './http-util.ts';
+
+const HELP = `usage: durolab bench-broker [options]
+
+Drives one broker with autocannon (binary RecordBatch bodies) for acks 0/1/all at RF 1 and
+RF 3, and a null node:http server the same way, then prints req/s, records/s, MB/s and latency
+p50/p99/p99.9 in microseconds and writes the table as JSON.
+
+options:
+  --duration S        seconds per measured run (default 3; each run has a 1 s warm-up)
+  --rounds N          runs per broker configuration, interleaved; the table shows medians (default 2)
+  --connections N     concurrent connections (default 32); acks=1/all also run with 1
+                      connection to show the latency acks=all adds without queueing
+  --record-bytes B    value size per record (default 1024)
+  --batch N           records per batch / request (default 16)
+  --dir D             broker data root (default: a temporary directory, removed afterwards)
+  --out FILE          JSON results (default results/broker/latest.json)
+  --set KEY=VALUE     broker setting for every broker (repeatable), e.g. --set flush=per-batch
+`;
+
+interface Row {
+  name: string;
+  target: 'null' | 'broker';
+  connections: number;
+  rf: number | null;
+  acks: string | null;
+  durationS: number;
+  requests: number;
+  reqPerSec: number;
+  recordsPerSec: number;
+  /** Request body bytes per second / 1e6. */
+  mbPerSec: number;
+  latencyUs: { p50: number; p99: number; p999: number; max: number; mean: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+interface LoadOptions {
+  url: string;
+  body: Buffer;
+  connections: number;
+  durationS: number;
+  recordsPerRequest: number;
+}
+
+async function load(name: string, target: Row['target'], rf: number | null, acks: string | null, o: LoadOptions): Promise<Row> {
+  const common = {
+    url: o.url,
+    method: 'POST' as const,
+    connections: o.connections,
+    headers: { 'content-type': RECORD_BATCH_TYPE },
+    body: o.body,
+    timeout: 30,
+  };
+  await autocannon({ ...common, duration: 1 }); // warm-up: JIT, connection setup, page cache
+  const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  // Without a callback autocannon returns its instance, which is both an EventEmitter and thenable.
+  const instance = autocannon({ ...common, duration: o.durationS }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
+  let ok = 0;
+  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTimeMs: number) => {
+    hist.recordValue(Math.max(1, Math.round(responseTimeMs * 1000)));
+    if (statusCode >= 200 && statusCode < 300) ok++;
+  });
+  const r = await instance;
+  const seconds = r.duration;
+  const row: Row = {
+    name,
+    target,
+    connections: o.connections,
+    rf,
+    acks,
+    durationS: Math.round(seconds * 100) / 100,
+    requests: ok,
+    reqPerSec: Math.round(ok / seconds),
+    recordsPerSec: Math.round((ok * o.recordsPerRequest) / seconds),
+    mbPerSec: Math.round(((ok * o.body.length) / seconds / 1e6) * 10) / 10,
+    latencyUs: {
+      p50: hist.getValueAtPercentile(50),
+      p99: hist.getValueAtPercentile(99),
+      p999: hist.getValueAtPercentile(99.9),
+      max: hist.maxValue,
+      mean: Math.round(hist.mean),
+    },
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
+  hist.destroy();
+  return row;
+}
+
+const NULL_SERVER = `
+import http from 'node:http';
+const server = http.createServer({ keepAliveTimeout: 30000 }, (req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    const text = JSON.stringify({ baseOffset: 0, lastOffset: 15, logAppendTimeMs: Date.now(), hw: body.length });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ event: 'ready', url: 'http://127.0.0.1:' + server.address().port })));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+async function withNullServer<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  const proc = execa(process.execPath, ['--input-type=module', '-e', NULL_SERVER], { stdin: 'ignore', stderr: 'inherit', buffer: false, reject: false, cleanup: true, forceKillAfterDelay: 2000 });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let buf = '';
+      proc.stdout!.on('data', (c: Buffer) => {
+        buf += c.toString();
+        const m = /"url":"([^"]+)"/.exec(buf);
+        if (m) resolve(m[1]);
+      });
+      void proc.then(() => reject(new Error('null server exited before it was ready')));
+    });
+    return await fn(url);
+  } finally {
+    proc.kill('SIGTERM');
+    await proc;
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : Math.round((s[m - 1] + s[m]) / 2);
+}
+
+/** One row per configuration: the median of each figure over its runs (not one run's row). */
+function medianRow(name: string, rs: Row[]): Row {
+  const pick = (f: (r: Row) => number): number => median(rs.map(f));
+  return {
+    name: rs.length > 1 ? `${name} (median of ${rs.length})` : name,
+    target: rs[0].target,
+    connections: rs[0].connections,
+    rf: rs[0].rf,
+    acks: rs[0].acks,
+    durationS: pick((r) => r.durationS),
+    requests: rs.reduce((s, r) => s + r.requests, 0),
+    reqPerSec: pick((r) => r.reqPerSec),
+    recordsPerSec: pick((r) => r.recordsPerSec),
+    mbPerSec: Math.round(median(rs.map((r) => r.mbPerSec * 10))) / 10,
+    latencyUs: {
+      p50: pick((r) => r.latencyUs.p50),
+      p99: pick((r) => r.latencyUs.p99),
+      p999: pick((r) => r.latencyUs.p999),
+      max: Math.max(...rs.map((r) => r.latencyUs.max)),
+      mean: pick((r) => r.latencyUs.mean),
+    },
+    non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
+    errors: rs.reduce((s, r) => s + r.errors, 0),
+    timeouts: rs.reduce((s, r) => s + r.timeouts, 0),
+  };
+}
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function table(rows: Row[]): string {
+  const head = ['run', 'req/s', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'non-2xx'];
+  const body = rows.map((r) => [r.name, fmt(r.reqPerSec), fmt(r.recordsPerSec), String(r.mbPerSec), fmt(r.latencyUs.p50), fmt(r.latencyUs.p99), fmt(r.latencyUs.p999), String(r.non2xx + r.errors)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(head), ...body.map(line)].join('\n');
+}
+
+function posInt(name: string, v: string | undefined, def: number, max: number): number {
+  if (v === undefined) return def;
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw new Error(`--${name} ${v}: expected an integer in [1, ${max}]`);
+  return Number(v);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      'record-bytes': { type: 'string' },
+      batch: { type: 'string' },
+      dir: { type: 'string' },
+      out: { type: 'string' },
+      set: { type: 'string', multiple: true, default: [] },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const durationS = posInt('duration', values.duration, 3, 3600);
+  const rounds = posInt('rounds', values.rounds, 2, 100);
+  const connections = posInt('connections', values.connections, 32, 10_000);
+  const recordBytes = posInt('record-bytes', values['record-bytes'], 1024, 1 << 20);
+  const perBatch = posInt('batch', values.batch, 16, 10_000);
+  const out = path.resolve(values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
+  const ownDir = !values.dir;
+  const root = values.dir ? path.resolve(values.dir) : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));
+
+  const value = Buffer.alloc(recordBytes, 0x61);
+  const body = encodeBatch({ records: Array.from({ length: perBatch }, (_, i) => ({ key: Buffer.from(`k${i}`), value })) });
+  const lo = { body, connections, durationS, recordsPerRequest: perBatch };
+  const runs: Row[] = [];
+  const loadStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  const say = (m: string): void => void process.stderr.write(`[bench-broker] ${m}\n`);
+  say(`${perBatch} x ${recordBytes} B records per request (${body.length} B bodies), ${connections} connections, ${durationS} s per run (+1 s warm-up), ${rounds} rounds`);
+
+  // Runs are interleaved (acks 0/1/all, then again) and the null server is measured before,
+  // between and after the clusters, so drift from other load on the machine spreads evenly;
+  // the table shows the median of each configuration.
+  try {
+    await withNullServer(async (nullUrl) => {
+      const nullRun = async (when: string): Promise<void> => {
+        const row = await load(`null server (${when})`, 'null', null, null, { ...lo, url: nullUrl });
+        runs.push(row);
+        say(`${row.name}: ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs`);
+      };
+      await nullRun('before');
+      for (const rf of [1, 3]) {
+        const dir = path.join(root, `rf${rf}`);
+        mkdirSync(dir, { recursive: true });
+        let cluster: Cluster | null = null;
+        try {
+          cluster = await startCluster({ brokers: rf, dir, port: 0, set: values.set, topics: [{ name: 'bench', partitions: 1, replicationFactor: rf }] });
+          const leader = cluster.leaderOf('bench', 0);
+          if (!leader) throw new Error(`bench-broker: topic bench has no leader at RF ${rf}`);
+          for (let round = 1; round <= rounds; round++) {
+            for (const acks of ['0', '1', 'all']) {
+              const url = `${leader.url}/v1/topics/bench/partitions/0/records?acks=${acks}`;
+              const row = await load(`broker RF ${rf} acks=${acks}`, 'broker', rf, acks, { ...lo, url });
+              runs.push(row);
+              say(`${row.name} (round ${round}): ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs, p99 ${fmt(row.latencyUs.p99)} µs`);
+            }
+          }
+          // Saturated, latency is mostly queueing (connections / throughput); one connection
+          // shows what acks=all itself adds: the followers' fetch round trips.
+          for (const acks of ['1', 'all']) {
+            const url = `${leader.url}/v1/topics/bench/partitions/0/records?acks=${acks}`;
+            const row = await load(`broker RF ${rf} acks=${acks}, 1 connection`, 'broker', rf, acks, { ...lo, connections: 1, url });
+            runs.push(row);
+            say(`${row.name}: ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs, p99 ${fmt(row.latencyUs.p99)} µs`);
+          }
+        } finally {
+          await cluster?.stop();
+          rmSync(dir, { recursive: true, force: true });
+        }
+        await nullRun(rf === 1 ? 'between' : 'after');
+      }
+    });
+  } finally {
+    if (ownDir) rmSync(root, { recursive: true, force: true });
+  }
+  const rows: Row[] = [medianRow('null server', runs.filter((r) => r.target === 'null'))];
+  for (const rf of [1, 3]) {
+    for (const acks of ['0', '1', 'all']) {
+      rows.push(medianRow(`broker RF ${rf} acks=${acks}`, runs.filter((r) => r.rf === rf && r.acks === acks && r.connections === connections)));
+    }
+  }
+  for (const rf of [1, 3]) {
+    for (const acks of ['1', 'all']) rows.push(medianRow(`broker RF ${rf} acks=${acks}, 1 connection`, runs.filter((r) => r.rf === rf && r.acks === acks && r.connections === 1)));
+  }
+
+  const find = (rf: number, acks: string, conns = connections): Row => rows.find((r) => r.rf === rf && r.acks === acks && r.connections === conns)!;
+  const nullReq = rows[0].reqPerSec;
+  const a1 = find(1, '1');
+  const a1rf3 = find(3, '1');
+  const allRf3 = find(3, 'all');
+  const a1rf3one = find(3, '1', 1);
+  const allRf3one = find(3, 'all', 1);
+  const a1rf1one = find(1, '1', 1);
+  const round = (x: number): number => Math.round(x * 1000) / 1000;
+  const overhead = (x: Row, base: Row) => ({
+    p50Us: x.latencyUs.p50 - base.latencyUs.p50,
+    p99Us: x.latencyUs.p99 - base.latencyUs.p99,
+    p50Ratio: round(x.latencyUs.p50 / base.latencyUs.p50),
+    p99Ratio: round(x.latencyUs.p99 / base.latencyUs.p99),
+  });
+  const summary = {
+    nullReqPerSec: Math.round(nullReq),
+    acks1Rf1VsNull: round(a1.reqPerSec / nullReq),
+    target: 'acks=1 RF 1 >= 0.6 x null server req/s',
+    targetMet: a1.reqPerSec / nullReq >= 0.6,
+    /** One connection: the latency acks=all adds (follower fetch round trips), without queueing. */
+    acksAllRf3OverAcks1Rf3: overhead(allRf3one, a1rf3one),
+    acksAllRf3OverAcks1Rf1: overhead(allRf3one, a1rf1one),
+    /** At full load (the configured connections): queueing dominates both. */
+    saturatedAcksAllRf3OverAcks1Rf3: overhead(allRf3, a1rf3),
+    saturatedAcksAllRf3OverAcks1Rf1: overhead(allRf3, a1),
+  };
+  const report = {
+    kind: 'durolab.bench-broker',
+    generatedAt: new Date().toISOString(),
+    environment: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      note: 'load generator, brokers and null server share these cores; compare ratios within one run',
+      /** 1/5/15-minute load averages: other work on the machine shows here. */
+      loadAverage: { start: loadStart, end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+    },
+    params: { durationS, rounds, connections, recordBytes, recordsPerRequest: perBatch, bodyBytes: body.length, settings: values.set },
+    /** Median of the runs of each configuration. */
+    rows,
+    runs,
+    summary,
+  };
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(table(rows));
+  const signed = (n: number): string => (n >= 0 ? `+${fmt(n)}` : `-${fmt(-n)}`);
+  const over = (o: typeof summary.acksAllRf3OverAcks1Rf3): string => `p50 ${signed(o.p50Us)} µs (x${o.p50Ratio}), p99 ${signed(o.p99Us)} µs (x${o.p99Ratio})`;
+  console.log(
+    `\nnull server runs: ${runs.filter((r) => r.target === 'null').map((r) => fmt(r.reqPerSec)).join(', ')} req/s; load average ${report.environment.loadAverage.start.join(' ')} -> ${report.environment.loadAverage.end.join(' ')}` +
+      `\nacks=1 RF 1 / null server req/s: ${summary.acks1Rf1VsNull} (target >= 0.6: ${summary.targetMet ? 'met' : 'NOT met'})` +
+      `\nacks=all RF 3 over acks=1 RF 3, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf3)}` +
+      `\nacks=all RF 3 over acks=1 RF 1, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf1)}` +
+      `\nacks=all RF 3 over acks=1 RF 3, ${connections} connections: ${over(summary.saturatedAcksAllRf3OverAcks1Rf3)}` +
+      `\nwritten to ${out}`,
+  );
+  return 0;
+}

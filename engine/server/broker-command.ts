@@ -1,0 +1,155 @@
+// `durolab broker`: runs one broker process until SIGTERM/SIGINT (clean shutdown: partitions
+// close and Log.close writes the clean-shutdown marker). Any other end (SIGKILL, crash, power
+// cut) leaves the logs to be recovered on the next start.
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Broker } from './broker.ts';
+import { brokerSettings, loadRawSettings, parseTopicSpec, settingsHelp } from './config.ts';
+
+const HELP = `usage: durolab broker --id N --data DIR [options]
+
+Runs one broker. Prints {"event":"ready","brokerId","url","pid"} on stdout once it serves;
+logs go to stderr. SIGTERM or SIGINT shuts down cleanly.
+
+options:
+  --id N                 broker id (integer >= 0)
+  --data DIR             data directory (DIR/<topic>-<partition>/ per replica)
+  --listen HOST:PORT     bind address (default 127.0.0.1:9092; port 0 = any free port)
+  --advertise URL        URL other brokers and clients use (default http://HOST:PORT)
+  --controller URL       controller base URL (e.g. http://127.0.0.1:9095); without it the
+                         broker is standalone: its --topic partitions at RF 1, led by itself
+  --topic NAME:PARTITIONS  standalone topic (repeatable)
+  --config FILE          settings, Kafka-style key=value .properties or .json
+  --set KEY=VALUE        override one setting (repeatable; applied after --config)
+  --parent-pid PID       shut down cleanly when this process is gone (used by durolab cluster)
+
+settings:
+${settingsHelp()}
+`;
+
+export function parseListen(s: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(s) ?? /^()()(\d{1,5})$/.exec(s);
+  if (!m) throw new Error(`--listen ${s}: expected HOST:PORT (e.g. 127.0.0.1:9092)`);
+  const port = Number(m[3]);
+  if (port > 65535) throw new Error(`--listen ${s}: port must be in [0, 65535]`);
+  return { host: m[1] || m[2] || '127.0.0.1', port };
+}
+
+function parseId(s: string | undefined): number {
+  if (s === undefined) throw new Error('--id is required (broker id, an integer >= 0)');
+  if (!/^\d{1,9}$/.test(s)) throw new Error(`--id ${s}: expected an integer >= 0`);
+  return Number(s);
+}
+
+/** Exits cleanly when the parent (durolab cluster, a test) disappears, even after its SIGKILL. */
+function watchParent(pid: number, onGone: () => void): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') {
+        clearInterval(timer);
+        onGone();
+      }
+    }
+  }, 500);
+  timer.unref();
+  return timer;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      id: { type: 'string' },
+      data: { type: 'string' },
+      listen: { type: 'string', default: '127.0.0.1:9092' },
+      advertise: { type: 'string' },
+      controller: { type: 'string' },
+      topic: { type: 'string', multiple: true, default: [] },
+      config: { type: 'string' },
+      set: { type: 'string', multiple: true, default: [] },
+      'parent-pid': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  // Whoever reads our stdout/stderr may be gone (a SIGKILLed parent); a broken pipe must not
+  // turn a clean shutdown into a crash.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    });
+  }
+  const id = parseId(values.id);
+  if (!values.data) throw new Error('--data is required (the broker data directory)');
+  const { host, port } = parseListen(values.listen!);
+  const topics = values.topic!.map((t) => parseTopicSpec(t, false));
+  if (values.controller && topics.length > 0) {
+    throw new Error('--topic is for a standalone broker; with --controller create topics on the controller (POST /v1/controller/topics or durolab cluster --topic)');
+  }
+  if (values.controller && !/^https?:\/\/[^/]+/.test(values.controller)) throw new Error(`--controller ${values.controller}: expected a URL like http://127.0.0.1:9091`);
+  const settings = brokerSettings(loadRawSettings(values.config, values.set!));
+  const dataDir = path.resolve(values.data);
+
+  const broker = await Broker.start({
+    id,
+    dataDir,
+    host,
+    port,
+    advertiseUrl: values.advertise,
+    controllerUrl: values.controller,
+    topics,
+    settings,
+  });
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (why: string, code: number): void => {
+      if (stopping) {
+        broker.log(`${why} during shutdown: exiting now`);
+        process.exit(code || 1);
+      }
+      stopping = true;
+      broker.log(`${why}: shutting down cleanly`);
+      broker.close().then(
+        () => {
+          process.off('SIGTERM', onTerm);
+          process.off('SIGINT', onInt);
+          resolve(code);
+        },
+        (err: unknown) => {
+          broker.log(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+          resolve(1);
+        },
+      );
+    };
+    const onTerm = (): void => stop('SIGTERM', 0);
+    const onInt = (): void => stop('SIGINT', 0);
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+    if (values['parent-pid']) {
+      const ppid = Number(values['parent-pid']);
+      if (!Number.isSafeInteger(ppid) || ppid <= 0) throw new Error(`--parent-pid ${values['parent-pid']}: expected a process id`);
+      watchParent(ppid, () => stop(`parent process ${ppid} is gone`, 0));
+    }
+    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, pid: process.pid })}\n`);
+  });
+}
+
+// Direct run (`node --import tsx engine/server/broker-command.ts ...`) before the CLI bundle knows `broker`.
+if (import.meta.url.endsWith('/broker-command.ts') && process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (err: unknown) => {
+      console.error(`durolab broker: ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,386 @@
+// The broker's HTTP routes (REPLICATION-DESIGN.md "HTTP API"). The produce route is the hot
+// path: a binary body is read once into one buffer and handed to Partition.appendAsLeader
+// without parsing; everything that can be rejected is rejected before the body is read.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isUtf8 } from 'node:buffer';
+import { encodeBatch, recordsOf, type RecordHeader, type RecordInput } from '../records/index.ts';
+import { type Acks, type Partition, BrokerError } from '../replication/index.ts';
+import type { Broker } from './broker.ts';
+import {
+  ClientGoneError,
+  intParam,
+  invalid,
+  mediaType,
+  parseQuery,
+  readBody,
+  RECORD_BATCH_TYPE,
+  sendError,
+  sendJson,
+  toBrokerError,
+} from './http-util.ts';
+
+export const BINARY_TYPES = [RECORD_BATCH_TYPE, 'application/octet-stream'] as const;
+export const PRODUCE_TYPES = [...BINARY_TYPES, 'application/json'] as const;
+/** JSON escapes and field names make a JSON produce larger than the batch it becomes. */
+export const JSON_BODY_SLACK = 64 * 1024;
+const MAX_FETCH_WAIT_MS = 60_000;
+const MAX_PRODUCE_TIMEOUT_MS = 300_000;
+
+type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'unknown';
+
+export class HttpStats {
+  requests = 0;
+  byRoute: Record<RouteName, number> = { produce: 0, fetch: 0, replicaFetch: 0, epochEndOffset: 0, metrics: 0, health: 0, logHash: 0, unknown: 0 };
+  /** Error answers by Kafka error name (everything else was answered 2xx). */
+  errors: Record<string, number> = {};
+  /** Errors of acks=0 produces, which were answered 204 before the append finished. */
+  acks0Errors: Record<string, number> = {};
+  /** Malformed HTTP or header/request timeouts, answered by node's parser (400/408). */
+  clientErrors = 0;
+  /** Requests whose client disconnected before the body was complete (nothing appended). */
+  clientGone = 0;
+  produceBytes = 0;
+}
+
+export function createBrokerHandler(broker: Broker): (req: IncomingMessage, res: ServerResponse) => void {
+  const stats = broker.httpStats;
+  return (req, res) => {
+    stats.requests++;
+    route(broker, req, res).catch((err: unknown) => {
+      if (err instanceof ClientGoneError) {
+        stats.clientGone++;
+        res.destroy();
+        return;
+      }
+      const be = withLeaderUrl(broker, toBrokerError(err));
+      stats.errors[be.code] = (stats.errors[be.code] ?? 0) + 1;
+      if (be.code === 'KAFKA_STORAGE_ERROR') broker.logThrottled(be.code, `${req.method} ${req.url}: ${be.message}`);
+      sendError(res, be, mustClose(req, be, broker.settings.messageMaxBytes + JSON_BODY_SLACK));
+    });
+  };
+}
+
+/**
+ * An error answered before the body was read: node discards (reads) the rest of a small body
+ * and keeps the connection; a body that is too large, of unknown length, or whose reading we
+ * stopped must not be read at all, so the connection closes after the answer.
+ */
+function mustClose(req: IncomingMessage, e: BrokerError, cap: number): boolean {
+  if (req.complete) return false;
+  if (e.code === 'MESSAGE_TOO_LARGE' || req.readableFlowing === false) return true;
+  const length = req.headers['content-length'];
+  return length === undefined || !(Number(length) <= cap);
+}
+
+function withLeaderUrl(broker: Broker, e: BrokerError): BrokerError {
+  if (e.code !== 'NOT_LEADER_OR_FOLLOWER' || 'leaderUrl' in e.details) return e;
+  const leader = typeof e.details.leader === 'number' ? e.details.leader : -1;
+  return new BrokerError(e.code, e.message, { ...e.details, leader, leaderUrl: leader >= 0 ? (broker.peerUrl(leader) ?? null) : null });
+}
+
+function notFound(method: string, path: string): BrokerError {
+  return new BrokerError(
+    'INVALID_REQUEST',
+    `no route ${method} ${path}: expected /v1/topics/{topic}/partitions/{p}/records, /v1/replication/topics/{topic}/partitions/{p}/epoch-end-offset, /v1/metrics, /v1/health or /v1/admin/log-hash`,
+  );
+}
+
+function topicName(s: string): string {
+  try {
+    const t = decodeURIComponent(s);
+    if (t !== '') return t;
+  } catch {
+    // fall through to the error naming the parameter
+  }
+  throw invalid('topic', 'a URL-encoded topic name in the path', s);
+}
+
+function partitionIndex(s: string): number {
+  if (!/^\d{1,10}$/.test(s) || Number(s) > 0x7fffffff) throw invalid('partition', 'a partition number >= 0 in the path', s);
+  return Number(s);
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string, method: string, path: string): void {
+  sendJson(res, 405, { error: 'INVALID_REQUEST', message: `${method} ${path}: method not allowed (allowed: ${allow})` }, { allow });
+}
+
+async function route(broker: Broker, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const search = q < 0 ? '' : url.slice(q + 1);
+  const method = req.method ?? 'GET';
+  const stats = broker.httpStats;
+
+  if (path.startsWith('/v1/topics/')) {
+    const parts = path.slice('/v1/topics/'.length).split('/');
+    if (parts.length !== 4 || parts[1] !== 'partitions' || parts[3] !== 'records') throw notFound(method, path);
+    const topic = topicName(parts[0]);
+    const index = partitionIndex(parts[2]);
+    if (method === 'POST') {
+      stats.byRoute.produce++;
+      return produce(broker, req, res, topic, index, search);
+    }
+    if (method === 'GET') return fetch(broker, req, res, topic, index, search);
+    return methodNotAllowed(res, 'GET, POST', method, path);
+  }
+  if (path.startsWith('/v1/replication/topics/')) {
+    const parts = path.slice('/v1/replication/topics/'.length).split('/');
+    if (parts.length !== 4 || parts[1] !== 'partitions' || parts[3] !== 'epoch-end-offset') throw notFound(method, path);
+    if (method !== 'GET') return methodNotAllowed(res, 'GET', method, path);
+    stats.byRoute.epochEndOffset++;
+    const p = broker.partitionOrThrow(topicName(parts[0]), partitionIndex(parts[2]));
+    const epoch = intParam(parseQuery(search, ['epoch']), 'epoch', undefined, -1, 0x7fffffff);
+    return sendJson(res, 200, p.endOffsetForEpoch(epoch));
+  }
+  if (method !== 'GET') {
+    stats.byRoute.unknown++;
+    throw notFound(method, path);
+  }
+  switch (path) {
+    case '/v1/metrics':
+      stats.byRoute.metrics++;
+      parseQuery(search, []);
+      return sendJson(res, 200, metrics(broker));
+    case '/v1/health':
+      stats.byRoute.health++;
+      parseQuery(search, []);
+      return sendJson(res, 200, health(broker));
+    case '/v1/admin/log-hash': {
+      stats.byRoute.logHash++;
+      const query = parseQuery(search, ['topic', 'partition', 'upTo']);
+      const topic = query.get('topic');
+      if (!topic) throw invalid('topic', 'a topic name', topic);
+      const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
+      const p = broker.partitionOrThrow(topic, index);
+      const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
+      return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...p.logHash(upTo) });
+    }
+    default:
+      stats.byRoute.unknown++;
+      throw notFound(method, path);
+  }
+}
+
+function parseAcks(v: string | null): Acks {
+  if (v === null || v === 'all' || v === '-1') return 'all';
+  if (v === '1') return 1;
+  if (v === '0') return 0;
+  throw invalid('acks', '0, 1 or all (or -1)', v);
+}
+
+async function produce(broker: Broker, req: IncomingMessage, res: ServerResponse, topic: string, index: number, search: string): Promise<void> {
+  const q = parseQuery(search, ['acks', 'timeoutMs']);
+  const acks = parseAcks(q.get('acks'));
+  const timeoutMs = intParam(q, 'timeoutMs', broker.settings.requestTimeoutMs, 1, MAX_PRODUCE_TIMEOUT_MS);
+  const p = broker.partitionOrThrow(topic, index);
+  const type = mediaType(req);
+  const binary = type === RECORD_BATCH_TYPE || type === 'application/octet-stream';
+  if (!binary && type !== 'application/json') {
+    throw new BrokerError('UNSUPPORTED_MEDIA_TYPE', `content-type '${type || '(none)'}' is not accepted for produce: expected one of ${PRODUCE_TYPES.join(', ')}`, {
+      accepted: PRODUCE_TYPES,
+    });
+  }
+  if (p.role !== 'leader') throw broker.notLeader(p);
+  const max = broker.settings.messageMaxBytes;
+  const body = await readBody(req, binary ? max : max + JSON_BODY_SLACK);
+  broker.httpStats.produceBytes += body.length;
+  const batch = binary ? body : batchFromJson(body);
+  if (acks === 0) {
+    // Kafka's acks=0: the producer hears nothing back, so the answer goes out before the
+    // append (and any flush) happens; failures only show in metrics.
+    res.writeHead(204).end();
+    const pending = p.appendAsLeader(batch, { acks, timeoutMs });
+    pending.catch((err: unknown) => {
+      const name = toBrokerError(err).code;
+      broker.httpStats.acks0Errors[name] = (broker.httpStats.acks0Errors[name] ?? 0) + 1;
+    });
+    return;
+  }
+  const r = await p.appendAsLeader(batch, { acks, timeoutMs });
+  // producerId/baseSequence echo the batch's identity so a pipelining client (the harness's
+  // ack ledger) can tell which request an answer belongs to.
+  sendJson(res, 200, {
+    baseOffset: r.baseOffset,
+    lastOffset: r.lastOffset,
+    logAppendTimeMs: r.logAppendTimeMs,
+    hw: r.hw,
+    producerId: Number(batch.readBigInt64BE(43)),
+    baseSequence: batch.readInt32BE(53),
+  });
+}
+
+function jsonBytes(v: unknown, field: string): Buffer | null {
+  if (v === null) return null;
+  if (typeof v === 'string') return Buffer.from(v, 'utf8');
+  throw new BrokerError('INVALID_REQUEST', `JSON produce body: ${field} must be a string or null, got ${typeof v}`, { field });
+}
+
+/** `{"records":[{"key"?, "value", "headers"?}]}` -> one RecordBatch v2 (strings as UTF-8). */
+export function batchFromJson(body: Buffer): Buffer {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new BrokerError('INVALID_REQUEST', `JSON produce body is not valid JSON: ${(err as Error).message}`);
+  }
+  const records = (doc as { records?: unknown } | null)?.records;
+  if (!Array.isArray(records) || records.length === 0) {
+    throw new BrokerError('INVALID_REQUEST', 'JSON produce body: expected {"records": [{"key"?, "value", "headers"?}, ...]} with at least one record', { field: 'records' });
+  }
+  const inputs: RecordInput[] = records.map((r: unknown, i: number) => {
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) {
+      throw new BrokerError('INVALID_REQUEST', `JSON produce body: records[${i}] must be an object`, { field: `records[${i}]` });
+    }
+    const o = r as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      if (k !== 'key' && k !== 'value' && k !== 'headers') {
+        throw new BrokerError('INVALID_REQUEST', `JSON produce body: records[${i}].${k} is not a record field (key, value, headers)`, { field: `records[${i}].${k}` });
+      }
+    }
+    if (!('value' in o)) throw new BrokerError('INVALID_REQUEST', `JSON produce body: records[${i}].value is missing (use null for none)`, { field: `records[${i}].value` });
+    const input: RecordInput = { value: jsonBytes(o.value, `records[${i}].value`) };
+    if (o.key !== undefined) input.key = jsonBytes(o.key, `records[${i}].key`);
+    if (o.headers !== undefined) input.headers = jsonHeaders(o.headers, i);
+    return input;
+  });
+  return encodeBatch({ records: inputs });
+}
+
+function jsonHeaders(h: unknown, i: number): RecordHeader[] {
+  const field = `records[${i}].headers`;
+  if (Array.isArray(h)) {
+    return h.map((e: unknown, j: number) => {
+      const o = e as { key?: unknown; value?: unknown } | null;
+      if (!o || typeof o !== 'object' || typeof o.key !== 'string') {
+        throw new BrokerError('INVALID_REQUEST', `JSON produce body: ${field}[${j}] must be {"key": string, "value": string|null}`, { field: `${field}[${j}]` });
+      }
+      return { key: o.key, value: jsonBytes(o.value ?? null, `${field}[${j}].value`) };
+    });
+  }
+  if (h !== null && typeof h === 'object') {
+    return Object.entries(h as Record<string, unknown>).map(([key, value]) => ({ key, value: jsonBytes(value, `${field}.${key}`) }));
+  }
+  throw new BrokerError('INVALID_REQUEST', `JSON produce body: ${field} must be an array of {key, value} or an object`, { field });
+}
+
+function wantsJson(req: IncomingMessage): boolean {
+  const accept = req.headers.accept;
+  return accept !== undefined && accept.includes('application/json') && !accept.includes(RECORD_BATCH_TYPE);
+}
+
+async function fetch(broker: Broker, req: IncomingMessage, res: ServerResponse, topic: string, index: number, search: string): Promise<void> {
+  const q = parseQuery(search, ['offset', 'maxBytes', 'maxWaitMs', 'replicaId', 'leaderEpoch']);
+  const forReplica = q.has('replicaId') || q.has('leaderEpoch');
+  broker.httpStats.byRoute[forReplica ? 'replicaFetch' : 'fetch']++;
+  const maxBytes = intParam(q, 'maxBytes', 1 << 20, 1, 1 << 30);
+  const maxWaitMs = intParam(q, 'maxWaitMs', 0, 0, MAX_FETCH_WAIT_MS);
+  let replicaId = -1;
+  let replicaEpoch = -1;
+  if (forReplica) {
+    if (!q.has('replicaId') || !q.has('leaderEpoch')) {
+      throw invalid(q.has('replicaId') ? 'leaderEpoch' : 'replicaId', 'replicaId and leaderEpoch together (replica fetch) or neither (consumer fetch)', null);
+    }
+    replicaId = intParam(q, 'replicaId', undefined, 0, 0x7fffffff);
+    replicaEpoch = intParam(q, 'leaderEpoch', undefined, 0, 0x7fffffff);
+  }
+  const p = broker.partitionOrThrow(topic, index);
+  const offset = q.has('offset') ? intParam(q, 'offset', undefined, 0) : p.log.logStartOffset;
+  const read = (): FetchAnswer =>
+    forReplica ? p.readForReplica(replicaId, offset, maxBytes, replicaEpoch) : { ...p.readForConsumer(offset, maxBytes), leaderEpoch: p.leaderEpoch };
+  let r = read();
+  if (r.data.length === 0 && maxWaitMs > 0) {
+    await p.waitForData(offset, maxWaitMs, forReplica);
+    if (res.destroyed) return;
+    r = read();
+  }
+  if (!forReplica && wantsJson(req)) return sendJson(res, 200, fetchJson(p, r));
+  res.writeHead(200, {
+    'content-type': RECORD_BATCH_TYPE,
+    'content-length': r.data.length,
+    'x-high-watermark': String(r.highWatermark),
+    'x-next-offset': String(r.nextOffset),
+    'x-log-start-offset': String(r.logStartOffset),
+    'x-leader-epoch': String(r.leaderEpoch),
+  });
+  res.end(r.data);
+}
+
+interface FetchAnswer {
+  data: Buffer;
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
+  leaderEpoch: number;
+}
+
+function jsonField(b: Buffer | null): { text: string | null; base64: boolean } {
+  if (b === null) return { text: null, base64: false };
+  return isUtf8(b) ? { text: b.toString('utf8'), base64: false } : { text: b.toString('base64'), base64: true };
+}
+
+function fetchJson(p: Partition, r: FetchAnswer): unknown {
+  const records = [];
+  for (const rec of recordsOf(r.data)) {
+    const key = jsonField(rec.key);
+    const value = jsonField(rec.value);
+    const out: Record<string, unknown> = { offset: rec.offset, timestamp: rec.timestamp, key: key.text, value: value.text };
+    if (key.base64) out.keyEncoding = 'base64';
+    if (value.base64) out.valueEncoding = 'base64';
+    if (rec.headers.length > 0) {
+      out.headers = rec.headers.map((h) => {
+        const v = jsonField(h.value);
+        return v.base64 ? { key: h.key, value: v.text, valueEncoding: 'base64' } : { key: h.key, value: v.text };
+      });
+    }
+    records.push(out);
+  }
+  return {
+    topic: p.topic,
+    partition: p.partition,
+    highWatermark: r.highWatermark,
+    nextOffset: r.nextOffset,
+    logStartOffset: r.logStartOffset,
+    leaderEpoch: r.leaderEpoch,
+    records,
+  };
+}
+
+function metrics(broker: Broker): unknown {
+  return {
+    brokerId: broker.id,
+    url: broker.url,
+    pid: process.pid,
+    uptimeMs: Date.now() - broker.startedAtMs,
+    http: broker.httpStats,
+    heartbeat: broker.heartbeat,
+    partitions: broker.allPartitions().map((p) => p.metrics()),
+    fetchers: broker.fetcherStats(),
+    memory: process.memoryUsage(),
+  };
+}
+
+function health(broker: Broker): unknown {
+  const led: string[] = [];
+  const followed: string[] = [];
+  const other: string[] = [];
+  const recovery: unknown[] = [];
+  for (const p of broker.allPartitions()) {
+    const name = `${p.topic}-${p.partition}`;
+    (p.role === 'leader' ? led : p.role === 'follower' ? followed : other).push(name);
+    recovery.push({ topic: p.topic, partition: p.partition, ...p.log.recovery });
+  }
+  return {
+    status: broker.openFailures.length === 0 ? 'ok' : 'degraded',
+    brokerId: broker.id,
+    pid: process.pid,
+    url: broker.url,
+    controller: broker.controllerDescription,
+    uptimeMs: Date.now() - broker.startedAtMs,
+    dataDir: broker.dataDir,
+    partitions: { led, followed, other },
+    recovery,
+    openFailures: broker.openFailures,
+    lastHeartbeatMs: broker.heartbeat.lastOkMs,
+  };
+}

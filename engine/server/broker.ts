@@ -1,0 +1,350 @@
+// One broker: its partitions (opened lazily as the controller assigns them), heartbeats that
+// carry leadership and ISR changes in, follower fetchers, the periodic partition tick and the
+// HTTP server. Replication decisions live in engine/replication; this is the process glue.
+import http from 'node:http';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Partition, type PartitionAssignment, BrokerError } from '../replication/index.ts';
+import type { BrokerSettings } from './config.ts';
+import { HttpControllerLink, LocalControllerLink, type ControllerLink, type HeartbeatAnswer } from './controller-link.ts';
+import { FollowerFetcher, type FetcherStats } from './fetcher.ts';
+import { newKeepAliveAgent } from './http-client.ts';
+import { createBrokerHandler, HttpStats, JSON_BODY_SLACK } from './broker-http.ts';
+import { sendError } from './http-util.ts';
+
+export interface BrokerOptions {
+  id: number;
+  dataDir: string;
+  host?: string;
+  /** 0 = any free port. */
+  port: number;
+  /** URL other brokers and clients use; default http://host:port once bound. */
+  advertiseUrl?: string;
+  /** Controller base URL; without it the broker is standalone (RF 1, leads everything). */
+  controllerUrl?: string;
+  /** Standalone topics. */
+  topics?: ReadonlyArray<{ name: string; partitions: number }>;
+  settings: BrokerSettings;
+  log?: (msg: string) => void;
+}
+
+export interface OpenFailure {
+  topic: string;
+  partition: number;
+  error: string;
+}
+
+const TICK_MS = 100;
+
+export class Broker {
+  readonly id: number;
+  readonly settings: BrokerSettings;
+  readonly dataDir: string;
+  readonly startedAtMs = Date.now();
+  readonly httpStats = new HttpStats();
+  readonly openFailures: OpenFailure[] = [];
+  readonly log: (msg: string) => void;
+  url = '';
+  private server: http.Server | null = null;
+  private link: ControllerLink | null = null;
+  private readonly partitions = new Map<string, Map<number, Partition>>();
+  private readonly fetchers = new Map<Partition, FollowerFetcher>();
+  private readonly peers = new Map<number, string>();
+  private readonly fetchAgent = newKeepAliveAgent(64);
+  private closed = false;
+  private readonly throttle = new Map<string, { atMs: number; skipped: number }>();
+  private tickTimer: NodeJS.Timeout | null = null;
+  private heartbeatLoop: Promise<void> = Promise.resolve();
+  private readonly heartbeatAbort = new AbortController();
+  private firstHeartbeat!: Promise<void>;
+  private resolveFirstHeartbeat!: () => void;
+  readonly heartbeat = { ok: 0, failed: 0, lastOkMs: 0, lastError: null as string | null };
+
+  private constructor(private readonly opts: BrokerOptions) {
+    this.id = opts.id;
+    this.settings = opts.settings;
+    this.dataDir = opts.dataDir;
+    this.log = opts.log ?? ((m) => process.stderr.write(`[broker ${opts.id}] ${m}\n`));
+    this.firstHeartbeat = new Promise((r) => (this.resolveFirstHeartbeat = r));
+  }
+
+  /** Binds, learns its assignments from the controller (first heartbeat) and starts serving. */
+  static async start(opts: BrokerOptions): Promise<Broker> {
+    const b = new Broker(opts);
+    try {
+      await b.listen();
+      b.link = opts.controllerUrl
+        ? new HttpControllerLink(opts.controllerUrl.replace(/\/+$/, ''), Math.max(1000, 5 * opts.settings.heartbeatIntervalMs))
+        : new LocalControllerLink(opts.id, b.url, opts.topics ?? []);
+      b.heartbeatLoop = b.runHeartbeats();
+      b.tickTimer = setInterval(() => b.tickPartitions(), TICK_MS);
+      await b.firstHeartbeat;
+      return b;
+    } catch (err) {
+      await b.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const h = this.settings.http;
+    const server = http.createServer(
+      {
+        keepAliveTimeout: h.keepAliveTimeoutMs,
+        headersTimeout: h.headersTimeoutMs,
+        requestTimeout: h.requestTimeoutMs,
+        // Node checks headersTimeout/requestTimeout only this often (default 30 s).
+        connectionsCheckingInterval: Math.min(1000, h.headersTimeoutMs, h.requestTimeoutMs),
+        noDelay: true,
+      },
+      createBrokerHandler(this),
+    );
+    // curl sends `Expect: 100-continue` for bodies over 1 KiB: refuse an oversized one before
+    // the client sends it, instead of inviting the body only to stop reading it.
+    server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > this.settings.messageMaxBytes + JSON_BODY_SLACK) {
+        this.httpStats.requests++;
+        this.httpStats.errors.MESSAGE_TOO_LARGE = (this.httpStats.errors.MESSAGE_TOO_LARGE ?? 0) + 1;
+        const e = new BrokerError('MESSAGE_TOO_LARGE', `request body of ${declared} bytes exceeds message.max.bytes (${this.settings.messageMaxBytes})`, {
+          maxBytes: this.settings.messageMaxBytes,
+        });
+        sendError(res, e, true);
+        return;
+      }
+      res.writeContinue();
+      server.emit('request', req, res);
+    });
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      this.httpStats.clientErrors++;
+      if (socket.writable && !socket.destroyed) {
+        const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+        socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      } else socket.destroy();
+    });
+    this.server = server;
+    const host = this.opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error): void => reject(new Error(`--listen ${host}:${this.opts.port}: cannot listen: ${err.message}`));
+      server.once('error', onError);
+      server.listen(this.opts.port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    const addr = server.address();
+    const port = typeof addr === 'object' && addr ? addr.port : this.opts.port;
+    this.url = this.opts.advertiseUrl?.replace(/\/+$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  }
+
+  /** Logs at most once per interval per key (a full disk must not flood the log), counting what it skipped. */
+  logThrottled(key: string, msg: string, everyMs = 1000): void {
+    const now = Date.now();
+    const t = this.throttle.get(key);
+    if (t && now - t.atMs < everyMs) {
+      t.skipped++;
+      return;
+    }
+    this.throttle.set(key, { atMs: now, skipped: 0 });
+    this.log(t && t.skipped > 0 ? `${msg} (and ${t.skipped} more like it)` : msg);
+  }
+
+  get controllerDescription(): string {
+    return this.link?.description ?? 'none';
+  }
+
+  /** The local controller of a standalone broker (tests and `--topic` use it). */
+  get localController(): LocalControllerLink | null {
+    return this.link instanceof LocalControllerLink ? this.link : null;
+  }
+
+  partition(topic: string, partition: number): Partition | undefined {
+    return this.partitions.get(topic)?.get(partition);
+  }
+
+  /** 404 UNKNOWN_TOPIC_OR_PARTITION unless this broker hosts a replica. */
+  partitionOrThrow(topic: string, partition: number): Partition {
+    const p = this.partition(topic, partition);
+    if (!p) {
+      throw new BrokerError('UNKNOWN_TOPIC_OR_PARTITION', `broker ${this.id} has no replica of ${topic}-${partition}`, { topic, partition });
+    }
+    return p;
+  }
+
+  allPartitions(): Partition[] {
+    const out: Partition[] = [];
+    for (const m of this.partitions.values()) for (const p of m.values()) out.push(p);
+    return out;
+  }
+
+  peerUrl(id: number): string | undefined {
+    return id === this.id ? this.url : this.peers.get(id);
+  }
+
+  fetcherStats(): FetcherStats[] {
+    return [...this.fetchers.values()].map((f) => f.stats);
+  }
+
+  /** 421 answer for a partition this broker does not lead. */
+  notLeader(p: Partition): BrokerError {
+    const leader = p.leaderId;
+    return new BrokerError('NOT_LEADER_OR_FOLLOWER', `broker ${this.id} is not the leader of ${p.topic}-${p.partition} (leader: ${leader < 0 ? 'none' : leader})`, {
+      leader,
+      leaderUrl: leader >= 0 ? (this.peerUrl(leader) ?? null) : null,
+      leaderEpoch: p.leaderEpoch,
+    });
+  }
+
+  private async runHeartbeats(): Promise<void> {
+    const interval = this.settings.heartbeatIntervalMs;
+    let lastLogMs = 0;
+    while (!this.closed) {
+      const started = Date.now();
+      try {
+        const answer = await this.link!.heartbeat(this.id, this.url);
+        if (this.closed) return;
+        this.applyHeartbeat(answer);
+        this.heartbeat.ok++;
+        this.heartbeat.lastOkMs = Date.now();
+        this.resolveFirstHeartbeat();
+      } catch (err) {
+        if (this.closed) return;
+        this.heartbeat.failed++;
+        this.heartbeat.lastError = err instanceof Error ? err.message : String(err);
+        if (Date.now() - lastLogMs > 5000) {
+          lastLogMs = Date.now();
+          this.log(`heartbeat to ${this.link!.description} failed: ${this.heartbeat.lastError}`);
+        }
+      }
+      const wait = interval - (Date.now() - started);
+      if (wait > 0) {
+        try {
+          await sleep(wait, undefined, { signal: this.heartbeatAbort.signal });
+        } catch {
+          return;
+        }
+      }
+    }
+  }
+
+  private applyHeartbeat(answer: HeartbeatAnswer): void {
+    for (const peer of answer.brokers) this.peers.set(peer.id, peer.url);
+    for (const a of answer.assignments) {
+      if (!a.replicas.includes(this.id)) continue;
+      const p = this.partition(a.topic, a.partition) ?? this.openPartition(a);
+      if (!p) continue;
+      const change = p.applyAssignment(a);
+      if (change === 'became-leader' || change === 'became-follower') {
+        this.log(`${a.topic}-${a.partition}: ${change} (leader ${a.leader}, epoch ${a.leaderEpoch}, isr [${a.isr.join(',')}])`);
+      }
+    }
+    this.reconcileFetchers();
+  }
+
+  private openPartition(a: PartitionAssignment): Partition | undefined {
+    const s = this.settings;
+    try {
+      const p = Partition.open({
+        topic: a.topic,
+        partition: a.partition,
+        brokerId: this.id,
+        dataDir: this.dataDir,
+        logConfig: s.log,
+        minInsyncReplicas: s.minInsyncReplicas,
+        replicaLagTimeMaxMs: s.replicaLagTimeMaxMs,
+        proposeIsr: (req) => this.link!.alterPartition(req),
+      });
+      let byIndex = this.partitions.get(a.topic);
+      if (!byIndex) this.partitions.set(a.topic, (byIndex = new Map()));
+      byIndex.set(a.partition, p);
+      const r = p.log.recovery;
+      this.log(
+        `${a.topic}-${a.partition}: opened in ${path.join(this.dataDir, `${a.topic}-${a.partition}`)}: ` +
+          `LEO ${p.logEndOffset}, HW ${p.highWatermark}, ` +
+          (r.cleanShutdown ? 'after a clean shutdown' : `recovery checked ${r.batchesValidated} batches, truncated ${r.bytesTruncated} bytes`),
+      );
+      return p;
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      if (!this.openFailures.some((f) => f.topic === a.topic && f.partition === a.partition && f.error === error)) {
+        this.openFailures.push({ topic: a.topic, partition: a.partition, error });
+        this.log(`${a.topic}-${a.partition}: cannot open: ${error}`);
+      }
+      return undefined;
+    }
+  }
+
+  /** One fetcher per followed partition, for the current (leader, epoch); others are stopped. */
+  private reconcileFetchers(): void {
+    for (const p of this.allPartitions()) {
+      const f = this.fetchers.get(p);
+      const leaderUrl = p.role === 'follower' && p.leaderId >= 0 ? this.peers.get(p.leaderId) : undefined;
+      if (f && leaderUrl === f.leaderUrl && p.leaderId === f.leaderId && p.leaderEpoch === f.leaderEpoch) continue;
+      if (f) {
+        this.fetchers.delete(p);
+        void f.stop();
+      }
+      if (!leaderUrl) continue;
+      const s = this.settings;
+      const nf = new FollowerFetcher({
+        partition: p,
+        brokerId: this.id,
+        leaderId: p.leaderId,
+        leaderUrl,
+        leaderEpoch: p.leaderEpoch,
+        agent: this.fetchAgent,
+        maxWaitMs: s.replicaFetchWaitMaxMs,
+        maxBytes: s.replicaFetchMaxBytes,
+        backoffMs: s.replicaFetchBackoffMs,
+        log: this.log,
+      });
+      this.fetchers.set(p, nf);
+      nf.start();
+    }
+  }
+
+  private tickPartitions(): void {
+    for (const p of this.allPartitions()) {
+      try {
+        p.tick();
+      } catch (err) {
+        this.log(`${p.topic}-${p.partition}: tick failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  /**
+   * Clean shutdown: stop taking requests, stop heartbeats and fetchers, then close every
+   * partition (pending acks=all fail, HW checkpoint, Log.close writes the clean marker).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.heartbeatAbort.abort();
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    const server = this.server;
+    const serverClosed = server
+      ? new Promise<void>((r) => {
+          if (!server.listening) return r();
+          server.close(() => r());
+        })
+      : Promise.resolve();
+    server?.closeIdleConnections();
+    await Promise.all([...this.fetchers.values()].map((f) => f.stop()));
+    this.fetchers.clear();
+    await this.heartbeatLoop;
+    for (const p of this.allPartitions()) {
+      try {
+        p.close();
+      } catch (err) {
+        this.log(`${p.topic}-${p.partition}: close failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    // Partitions answered their pending produces on close; long polls still open are cut.
+    await new Promise((r) => setImmediate(r));
+    server?.closeAllConnections();
+    await serverClosed;
+    this.link?.close();
+    this.fetchAgent.destroy();
+  }
+}
