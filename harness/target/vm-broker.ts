@@ -1,0 +1,406 @@
+// One broker in its own QEMU VM: boot (or boot again on the same disk after a power cut), set
+// the guest's sysctls and ext4 mount options, start `durolab broker` in the guest, stream the
+// guest's vmstat/diskstats into a probe series, and end it by power cut (SIGKILL of QEMU) or
+// by SIGKILL of the broker process alone (the guest's page cache survives).
+// The broker writes its log to the guest console, i.e. the VM's serial log on the host: it
+// survives the cut, where a guest file would not.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { request } from '../../engine/server/http-client.ts';
+import { ProbeSeriesBuilder, type ProbeSeries } from '../probes/index.ts';
+import { GUEST_CLI, GUEST_DATA_MOUNT, Vm, type Accel, type DataDisk, type GuestProcess, type ProbeResult, type VmImage } from '../vm/index.ts';
+import { AGENT_GUEST_PORT, forwardsFor, type BrokerAddress, type NetworkPlan } from './vm-network.ts';
+
+export interface VmBrokerConfig {
+  id: number;
+  image: VmImage;
+  disk: DataDisk;
+  plan: NetworkPlan;
+  /** Host directory of this broker's data: the disk image (removing it removes the data). */
+  dir: string;
+  /** Host directory of the serial logs (which hold the broker's log lines) and QEMU argument files. */
+  logDir: string;
+  accel: 'auto' | Accel;
+  memoryMiB: number;
+  kvmProbeMs?: number;
+  sysctls: Record<string, number>;
+  /** ext4 mount options ('' = defaults). */
+  mountOptions: string;
+  /** `--set k=v` pairs for the broker (without the --set). */
+  brokerSets: string[];
+  bootTimeoutMs: number;
+  /** Broker exec to serving (/v1/health answers and the first heartbeat went through). */
+  readyTimeoutMs: number;
+  probeIntervalMs: number;
+  log: (line: string) => void;
+}
+
+export interface BootRecord {
+  name: string;
+  accel: Accel;
+  fallback?: string;
+  /** Earlier attempts of this boot whose guest went down before its agent answered (their serial logs are kept). */
+  failedAttempts?: string[];
+  /** QEMU spawn to the agent answering. */
+  spawnToAgentMs: number;
+  /** Guest setup: sysctls and the data-disk mount (journal replay after a cut). */
+  setupMs?: number;
+  /** Broker exec to serving (node start, partitions opened and recovered, first heartbeat). */
+  brokerStartMs?: number;
+  /** Vm.start call to the broker serving (boot + setup + broker start). */
+  toServingMs?: number;
+  serialLogPath: string;
+  qemuPid: number;
+}
+
+/** The broker's GET /v1/health answer (engine/server/broker-http.ts). */
+export interface BrokerHealth {
+  status: string;
+  brokerId: number;
+  pid: number;
+  url: string;
+  uptimeMs: number;
+  partitions: { led: string[]; followed: string[]; other: string[] };
+  recovery: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; batchesTruncated: number; durationMs: number } & Record<string, unknown>>;
+  openFailures: unknown[];
+  lastHeartbeatMs: number;
+}
+
+export interface GuestStateAtFault {
+  /** Host Date.now() of the reading. */
+  tMs: number;
+  nrDirty: number;
+  nrWriteback: number;
+  /** The broker process was running in the guest at the last reading before the fault. */
+  brokerRunning: boolean;
+  /** The reading is the one taken right before the fault (false: an older polled sample). */
+  fresh: boolean;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function tailOf(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no serial output)';
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p.finally(() => clearTimeout(timer)), new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
+}
+
+export class VmBroker {
+  readonly id: number;
+  readonly addr: BrokerAddress;
+  readonly guestDataDir: string;
+  vm: Vm | null = null;
+  /** Guest pid of the broker process (the agent's child), while one was started in this VM. */
+  guestPid: number | null = null;
+  readonly boots: BootRecord[] = [];
+  /** One probe series per boot: a reboot resets the guest's counters. */
+  private readonly series: ProbeSeriesBuilder[] = [];
+  private poller: { stop: () => Promise<void> } | null = null;
+  /** Liveness of the broker as the last probe saw it. */
+  private lastSeen: { tMs: number; brokerRunning: boolean } | null = null;
+  private probeFailures = 0;
+  private firstProbeFailure: string | null = null;
+  private disposed = false;
+  /** Every Vm.start so far (failed ones too): names each attempt, so no serial log is overwritten. */
+  private bootAttempts = 0;
+
+  constructor(private readonly cfg: VmBrokerConfig) {
+    this.id = cfg.id;
+    const addr = cfg.plan.brokers.get(cfg.id);
+    if (!addr) throw new Error(`VM target: broker ${cfg.id} missing from the network plan`);
+    this.addr = addr;
+    this.guestDataDir = `${GUEST_DATA_MOUNT}/broker-${cfg.id}`;
+  }
+
+  get vmRunning(): boolean {
+    return this.vm?.running ?? false;
+  }
+
+  /** The serial log of the current (or last) boot; it holds the broker's log lines too. */
+  get logPath(): string {
+    return this.boots[this.boots.length - 1]?.serialLogPath ?? path.join(this.cfg.logDir, `broker-${this.id}.serial.log`);
+  }
+
+  /** Host directory of this broker's data (the disk image). */
+  get hostDir(): string {
+    return this.cfg.dir;
+  }
+
+  /** Host path of the raw data disk image. */
+  get diskImage(): string {
+    return this.cfg.disk.imagePath;
+  }
+
+  get qemuPid(): number | null {
+    return this.vmRunning ? this.vm!.pid : null;
+  }
+
+  get accel(): Accel | undefined {
+    return this.boots[this.boots.length - 1]?.accel;
+  }
+
+  /** Boots a VM on the disk, applies sysctls and mount options, starts the probe stream and the broker. */
+  async bootAndStart(): Promise<BootRecord> {
+    if (this.disposed) throw new Error(`broker ${this.id}: VM target already stopped`);
+    if (this.vmRunning) throw new Error(`broker ${this.id}: its VM is still running (power-cut it first)`);
+    const t0 = performance.now();
+    const { hostfwd, guestfwd } = forwardsFor(this.cfg.plan, this.id);
+    const failedAttempts: string[] = [];
+    let vm: Vm;
+    let name: string;
+    for (;;) {
+      const n = ++this.bootAttempts;
+      name = n === 1 ? `broker-${this.id}` : `broker-${this.id}-boot${n}`;
+      try {
+        vm = await Vm.start({
+          name,
+          image: this.cfg.image,
+          disk: this.cfg.disk,
+          memoryMiB: this.cfg.memoryMiB,
+          accel: this.cfg.accel,
+          hostfwd,
+          guestfwd,
+          workDir: this.cfg.logDir,
+          bootTimeoutMs: this.cfg.bootTimeoutMs,
+          agentPort: AGENT_GUEST_PORT,
+          ...(this.cfg.kvmProbeMs !== undefined ? { kvmProbeMs: this.cfg.kvmProbeMs } : {}),
+        });
+        break;
+      } catch (err) {
+        // A guest that went down before its agent answered never touched the data disk (the
+        // agent mounts it later), so booting again cannot change what the trial measures. Seen
+        // once in ~20 boots under heavy host load; its serial log (named per attempt) is kept.
+        const msg = (err as Error).message;
+        if (this.disposed || failedAttempts.length > 0 || !/QEMU exited during boot/.test(msg)) throw err;
+        failedAttempts.push(msg);
+        this.cfg.log(`broker ${this.id}: ${name} went down during boot; booting once more. ${msg}`);
+      }
+    }
+    this.vm = vm;
+    this.guestPid = null;
+    this.lastSeen = null;
+    const boot: BootRecord = {
+      name,
+      ...(failedAttempts.length > 0 ? { failedAttempts } : {}),
+      accel: vm.accel,
+      ...(vm.boot.fallback ? { fallback: vm.boot.fallback } : {}),
+      spawnToAgentMs: vm.boot.spawnToAgentMs,
+      serialLogPath: vm.serialLogPath,
+      qemuPid: vm.pid,
+    };
+    this.boots.push(boot);
+    if (this.disposed) {
+      // stop() ran while this VM booted: it never saw this VM.
+      await vm.dispose();
+      throw new Error(`broker ${this.id}: VM target stopped while booting`);
+    }
+    // The guest mounts the data disk here: after a cut, ext4 replays its journal now.
+    const tSetup = performance.now();
+    const setup = await vm.setup({ sysctls: this.cfg.sysctls, ...(this.cfg.mountOptions ? { mountOptions: this.cfg.mountOptions } : {}) });
+    boot.setupMs = Math.round(performance.now() - tSetup);
+    this.cfg.log(`broker ${this.id}: ${name} up under ${vm.accel} in ${vm.boot.spawnToAgentMs} ms; ${setup.mount ?? 'data disk not mounted'}`);
+    const builder = new ProbeSeriesBuilder({ device: 'vda', intervalMs: this.cfg.probeIntervalMs });
+    builder.mark(`boot ${name}`, Date.now());
+    this.series.push(builder);
+    this.poller = vm.pollProbes((p) => this.addSample(builder, p), {
+      intervalMs: this.cfg.probeIntervalMs,
+      onError: (e) => {
+        this.probeFailures++;
+        this.firstProbeFailure ??= e.message;
+      },
+    });
+    const tBroker = performance.now();
+    await this.startBroker();
+    boot.brokerStartMs = Math.round(performance.now() - tBroker);
+    boot.toServingMs = Math.round(performance.now() - t0);
+    return boot;
+  }
+
+  private addSample(builder: ProbeSeriesBuilder, p: ProbeResult): void {
+    this.lastSeen = { tMs: p.tMs, brokerRunning: this.running(p.processes) };
+    const last = builder.latest();
+    // Two readings in the same host millisecond (a final probe racing the poller): keep one.
+    if (last && p.tMs <= last.tMs) return;
+    builder.add(p.tMs, p.vmstat, p.diskstats);
+  }
+
+  private brokerArgv(): string[] {
+    const { plan } = this.cfg;
+    return [
+      'node',
+      GUEST_CLI,
+      'broker',
+      '--id',
+      String(this.id),
+      '--data',
+      this.guestDataDir,
+      '--listen',
+      `0.0.0.0:${this.addr.guestPort}`,
+      '--advertise',
+      this.addr.guestUrl,
+      '--controller',
+      plan.controllerGuestUrl,
+      ...this.cfg.brokerSets.flatMap((s) => ['--set', s]),
+    ];
+  }
+
+  /** Starts the broker process in the running VM and waits until it serves. */
+  async startBroker(): Promise<BrokerHealth> {
+    const vm = this.requireVm('start the broker');
+    if (this.guestPid !== null) {
+      const s = await vm.processStatus(this.guestPid);
+      if (s.running) throw new Error(`broker ${this.id}: already running in ${vm.name} (guest pid ${this.guestPid})`);
+    }
+    // Console output lands in the serial log on the host, which outlives a power cut.
+    const p = await vm.exec({ argv: this.brokerArgv(), output: 'console' });
+    this.guestPid = p.pid;
+    return this.waitServing(this.cfg.readyTimeoutMs);
+  }
+
+  /** Polls GET /v1/health through the host forward until the broker answers after its first heartbeat. */
+  async waitServing(timeoutMs: number): Promise<BrokerHealth> {
+    const vm = this.requireVm('wait for the broker');
+    const deadline = Date.now() + timeoutMs;
+    let last = 'no answer yet';
+    for (;;) {
+      if (this.disposed) throw new Error(`broker ${this.id}: VM target stopped`);
+      try {
+        const a = await request(`${this.addr.hostUrl}/v1/health`, { timeoutMs: 3000 });
+        if (a.status === 200) {
+          const h = JSON.parse(a.body.toString('utf8')) as BrokerHealth;
+          if (h.lastHeartbeatMs > 0 && h.pid === this.guestPid) return h;
+          last = h.pid !== this.guestPid ? `an older broker (pid ${h.pid}) answered` : 'no heartbeat through to the controller yet';
+        } else last = `HTTP ${a.status}`;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (this.guestPid !== null) {
+        const s = await vm.processStatus(this.guestPid).catch(() => undefined);
+        if (s && !s.running) {
+          throw new Error(
+            `broker ${this.id} exited in ${vm.name} before serving (code ${s.exitCode ?? '-'}${s.signal ? `, signal ${s.signal}` : ''}); ` +
+              `serial log: ${vm.serialLogPath}\n${tailOf(vm.serialLogPath)}`,
+          );
+        }
+      }
+      if (!vm.running) throw new Error(`broker ${this.id}: ${vm.name} went down while the broker started; serial log: ${vm.serialLogPath}\n${tailOf(vm.serialLogPath)}`);
+      if (Date.now() > deadline) {
+        throw new Error(`broker ${this.id} in ${vm.name} not serving at ${this.addr.hostUrl} within ${timeoutMs} ms (${last}); serial log: ${vm.serialLogPath}\n${tailOf(vm.serialLogPath)}`);
+      }
+      await sleep(100);
+    }
+  }
+
+  /**
+   * Dirty/writeback pages and broker liveness right before a fault: a fresh probe when the
+   * agent answers within `freshWithinMs`, else the last polled sample.
+   */
+  async stateBeforeFault(freshWithinMs = 1500): Promise<GuestStateAtFault | undefined> {
+    const vm = this.vm;
+    const builder = this.series[this.series.length - 1];
+    if (!vm?.running || !builder) return undefined;
+    const p = freshWithinMs <= 0 ? undefined : await withTimeout(vm.probe().catch(() => undefined), freshWithinMs);
+    if (p) {
+      try {
+        this.addSample(builder, p);
+      } catch {
+        // an unparsable reading: fall through to the polled one
+      }
+      const s = builder.latest();
+      if (s && s.tMs === p.tMs) return { tMs: p.tMs, nrDirty: s.vmstat.nrDirty, nrWriteback: s.vmstat.nrWriteback, brokerRunning: this.running(p.processes), fresh: true };
+    }
+    const s = builder.latest();
+    if (!s) return undefined;
+    return { tMs: s.tMs, nrDirty: s.vmstat.nrDirty, nrWriteback: s.vmstat.nrWriteback, brokerRunning: this.lastSeen?.brokerRunning ?? false, fresh: false };
+  }
+
+  private running(processes: GuestProcess[]): boolean {
+    return this.guestPid !== null && processes.some((q) => q.pid === this.guestPid && q.running);
+  }
+
+  /** SIGKILL of QEMU. Returns when QEMU is gone. */
+  async powerCut(): Promise<{ cutAtMs: number; killToExitMs: number; brokerExitedSeen: boolean; error?: string }> {
+    const vm = this.requireVm('power-cut');
+    let report;
+    try {
+      report = await vm.powerCut();
+    } catch (err) {
+      // QEMU was already gone (the guest powered off on its own): nothing was cut.
+      await this.stopPoller();
+      return { cutAtMs: Date.now(), killToExitMs: 0, brokerExitedSeen: true, error: (err as Error).message };
+    }
+    this.series[this.series.length - 1]?.mark('power-cut', report.cutAtMs);
+    await this.stopPoller();
+    const seen = report.processes.find((p) => p.pid === this.guestPid);
+    return { cutAtMs: report.cutAtMs, killToExitMs: report.killToExitMs, brokerExitedSeen: seen?.exitedSeen ?? false };
+  }
+
+  /** SIGKILL of the broker process inside the guest (the guest kernel and its page cache live on). */
+  async killBroker(timeoutMs = 10_000): Promise<{ killAtMs: number; wasRunning: boolean }> {
+    const vm = this.requireVm('kill the broker');
+    if (this.guestPid === null) throw new Error(`broker ${this.id}: no broker process was started in ${vm.name}`);
+    const killAtMs = Date.now();
+    const before = await vm.signal(this.guestPid, 'SIGKILL');
+    this.series[this.series.length - 1]?.mark('process-kill', killAtMs);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const s = await vm.processStatus(this.guestPid);
+      if (!s.running) break;
+      if (Date.now() > deadline) throw new Error(`broker ${this.id}: guest pid ${this.guestPid} still running ${timeoutMs} ms after SIGKILL; serial log: ${vm.serialLogPath}`);
+      await sleep(20);
+    }
+    return { killAtMs, wasRunning: before.running };
+  }
+
+  /** Whether the broker process is running in a running VM (from the agent). */
+  async brokerRunning(): Promise<boolean> {
+    if (!this.vmRunning || this.guestPid === null) return false;
+    try {
+      return (await this.vm!.processStatus(this.guestPid)).running;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Probe series of every boot, oldest first. */
+  probeSeries(): ProbeSeries[] {
+    return this.series.map((b, i) => {
+      const s = b.toSeries();
+      if (i === this.series.length - 1 && this.probeFailures > 0) {
+        const msg = `${this.probeFailures} guest probe(s) failed, first: ${this.firstProbeFailure}`;
+        s.note = s.note ? `${s.note}; ${msg}` : msg;
+      }
+      return s;
+    });
+  }
+
+  mark(label: string, tMs = Date.now()): void {
+    this.series[this.series.length - 1]?.mark(label, tMs);
+  }
+
+  private async stopPoller(): Promise<void> {
+    const p = this.poller;
+    this.poller = null;
+    await p?.stop();
+  }
+
+  private requireVm(what: string): Vm {
+    if (!this.vm?.running) throw new Error(`broker ${this.id}: cannot ${what}: its VM is not running${this.vm ? ` (last: ${this.vm.name}, serial log ${this.vm.serialLogPath})` : ''}`);
+    return this.vm;
+  }
+
+  /** Kills the VM whatever its state (the end of a trial; no clean shutdown needed). */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const vm = this.vm;
+    if (vm) await vm.dispose();
+    await this.stopPoller();
+  }
+}
