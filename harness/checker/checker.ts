@@ -97,7 +97,8 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     report.perPartition.push({ partition, acked: ackedHere, ackedLost: lostHere, served: servedRecords });
   }
   const sample = opts.lostSample ?? 20;
-  report.lostOffsetsSample = report.lost.slice(0, sample).map((l) => l.ackedOffset);
+  // Lowest offsets first: where the lost range of the log begins.
+  report.lostOffsetsSample = [...report.lost].sort((a, b) => a.partition - b.partition || a.ackedOffset - b.ackedOffset).slice(0, sample).map((l) => l.ackedOffset);
   if (opts.cutMs !== undefined && report.lost.length > 0) {
     const oldest = Math.min(...report.lost.map((l) => l.ackMs));
     report.lossWindowSec = Math.max(0, (opts.cutMs - oldest) / 1000);

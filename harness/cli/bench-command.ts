@@ -7,6 +7,9 @@ import { runScenario } from '../runner/run-scenario.ts';
 import { processTarget } from '../target/process-target.ts';
 import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
+import { trialSummary } from '../runner/trial-summary.ts';
+import type { Scenario } from '../scenario/types.ts';
+import type { Target } from '../target/types.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -20,9 +23,15 @@ options:
   --results-dir D       where runs are written (default: <repo>/results)
   --reports-dir D       where reports are written (default: <repo>/reports)
   --keep-data           keep the brokers' data directories after each cell
+  --seed N              base seed of random fault times (each trial's seed is derived and recorded)
   --no-report           skip the HTML report
   --list                list the shipped scenarios and the question each answers
   -h, --help            this text
+
+Faults (the scenario's faults:): each repetition of a cell is one trial on a fresh cluster:
+the load runs until the fault fires, stops there, the hit brokers are restarted on the same
+disks, recover, and the checker compares every acknowledged record with what they serve.
+process-kill works on the process target; power-cut needs target: vm (QEMU).
 
 Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.`;
 
@@ -37,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
       'results-dir': { type: 'string' },
       'reports-dir': { type: 'string' },
       'keep-data': { type: 'boolean', default: false },
+      seed: { type: 'string' },
       'no-report': { type: 'boolean', default: false },
       list: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -57,10 +67,12 @@ export async function main(argv: string[]): Promise<number> {
   const durationSec = parsePositive('--duration', values.duration);
   const repeat = parsePositive('--repeat', values.repeat);
   if (repeat !== undefined && !Number.isInteger(repeat)) throw new Error(`--repeat: expected a whole number >= 1, found '${values.repeat}'`);
-  const scenario = loadScenario(positionals[0], { durationSec, repeat });
-  if (scenario.target !== 'process') {
-    throw new Error(`${scenario.file}: target '${scenario.target}' is not supported by this build yet (only 'process')`);
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32)) {
+    throw new Error(`--seed: expected a whole number from 0 to 4294967295, found '${values.seed}'`);
   }
+  const scenario = loadScenario(positionals[0], { durationSec, repeat });
+  const target = await targetFor(scenario);
   const root = findRepoRoot();
   const resultsDir = path.resolve(values['results-dir'] ?? path.join(root, 'results'));
   const reportsDir = path.resolve(values['reports-dir'] ?? path.join(root, 'reports'));
@@ -85,7 +97,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const outcome = await runScenario({
       scenario,
-      target: processTarget(),
+      target,
+      ...(seed !== undefined ? { baseSeed: seed } : {}),
       resultsDir,
       allowHostSysctl: values['allow-host-sysctl'],
       keepData: values['keep-data'],
@@ -95,6 +108,8 @@ export async function main(argv: string[]): Promise<number> {
     console.log('');
     console.log(summaryTable(outcome.run));
     console.log('');
+    const faults = trialSummary(outcome.run);
+    if (faults) console.log(`${faults}\n`);
     console.log(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
     if (!values['no-report']) {
       const report = await writeRunReport(outcome.run, { reportsDir });
@@ -110,6 +125,13 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+async function targetFor(scenario: Scenario): Promise<Target> {
+  if (scenario.target === 'process') return processTarget();
+  // Loaded only for VM scenarios: the process path never pulls in the QEMU code.
+  const { vmTarget } = await import('../target/vm-target.ts');
+  return vmTarget({ vm: scenario.vm, log: (line) => console.log(`[vm] ${line}`) });
 }
 
 function parsePositive(flag: string, v: string | undefined): number | undefined {

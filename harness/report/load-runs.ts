@@ -24,6 +24,9 @@ const ledger = z.object({
   corrupt: z.number(),
   unackedPresent: z.number().optional(),
   lostOffsetsSample: z.array(z.number()).optional(),
+  offsetChanged: z.number().optional(),
+  replicasDisagree: z.number().optional(),
+  hwWentBack: z.number().optional(),
 });
 
 const timePoint = z.object({
@@ -46,9 +49,28 @@ const fault = z.object({
   targets: z.array(z.number()),
   atMs: z.number(),
   ackedBeforeCut: z.number(),
-  recovery: z.array(z.object({ broker: z.number(), durationMs: z.number(), bytesTruncated: z.number(), batchesTruncated: z.number() })),
+  recovery: z.array(
+    z.object({
+      broker: z.number(),
+      durationMs: z.number(),
+      bytesTruncated: z.number(),
+      batchesTruncated: z.number(),
+      restartMs: z.number().optional(),
+      cleanShutdown: z.boolean().optional(),
+    }),
+  ),
   lossWindowSec: z.number().optional(),
   guestDirtyBeforeCut: z.object({ nrDirty: z.number(), nrWriteback: z.number() }).optional(),
+  when: z.string().optional(),
+  seed: z.number().optional(),
+  lastAckBeforeCutMs: z.number().nullable().optional(),
+  liveAtCut: z.boolean().optional(),
+  hwBeforeCut: z.number().optional(),
+  hwAfterRecovery: z.number().optional(),
+  recoverMs: z.number().optional(),
+  lossTimeline: z
+    .object({ binMs: z.number(), bins: z.array(z.object({ t: z.number(), acked: z.number(), lost: z.number() })) })
+    .optional(),
 });
 
 const cell = z.object({
@@ -71,7 +93,18 @@ const cell = z.object({
   }),
   histograms: z.object({ latencyUs: z.string(), correctedLatencyUs: z.string().optional() }),
   timeseries: z.array(timePoint),
-  trials: z.array(z.object({ index: z.number(), ledger, fault: fault.optional() })).optional(),
+  trials: z
+    .array(
+      z.object({
+        index: z.number(),
+        ledger,
+        fault: fault.optional(),
+        suspect: z.boolean().optional(),
+        note: z.string().optional(),
+        cycleMs: z.number().optional(),
+      }),
+    )
+    .optional(),
   accelerator: z.enum(['kvm', 'tcg']).optional(),
 });
 

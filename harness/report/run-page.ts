@@ -9,6 +9,7 @@ import { escapeHtml, jsonForScript } from './format.ts';
 import { inlineLibraries } from './inline-libs.ts';
 import { CHARTS_JS, CSP, PAGE_CSS, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
+import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 
 export interface RenderOptions {
   /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
@@ -58,8 +59,25 @@ function banners(run: RunResult): string {
   return out.join('\n');
 }
 
+function lossFigures(run: RunResult, chart: Chart | null): string {
+  if (!hasFaultTrials(run)) return '';
+  const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
+  const accel = run.target === 'vm'
+    ? `<p class="muted" id="loss-accelerator">Guests ran under ${escapeHtml(accels.join(' and ') || 'an unrecorded accelerator')}${accels.includes('tcg') ? ' (software emulation): loss and recovery figures hold, throughput is not comparable to the process target' : ''}.</p>`
+    : '<p class="muted" id="loss-accelerator">Process target: brokers ran as host processes, so a kill left the host page cache intact (a crash, not a power failure).</p>';
+  return (
+    '<h3>Distribution over trials</h3>' +
+    '<p class="muted">Each trial is a fresh cluster on fresh disks with its own fault time. Min / median / max over the trials of a cell.</p>' +
+    accel +
+    `<div class="table-wrap">${lossDistributionTable(run)}</div>` +
+    (chart ? chartBlock(chart) : '<p class="muted" id="loss-window-none">No trial lost an acknowledged record, so there is no loss window to draw.</p>')
+  );
+}
+
 export function renderRunReport(run: RunResult, opts: RenderOptions = {}): string {
-  const charts = runCharts(run);
+  const lossChart = lossWindowChart(run);
+  // Drawn in the loss section, but embedded like every other chart.
+  const charts = [...runCharts(run), ...(lossChart ? [lossChart] : [])];
   for (const chart of charts) {
     const { warnings } = compileChart(chart);
     for (const w of warnings) opts.onWarning?.(chart.id, w);
@@ -74,8 +92,9 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
     ? `<div class="banner env">${escapeHtml(run.environment.note)}</div>`
     : '';
   const raw = run.scenario.raw === undefined ? '' : toYaml(run.scenario.raw);
-  const chartSection = charts.length
-    ? charts.map(chartBlock).join('\n')
+  const mainCharts = charts.filter((c) => c !== lossChart);
+  const chartSection = mainCharts.length
+    ? mainCharts.map(chartBlock).join('\n')
     : '<p class="muted">No cell has figures to chart.</p>';
 
   return `<!doctype html>
@@ -129,6 +148,7 @@ ${chartSection}
 <p class="muted">An acknowledged record missing after the fault is lost; records present without an acknowledgement are allowed.
 A cell's row gives its whole ledger; with several trials, its loss window, recovery time and guest page cache are the worst trial's and truncated bytes the sum.</p>
 <div class="table-wrap">${lossTable(run)}</div>
+${lossFigures(run, lossChart)}
 </section>
 
 <section id="environment">

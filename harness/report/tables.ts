@@ -17,6 +17,7 @@ import {
   fmtUs,
   isMeasured,
 } from './format.ts';
+import { integrityText } from './loss-section.ts';
 
 function num(value: number | undefined | null, text: string, extraClass = '', title = ''): string {
   const v = value == null || !Number.isFinite(value) ? '' : String(value);
@@ -114,7 +115,17 @@ function dirtyCell(d: { nrDirty: number; nrWriteback: number } | undefined): str
 function faultText(t: Trial): string {
   const f = t.fault;
   if (!f) return `trial ${t.index}: no fault`;
-  return `trial ${t.index} · ${f.kind} of broker${f.targets.length === 1 ? '' : 's'} ${f.targets.join(', ')} at ${fmtMs(f.atMs)}`;
+  return `trial ${t.index} · ${f.kind} of broker${f.targets.length === 1 ? '' : 's'} ${f.targets.join(', ')} at ${fmtMs(f.atMs)}${f.when ? ` (${f.when})` : ''}`;
+}
+
+function integrityCell(text: string, bad: boolean): string {
+  return `<td${bad ? ' class="bad"' : ''} style="white-space:nowrap">${escapeHtml(text)}</td>`;
+}
+
+/** A few offsets keep the column narrow; run.json holds the rest of the sample. */
+function offsetsText(offsets: number[]): string {
+  if (offsets.length === 0) return '—';
+  return offsets.slice(0, 6).join(', ') + (offsets.length > 6 ? ', …' : '');
 }
 
 export function lossTable(run: RunResult): string {
@@ -129,6 +140,7 @@ export function lossTable(run: RunResult): string {
     th('recovery', 'longest broker recovery after the fault', true),
     th('truncated', 'bytes (batches) cut from the log tail by recovery', true),
     th('guest dirty / writeback', 'nr_dirty / nr_writeback in the VM page cache just before the cut (4 KiB pages)', true),
+    th('integrity', 'corrupt batches served, replicas disagreeing below HW, HW gone back, acked records at another offset: all must be 0'),
     th('first lost offsets'),
   ];
   const groups = run.cells.map((c) => {
@@ -163,7 +175,8 @@ export function lossTable(run: RunResult): string {
       num(maxRecovery, maxRecovery === undefined ? '' : fmtMs(maxRecovery)) +
       num(sumBytes, sumBytes === undefined ? '' : `${fmtBytes(sumBytes)} (${fmtInt(sumBatches)})`) +
       dirtyCell(maxDirty) +
-      txt(lostSample.length ? lostSample.join(', ') : '—', 'mono') +
+      integrityCell(integrityText(l) || (trials.length ? 'clean' : '—'), integrityText(l) !== '') +
+      txt(offsetsText(lostSample), 'mono') +
       '</tr>';
     const trialRows = trials.map((t) => {
       const r = trialRecovery(t);
@@ -174,7 +187,7 @@ export function lossTable(run: RunResult): string {
         .join('; ');
       return (
         '<tr class="trial-row">' +
-        `<td class="trial-label" title="${escapeHtml(t.fault ? `${fmtInt(t.fault.ackedBeforeCut)} records acknowledged before the fault` : '')}">${escapeHtml(faultText(t))}</td>` +
+        `<td class="trial-label" title="${escapeHtml([t.fault ? `${fmtInt(t.fault.ackedBeforeCut)} records acknowledged before the fault` : '', t.note ?? ''].filter(Boolean).join('\n'))}">${escapeHtml(faultText(t))}${t.suspect ? ` <span class="warn suspect">suspect: ${escapeHtml(t.note ?? '')}</span>` : ''}</td>` +
         txt('') +
         num(tl.acked, fmtInt(tl.acked)) +
         num(tl.ackedLost, fmtInt(tl.ackedLost), tl.ackedLost > 0 ? 'bad' : '') +
@@ -184,7 +197,8 @@ export function lossTable(run: RunResult): string {
         num(r.durationMs, r.durationMs === undefined ? '' : fmtMs(r.durationMs), '', recoveryDetail) +
         num(r.bytes, r.bytes === undefined ? '' : `${fmtBytes(r.bytes)} (${fmtInt(r.batches ?? 0)})`) +
         dirtyCell(t.fault?.guestDirtyBeforeCut) +
-        txt(tl.lostOffsetsSample?.length ? tl.lostOffsetsSample.join(', ') : '—', 'mono') +
+        integrityCell(integrityText(tl) || 'clean', integrityText(tl) !== '') +
+        txt(offsetsText(tl.lostOffsetsSample ?? []), 'mono') +
         '</tr>'
       );
     });

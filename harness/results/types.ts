@@ -23,6 +23,12 @@ export interface LedgerSummary {
   unackedPresent?: number;
   /** First few lost offsets, for the report. */
   lostOffsetsSample?: number[];
+  /** Acknowledged records found at another offset than the one acknowledged (must be 0). */
+  offsetChanged?: number;
+  /** Partitions whose replicas' log hashes differ below the lowest replica HW (must be 0). */
+  replicasDisagree?: number;
+  /** Offsets by which a leader's HW after recovery is below the highest HW a produce answer reported before the fault, summed over partitions (0 = never went back). */
+  hwWentBack?: number;
 }
 
 /** One sample per second: load and probe figures on one time axis (t = seconds since cell load start). */
@@ -55,15 +61,46 @@ export interface FaultOutcome {
   targets: number[];
   atMs: number; // since load start
   ackedBeforeCut: number;
-  recovery: Array<{ broker: number; durationMs: number; bytesTruncated: number; batchesTruncated: number }>;
+  recovery: Array<{
+    broker: number;
+    /** Engine recovery time (sum over the broker's partitions). */
+    durationMs: number;
+    bytesTruncated: number;
+    batchesTruncated: number;
+    /** Restart (process spawn or VM boot) until the broker served again. */
+    restartMs?: number;
+    /** Every partition of the broker reported a clean shutdown (impossible after a kill: a sign the fault missed). */
+    cleanShutdown?: boolean;
+  }>;
   lossWindowSec?: number; // how long before the cut the oldest lost record was acked
+  /** Summed over the cut guests. */
   guestDirtyBeforeCut?: { nrDirty: number; nrWriteback: number };
+  /** How the moment was chosen, as written (`between 3-9 s`, `at 4 s`, `after 5000 acked`). */
+  when?: string;
+  /** Seed of the draw for `between` (the trial can be replayed with it). */
+  seed?: number;
+  /** Milliseconds from the last acknowledgement before the cut to the cut (null: none). */
+  lastAckBeforeCutMs?: number | null;
+  /** Every cut guest's workload was still running at the cut (VM target). */
+  liveAtCut?: boolean;
+  /** Highest HW reported in produce answers before the fault, and the leader's HW once recovered (partition 0 first; summed over partitions). */
+  hwBeforeCut?: number;
+  hwAfterRecovery?: number;
+  /** From the fault to every partition led again and replicas caught up. */
+  recoverMs?: number;
+  /** Acknowledged and lost records by acknowledgement time relative to the cut (t = bin start in ms, negative = before). */
+  lossTimeline?: { binMs: number; bins: Array<{ t: number; acked: number; lost: number }> };
 }
 
 export interface Trial {
   index: number;
   ledger: LedgerSummary;
   fault?: FaultOutcome;
+  /** Something makes this trial's figures doubtful (a guest workload that had stopped, no acks just before the cut, a fault that never fired). */
+  suspect?: boolean;
+  note?: string;
+  /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */
+  cycleMs?: number;
 }
 
 export interface CellResult {

@@ -2,21 +2,24 @@
 // ack ledger, then the checker; run.json is rewritten after every cell so an interrupted run
 // keeps what finished.
 import { rmSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
 import path from 'node:path';
 import { execa } from 'execa';
 import * as hdr from 'hdr-histogram-js';
 import type { Scenario, MatrixCell } from '../scenario/types.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
-import { ProbeSampler, perSecond, collectEnvironment, probeNow } from '../probes/index.ts';
+import { ProbeSampler, perSecond, collectEnvironment, probeNow, type ProbeSeries } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
-import { runLoad, type LoadTarget } from '../workload/load.ts';
+import { runLoad, type LoadResult, type LoadTarget } from '../workload/load.ts';
 import { checkLedger } from '../checker/checker.ts';
 import { consumePartition } from '../checker/consume.ts';
 import { RunStore, newRunId, writeFileAtomic } from '../results/store.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
-import type { Target, RunningCluster } from '../target/types.ts';
+import type { Target, RunningCluster, FaultableCluster } from '../target/types.ts';
+import { assertCanInject } from '../faults/inject.ts';
+import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../target/host-sysctl.ts';
 import { encodeHistogram, latencySummary, mergeTimeseries, median, skippedCell, emptyLedger } from './cell-result.ts';
 import { summarizeBrokers } from './broker-figures.ts';
@@ -31,6 +34,8 @@ export interface RunOptions {
   log: (line: string) => void;
   /** Keep the brokers' data directories after each cell (default: only their logs are kept). */
   keepData?: boolean;
+  /** Seed of the fault-time draws; each trial's seed derives from it (recorded in run.json). Default: random. */
+  baseSeed?: number;
 }
 
 export interface RunOutcome {
@@ -50,6 +55,11 @@ async function gitCommit(): Promise<string | null> {
 
 export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
   const { scenario, log } = opts;
+  if (scenario.faults.length > 1) {
+    throw new Error(`${scenario.file}: faults: this runner takes one fault per trial (the load stops at the cut), found ${scenario.faults.length}`);
+  }
+  const baseSeed = opts.baseSeed ?? randomInt(2 ** 31);
+  opts = { ...opts, baseSeed };
   const runId = newRunId();
   const store = new RunStore(opts.resultsDir, scenario.name, runId);
   const environment = await collectEnvironment(store.dir);
@@ -62,7 +72,13 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     endedAt: null,
     gitCommit: await gitCommit(),
     environment,
-    settings: { ...scenario.settings, workload: scenario.workload, cluster: scenario.cluster },
+    settings: {
+      ...scenario.settings,
+      workload: scenario.workload,
+      cluster: scenario.cluster,
+      ...(scenario.faults.length ? { faults: scenario.faults, faultSeed: baseSeed } : {}),
+      ...(scenario.vm ? { vm: scenario.vm } : {}),
+    },
     target: opts.target.kind,
     cells: [],
     expectations: [],
@@ -139,12 +155,17 @@ async function runCell(
       break;
     }
     const repDir = path.join(cellDir, `rep-${rep + 1}`);
+    const trialStartMs = Date.now();
     let cluster: RunningCluster | null = null;
     let sampler: ProbeSampler | null = null;
+    let loadPromise: Promise<LoadResult> | null = null;
+    const stopForFault = new AbortController();
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal });
       accelerator = cluster.accelerator;
+      const fault = scenario.faults[0];
+      if (fault) assertCanInject(scenario.faults, cluster, opts.target.kind);
       const leaders = await cluster.leaders(scenario.cluster.topic);
       const targets = groupByLeader(leaders);
       const ledger = new AckLedger({
@@ -153,9 +174,11 @@ async function runCell(
         partitions: [...leaders.keys()],
       });
       const factory = new BatchFactory({ recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch });
-      sampler = new ProbeSampler({ dataDir: cluster.brokers[0].dataDir });
-      await sampler.start();
-      const load = await runLoad({
+      // A VM target probes inside the guest (its page cache is the one a power cut loses).
+      const probedBroker = [...leaders.values()][0]?.id ?? cluster.brokers[0].id;
+      sampler = hasGuestProbes(cluster) ? null : await startSampler(cluster, opts.target.kind, log);
+      const loadStartMs = Date.now();
+      loadPromise = runLoad({
         targets,
         topic: scenario.cluster.topic,
         acks: settings.acks,
@@ -167,47 +190,107 @@ async function runCell(
         durationSec: w.durationSec,
         ledger,
         factory,
-        signal: opts.signal,
+        // A fault stops the load at the cut; Ctrl-C stops it too.
+        signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
-      const series = await sampler.stop();
+      const driven = fault
+        ? await driveFault({
+            fault,
+            seed: trialSeed(opts.baseSeed ?? 0, index, rep),
+            cluster: cluster as FaultableCluster,
+            topic: scenario.cluster.topic,
+            ledger,
+            loadStartMs,
+            loadDone: loadPromise,
+            stopLoad: () => stopForFault.abort(),
+            signal: opts.signal,
+          })
+        : null;
+      const load = await loadPromise;
+      loadPromise = null;
+      const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
       sampler = null;
-      interrupted ||= load.interrupted;
+      interrupted ||= opts.signal.aborted;
       merged.add(load.latencyUs);
       if (mergedCorrected && load.correctedLatencyUs) mergedCorrected.add(load.correctedLatencyUs);
       for (const [k, v] of Object.entries(load.errors)) errors[k] = (errors[k] ?? 0) + v;
       rps.push(load.measuredRecords / load.measuredSec);
       reqps.push(load.measuredRequests / load.measuredSec);
       mbps.push(load.measuredBytes / load.measuredSec / 1e6);
-      if (rep === 0) timeseries = mergeTimeseries(load.timeseries, perSecond(series, load.measureStartMs));
+      if (rep === 0) timeseries = mergeTimeseries(load.timeseries, series ? perSecond(series, load.measureStartMs) : []);
 
-      // The checker reads every partition back from its leader, as a consumer would.
-      const logs = await Promise.all(
-        [...leaders.entries()].map(([partition, b]) => consumePartition({ url: b.url, topic: scenario.cluster.topic, partition })),
-      );
-      const report = checkLedger(ledger, logs);
-      const summary = {
-        acked: report.acked,
-        ackedLost: report.ackedLost,
-        duplicates: report.duplicates,
-        outOfOrder: report.outOfOrder,
-        corrupt: report.corrupt,
-        unackedPresent: report.unackedPresent,
-        lostOffsetsSample: report.lostOffsetsSample,
-      };
-      trials.push({ index: rep, ledger: summary });
-      ledgerSum = addLedgers(ledgerSum, summary);
-      broker = summarizeBrokers(await cluster.metrics(), cluster.brokers.map((b) => b.dataDir));
+      let trial: Trial;
+      if (driven?.fired && opts.signal.aborted) {
+        // Ctrl-C after the cut: recovering (a VM reboot) would keep the user waiting; the trial is dropped, not half-checked.
+        log(`rep ${rep + 1}: interrupted after the fault, before recovery: this trial is not checked`);
+        interrupted = true;
+        break;
+      } else if (driven?.fired) {
+        const fired = driven.fired;
+        const acks = ackFiguresAt(ledger, fired.cut.atMs);
+        log(
+          `rep ${rep + 1}: ${fired.plan.fault.kind} of broker ${fired.targets.join(', ')} at ${((fired.cut.atMs - loadStartMs) / 1000).toFixed(2)} s ` +
+            `(${fired.plan.whenText}${fired.plan.seed !== undefined ? `, seed ${fired.plan.seed}` : ''}), ${acks.ackedBeforeCut.toLocaleString('en-US')} records acknowledged; recovering`,
+        );
+        const { recovery, check } = await recoverAndCheck({
+          cluster: cluster as FaultableCluster,
+          fired,
+          topic: scenario.cluster.topic,
+          ledger,
+          timeoutMs: opts.target.kind === 'vm' ? 120_000 : 30_000,
+        });
+        broker = summarizeBrokers(await cluster.metrics(), cluster.brokers.map((b) => b.dataDir));
+        writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check }, null, 1));
+        trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
+      } else {
+        // The checker reads every partition back from its leader, as a consumer would.
+        const logs = await Promise.all(
+          [...leaders.entries()].map(([partition, b]) => consumePartition({ url: b.url, topic: scenario.cluster.topic, partition })),
+        );
+        const report = checkLedger(ledger, logs);
+        trial = {
+          index: rep,
+          ledger: {
+            acked: report.acked,
+            ackedLost: report.ackedLost,
+            duplicates: report.duplicates,
+            outOfOrder: report.outOfOrder,
+            corrupt: report.corrupt,
+            unackedPresent: report.unackedPresent,
+            lostOffsetsSample: report.lostOffsetsSample,
+            offsetChanged: report.offsetChanged,
+          },
+        };
+        if (driven && !opts.signal.aborted) {
+          trial.suspect = true;
+          trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
+        }
+        broker = summarizeBrokers(await cluster.metrics(), cluster.brokers.map((b) => b.dataDir));
+      }
       writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
+      trial.cycleMs = Date.now() - trialStartMs;
+      trials.push(trial);
+      ledgerSum = addLedgers(ledgerSum, trial.ledger);
       log(
-        `rep ${rep + 1}: ${Math.round(rps[rps.length - 1]).toLocaleString('en-US')} records/s, p99 ${latencySummary(load.latencyUs).p99} µs, acked ${report.acked}, lost ${report.ackedLost}`,
+        `rep ${rep + 1}: ${Math.round(rps[rps.length - 1]).toLocaleString('en-US')} records/s, p99 ${latencySummary(load.latencyUs).p99} µs, ` +
+          `acked ${trial.ledger.acked.toLocaleString('en-US')}, lost ${trial.ledger.ackedLost.toLocaleString('en-US')}` +
+          (trial.fault ? faultLine(trial) : '') +
+          (trial.note ? ` [suspect: ${trial.note}]` : ''),
       );
     } finally {
+      if (loadPromise) {
+        stopForFault.abort();
+        await loadPromise.catch(() => undefined);
+      }
       if (sampler) await sampler.stop().catch(() => undefined);
       if (cluster) await cluster.stop();
       if (!opts.keepData && cluster) for (const b of cluster.brokers) rmSync(b.dataDir, { recursive: true, force: true });
     }
+    // The cycle includes stopping the cluster: that is what the next trial waits for.
+    const last = trials[trials.length - 1];
+    if (last && last.index === rep) last.cycleMs = Date.now() - trialStartMs;
   }
   void probeNow;
   const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';
@@ -235,7 +318,9 @@ function groupByLeader(leaders: Map<number, { url: string }>): LoadTarget[] {
   return [...byUrl.entries()].map(([url, partitions]) => ({ url, partitions }));
 }
 
-function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
+export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
+  const sum = (k: 'offsetChanged' | 'replicasDisagree' | 'hwWentBack') =>
+    a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
     ackedLost: a.ackedLost + b.ackedLost,
@@ -244,5 +329,51 @@ function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResul
     corrupt: a.corrupt + b.corrupt,
     unackedPresent: (a.unackedPresent ?? 0) + (b.unackedPresent ?? 0),
     lostOffsetsSample: [...(a.lostOffsetsSample ?? []), ...(b.lostOffsetsSample ?? [])].slice(0, 20),
+    ...sum('offsetChanged'),
+    ...sum('replicasDisagree'),
+    ...sum('hwWentBack'),
   };
+}
+
+function faultLine(t: Trial): string {
+  const f = t.fault!;
+  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs} ms, ${r.bytesTruncated} B truncated`).join('; ');
+  const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
+  const extra = [
+    t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
+    t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
+    t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
+  ].filter(Boolean);
+  return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+}
+
+interface GuestProbing {
+  guestProbes(brokerId: number): ProbeSeries;
+}
+
+function hasGuestProbes(c: RunningCluster): c is RunningCluster & GuestProbing {
+  return typeof (c as Partial<GuestProbing>).guestProbes === 'function';
+}
+
+function guestSeries(c: RunningCluster, brokerId: number, log: (line: string) => void): ProbeSeries | null {
+  if (!hasGuestProbes(c)) return null;
+  try {
+    return c.guestProbes(brokerId);
+  } catch (err) {
+    log(`no guest probes: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/** Host probes watch the device under the first broker's data dir; a VM's data lives in a guest, so there they are best effort. */
+async function startSampler(cluster: RunningCluster, kind: Target['kind'], log: (line: string) => void): Promise<ProbeSampler | null> {
+  const sampler = new ProbeSampler({ dataDir: cluster.brokers[0].dataDir });
+  try {
+    await sampler.start();
+    return sampler;
+  } catch (err) {
+    if (kind !== 'vm') throw err;
+    log(`host probes off for this cell: ${(err as Error).message}`);
+    return null;
+  }
 }

@@ -14,7 +14,7 @@ import { suggest } from './errors.ts';
 import { DEFAULT_SETTINGS, SETTINGS, SETTING_NAMES, overlaySettings, type SettingValue } from './settings.ts';
 import type { CompareOp, Condition, Expectation, MetricRef, Operand, Scenario } from './types.ts';
 
-const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent'];
+const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'replicasDisagree', 'hwWentBack'];
 const LATENCY_FIELDS = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count'];
 
 export const METRICS: readonly string[] = [

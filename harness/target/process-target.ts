@@ -1,11 +1,40 @@
 // The process target: brokers as local child processes on loopback, the controller in this
 // process (engine/server/cluster.ts). Data directories live under the cell's work dir, so the
-// probes watch the device that really holds them.
+// probes watch the device that really holds them. Its one fault is a process kill: SIGKILL of
+// the broker child, after which the host's page cache still holds everything it wrote (a
+// crash, not a power failure: power cuts need the VM target).
 import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
-import type { ClusterStartOptions, RunningCluster, Target, TargetBroker } from './types.ts';
+import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
 
-class ProcessCluster implements RunningCluster {
+interface HealthAnswer {
+  brokerId?: number;
+  recovery?: Array<{ topic: string; partition: number; cleanShutdown?: boolean; bytesTruncated?: number; batchesTruncated?: number; durationMs?: number }>;
+}
+
+/** GET /v1/health of a broker: its partitions' recovery reports from the last start. */
+export async function readRecovery(url: string, brokerId: number, restartMs: number): Promise<BrokerRecovery> {
+  const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(5000) });
+  if (!res.ok) throw new Error(`GET ${url}/v1/health (broker ${brokerId}) answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  const h = (await res.json()) as HealthAnswer;
+  if (!Array.isArray(h.recovery)) throw new Error(`GET ${url}/v1/health (broker ${brokerId}): expected a recovery array in the answer`);
+  return {
+    brokerId,
+    restartMs,
+    partitions: h.recovery.map((r) => ({
+      topic: r.topic,
+      partition: r.partition,
+      cleanShutdown: r.cleanShutdown === true,
+      bytesTruncated: r.bytesTruncated ?? 0,
+      batchesTruncated: r.batchesTruncated ?? 0,
+      durationMs: r.durationMs ?? 0,
+    })),
+  };
+}
+
+class ProcessCluster implements FaultableCluster {
+  readonly supportsPowerCut = false;
+
   constructor(private readonly cluster: Cluster) {}
 
   get brokers(): TargetBroker[] {
@@ -38,6 +67,44 @@ class ProcessCluster implements RunningCluster {
     );
   }
 
+  leaderId(topic: string, partition: number): number | null {
+    return this.cluster.leaderOf(topic, partition)?.id ?? null;
+  }
+
+  async powerCut(brokerIds: number[]): Promise<CutInfo> {
+    throw new Error(
+      `power-cut of broker(s) ${brokerIds.join(', ')}: the process target cannot cut power (the host's page cache would survive); ` +
+        'use target: vm, or fault kind process-kill',
+    );
+  }
+
+  async processKill(brokerIds: number[]): Promise<CutInfo> {
+    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before killing anything
+    const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
+    const atMs = Date.now();
+    // All signals go out before any exit is awaited, so "all" is one correlated crash.
+    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGKILL')));
+    return { brokerIds, atMs, liveAtCut };
+  }
+
+  async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
+    return Promise.all(
+      brokerIds.map(async (id) => {
+        const t0 = Date.now();
+        const b = await this.cluster.restartBroker(id);
+        return readRecovery(b.url, id, Date.now() - t0);
+      }),
+    );
+  }
+
+  waitForLeaders(_topic: string, timeoutMs: number): Promise<void> {
+    return this.cluster.waitForLeaders(timeoutMs);
+  }
+
+  urlOf(brokerId: number): string {
+    return this.cluster.broker(brokerId).url;
+  }
+
   stop(): Promise<void> {
     return this.cluster.stop();
   }
@@ -46,7 +113,7 @@ class ProcessCluster implements RunningCluster {
 export function processTarget(): Target {
   return {
     kind: 'process',
-    async start(opts: ClusterStartOptions): Promise<RunningCluster> {
+    async start(opts: ClusterStartOptions): Promise<FaultableCluster> {
       const { cluster: spec, settings } = opts;
       const cluster = await startCluster({
         brokers: spec.brokers,

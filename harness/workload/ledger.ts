@@ -25,6 +25,8 @@ class PartitionColumns {
   status: Uint8Array = new Uint8Array(1024);
   errors = new Map<number, string>();
   count = 0;
+  /** Highest high watermark a produce answer reported (-1: none yet). */
+  maxHw = -1;
 
   push(records: number, sentMs: number): number {
     const i = this.count++;
@@ -80,6 +82,17 @@ export class AckLedger {
     cols.status[i] = STATUS_CODE.acked;
     cols.baseOffset[i] = baseOffset;
     cols.ackMs[i] = ackMs;
+  }
+
+  /** The produce answer's `hw`: a broker's HW must never be seen to go back after a fault. */
+  noteHw(partition: number, hw: number): void {
+    const cols = this.columns(partition);
+    if (hw > cols.maxHw) cols.maxHw = hw;
+  }
+
+  /** Highest HW any produce answer of this partition reported, or -1. */
+  maxHw(partition: number): number {
+    return this.columns(partition).maxHw;
   }
 
   /** acks=0: the broker answered before appending, so nothing is promised. */

@@ -67,6 +67,7 @@ interface ProduceAnswer {
   baseOffset?: number;
   producerId?: number;
   baseSequence?: number;
+  hw?: number;
   error?: string;
 }
 
@@ -136,6 +137,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
           const partition = partitionOfProducer(ledger, answer.producerId);
           if (partition === null) return countError('UNKNOWN_PRODUCER_IN_ANSWER');
           ledger.ack(partition, answer.baseSequence, answer.baseOffset, now);
+          if (typeof answer.hw === 'number') ledger.noteHw(partition, answer.hw);
         } else {
           countError(answer.error ?? `HTTP_${status}`);
         }

@@ -1,0 +1,130 @@
+// Every replica's view of a partition, over GET /v1/admin/log-hash: its HW, its log end offset
+// and the sha256 of its stored batches below an offset. Replicas that agree hash the same bytes
+// up to the lowest HW among them; a difference there means a committed record differs between
+// copies, which leader-epoch truncation (KIP-101) exists to prevent.
+
+/** What the checker needs from a cluster: who the brokers are, where they answer, who leads. */
+export interface ReplicaSource {
+  readonly brokers: ReadonlyArray<{ id: number }>;
+  urlOf(brokerId: number): string;
+  leaderId(topic: string, partition: number): number | null;
+}
+
+export interface ReplicaState {
+  brokerId: number;
+  hw: number;
+  leo: number;
+  upTo: number;
+  hash: string;
+}
+
+interface LogHashAnswer {
+  brokerId: number;
+  hw: number;
+  leo: number;
+  upTo: number;
+  hash: string;
+  error?: string;
+}
+
+async function logHash(url: string, topic: string, partition: number, upTo: number | undefined): Promise<LogHashAnswer | null> {
+  const q = `topic=${encodeURIComponent(topic)}&partition=${partition}${upTo === undefined ? '' : `&upTo=${upTo}`}`;
+  const res = await fetch(`${url}/v1/admin/log-hash?${q}`, { signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  let body: LogHashAnswer;
+  try {
+    body = JSON.parse(text) as LogHashAnswer;
+  } catch {
+    throw new Error(`GET ${url}/v1/admin/log-hash?${q} answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+  }
+  if (res.status === 200) return body;
+  if (body.error === 'UNKNOWN_TOPIC_OR_PARTITION') return null; // this broker holds no replica
+  throw new Error(`GET ${url}/v1/admin/log-hash?${q} answered ${res.status}: ${text.slice(0, 200)}`);
+}
+
+/** One state per broker that holds a replica of the partition (hash up to `upTo`, default its own HW). */
+export async function replicaStates(source: ReplicaSource, topic: string, partition: number, upTo?: number): Promise<ReplicaState[]> {
+  const answers = await Promise.all(
+    source.brokers.map(async (b) => {
+      const a = await logHash(source.urlOf(b.id), topic, partition, upTo);
+      return a ? { brokerId: b.id, hw: a.hw, leo: a.leo, upTo: a.upTo, hash: a.hash } : null;
+    }),
+  );
+  return answers.filter((a): a is ReplicaState => a !== null);
+}
+
+/**
+ * Polls until, for every partition, each replica's log ends where the leader's does and the
+ * leader's HW reached its log end (followers fetched everything and truncated what diverged).
+ * Followers learn the HW on their next fetch (a long poll), so once caught up it waits up to
+ * `hwGraceMs` more for their HWs to match, which lets the hashes compare the whole log.
+ * Returns caughtUp false at the deadline: the caller checks anyway and says so.
+ */
+export async function waitForReplicasCaughtUp(
+  source: ReplicaSource,
+  topic: string,
+  partitions: number[],
+  timeoutMs: number,
+  hwGraceMs = 2000,
+): Promise<{ caughtUp: boolean; detail: string }> {
+  const deadline = Date.now() + timeoutMs;
+  let caughtUpSince: number | null = null;
+  for (;;) {
+    const lagging: string[] = [];
+    let followerHwBehind = false;
+    for (const p of partitions) {
+      const leader = source.leaderId(topic, p);
+      if (leader === null) {
+        lagging.push(`${topic}-${p}: no leader`);
+        continue;
+      }
+      try {
+        const states = await replicaStates(source, topic, p, 0);
+        const l = states.find((s) => s.brokerId === leader);
+        if (!l) lagging.push(`${topic}-${p}: leader ${leader} holds no replica`);
+        else {
+          const behind = states.filter((s) => s.leo !== l.leo).map((s) => `broker ${s.brokerId} LEO ${s.leo}`);
+          if (behind.length || l.hw !== l.leo) lagging.push(`${topic}-${p}: leader ${leader} HW ${l.hw} LEO ${l.leo}${behind.length ? `; ${behind.join(', ')}` : ''}`);
+          if (states.some((s) => s.hw !== l.hw)) followerHwBehind = true;
+        }
+      } catch (err) {
+        lagging.push(`${topic}-${p}: ${(err as Error).message}`);
+      }
+    }
+    const now = Date.now();
+    if (lagging.length === 0) {
+      caughtUpSince ??= now;
+      if (!followerHwBehind || now - caughtUpSince >= hwGraceMs || now >= deadline) return { caughtUp: true, detail: '' };
+    } else {
+      caughtUpSince = null;
+      if (now >= deadline) return { caughtUp: false, detail: lagging.join('; ') };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface PartitionAgreement {
+  partition: number;
+  leader: number | null;
+  /** The lowest HW among the replicas: every replica's bytes below it are compared. */
+  upTo: number;
+  /** The leader's HW. */
+  leaderHw: number;
+  hashes: Record<number, string>;
+  agree: boolean;
+}
+
+export async function checkReplicaAgreement(source: ReplicaSource, topic: string, partitions: number[]): Promise<PartitionAgreement[]> {
+  const out: PartitionAgreement[] = [];
+  for (const p of partitions) {
+    const leader = source.leaderId(topic, p);
+    const first = await replicaStates(source, topic, p, 0);
+    if (first.length === 0) throw new Error(`log-hash ${topic}-${p}: no broker holds a replica`);
+    const upTo = Math.min(...first.map((s) => s.hw));
+    const states = await replicaStates(source, topic, p, upTo);
+    const hashes = Object.fromEntries(states.map((s) => [s.brokerId, s.hash]));
+    const leaderHw = first.find((s) => s.brokerId === leader)?.hw ?? -1;
+    out.push({ partition: p, leader, upTo, leaderHw, hashes, agree: new Set(states.map((s) => s.hash)).size <= 1 });
+  }
+  return out;
+}

@@ -1,0 +1,204 @@
+// The report's fault figures beyond the loss table: the distribution of acknowledged loss
+// over a cell's trials, and the loss window on the time axis (when the records that were
+// lost had been acknowledged, relative to the cut, trial by trial).
+
+import type { TopLevelSpec } from 'vega-lite';
+import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import type { Chart } from './charts.ts';
+import { escapeHtml, fmtBytes, fmtInt, fmtMs, fmtSeconds, PAGE_BYTES } from './format.ts';
+
+const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
+
+function sorted(values: number[]): number[] {
+  return [...values].sort((a, b) => a - b);
+}
+
+function med(s: number[]): number {
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function dist(values: number[], f: (n: number) => string): { text: string; v: number | '' } {
+  if (values.length === 0) return { text: '—', v: '' };
+  const s = sorted(values);
+  return { text: `${f(s[0])} / ${f(med(s))} / ${f(s[s.length - 1])}`, v: med(s) };
+}
+
+function faultTrials(c: CellResult): Trial[] {
+  return (c.trials ?? []).filter((t) => t.fault || t.suspect);
+}
+
+/** Problems the checker must never find, per trial; '' when none. */
+export function integrityText(l: Trial['ledger']): string {
+  return [
+    l.corrupt ? `${fmtInt(l.corrupt)} corrupt batch${l.corrupt === 1 ? '' : 'es'} served` : '',
+    l.replicasDisagree ? `replicas disagree below HW (${fmtInt(l.replicasDisagree)} partition${l.replicasDisagree === 1 ? '' : 's'})` : '',
+    l.hwWentBack ? `HW went back ${fmtInt(l.hwWentBack)} offsets` : '',
+    l.offsetChanged ? `${fmtInt(l.offsetChanged)} acked batch${l.offsetChanged === 1 ? '' : 'es'} at another offset` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+/** Per kind of problem: in how many trials, and the worst. */
+function integritySummary(ts: Trial[]): string {
+  const kinds: Array<[keyof Trial['ledger'], string]> = [
+    ['corrupt', 'corrupt batches served'],
+    ['replicasDisagree', 'replicas disagree below HW'],
+    ['hwWentBack', 'HW went back'],
+    ['offsetChanged', 'acked batches at another offset'],
+  ];
+  return kinds
+    .map(([k, label]) => {
+      const hits = ts.map((t) => Number(t.ledger[k] ?? 0)).filter((v) => v > 0);
+      return hits.length ? `${label} in ${hits.length} of ${ts.length} trials (max ${fmtInt(Math.max(...hits))})` : '';
+    })
+    .filter(Boolean)
+    .join('; ');
+}
+
+export function hasFaultTrials(run: RunResult): boolean {
+  return run.cells.some((c) => faultTrials(c).length > 0);
+}
+
+/** One row per cell with fault trials: min / median / max over its trials. */
+export function lossDistributionTable(run: RunResult): string {
+  const cells = run.cells.filter((c) => faultTrials(c).length > 0);
+  if (cells.length === 0) return '';
+  const td = (d: { text: string; v: number | '' }, cls = '') => `<td class="num${cls ? ` ${cls}` : ''}" data-v="${d.v}">${escapeHtml(d.text)}</td>`;
+  const head = [
+    ['cell', ''],
+    ['trials', 'trials with a fault (suspect ones in brackets)'],
+    ['acked lost min / median / max', 'acknowledged records missing after recovery, over the trials'],
+    ['lost per trial', ''],
+    ['loss window min / median / max', 'how long before the cut the oldest lost record had been acknowledged, over trials that lost records'],
+    ['guest dirty at cut (median)', 'nr_dirty in the cut guests just before the cut'],
+    ['back in service (median)', 'from the restart (VM: the reboot) until every partition is led again and the replicas caught up'],
+    ['truncated (median)', 'bytes recovery cut from the log tails'],
+    ['trial cycle min / median / max', 'fresh cluster, load, fault, recovery, check, stop'],
+    ['integrity', 'corrupt batches served, replicas disagreeing below HW, HW gone back, records at another offset: all must be 0'],
+  ]
+    .map(([l, t], i) => `<th scope="col"${i > 0 && i !== 3 && i !== 9 ? ' class="num"' : ''}${t ? ` title="${escapeHtml(t)}"` : ''}>${escapeHtml(l)}</th>`)
+    .join('');
+  const rows = cells.map((c) => {
+    const ts = faultTrials(c);
+    const lost = ts.map((t) => t.ledger.ackedLost);
+    const windows = ts.map((t) => t.fault?.lossWindowSec).filter((v): v is number => typeof v === 'number');
+    const dirty = ts.map((t) => t.fault?.guestDirtyBeforeCut?.nrDirty).filter((v): v is number => typeof v === 'number');
+    const recover = ts.map((t) => t.fault?.recoverMs).filter((v): v is number => typeof v === 'number');
+    const truncated = ts.filter((t) => t.fault).map((t) => t.fault!.recovery.reduce((a, r) => a + r.bytesTruncated, 0));
+    const cycles = ts.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number');
+    const suspect = ts.filter((t) => t.suspect).length;
+    const integrity = integritySummary(ts);
+    const anyLost = lost.some((n) => n > 0);
+    return (
+      '<tr>' +
+      `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>` +
+      `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}</td>` +
+      td(dist(lost, fmtInt), anyLost ? 'bad' : '') +
+      `<td class="mono">${escapeHtml(lost.map(fmtInt).join(', '))}</td>` +
+      td(dist(windows, fmtSeconds)) +
+      td(dirty.length ? { text: fmtBytes(med(sorted(dirty)) * PAGE_BYTES), v: med(sorted(dirty)) } : { text: '—', v: '' }) +
+      td(recover.length ? { text: fmtMs(med(sorted(recover))), v: med(sorted(recover)) } : { text: '—', v: '' }) +
+      td(truncated.length ? { text: fmtBytes(med(sorted(truncated))), v: med(sorted(truncated)) } : { text: '—', v: '' }) +
+      td(dist(cycles, fmtMs)) +
+      `<td${integrity ? ' class="bad"' : ''} style="white-space:nowrap">${escapeHtml(integrity || 'clean')}</td>` +
+      '</tr>'
+    );
+  });
+  return `<table class="sortable" id="loss-distribution-table"><thead><tr>${head}</tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+}
+
+interface TimelineRow {
+  trial: string;
+  cell: string;
+  t: number;
+  t2: number;
+  acked: number;
+  lost: number;
+  lostFraction: number;
+}
+
+/** Lost records by acknowledgement time relative to the cut, one row per trial; null when no trial lost anything. */
+export function lossWindowChart(run: RunResult): Chart | null {
+  const values: TimelineRow[] = [];
+  const rows: string[] = [];
+  const notes: string[] = [];
+  for (const c of run.cells) {
+    for (const t of c.trials ?? []) {
+      const tl = t.fault?.lossTimeline;
+      if (!tl || tl.bins.length === 0) continue;
+      const label = `${c.id} · trial ${t.index}${t.suspect ? ' (suspect)' : ''}`;
+      rows.push(label);
+      for (const b of tl.bins) {
+        values.push({
+          trial: label,
+          cell: c.id,
+          t: b.t / 1000,
+          t2: (b.t + tl.binMs) / 1000,
+          acked: b.acked,
+          lost: b.lost,
+          lostFraction: b.acked > 0 ? Math.min(1, b.lost / b.acked) : b.lost > 0 ? 1 : 0,
+        });
+      }
+    }
+  }
+  if (!values.some((v) => v.lost > 0)) return null;
+  const tooltip = [
+    { field: 'trial', type: 'nominal' },
+    { field: 't', type: 'quantitative', title: 'acknowledged at (s from the cut)', format: '.2f' },
+    { field: 'acked', type: 'quantitative', title: 'records acknowledged in this bin', format: ',' },
+    { field: 'lost', type: 'quantitative', title: 'of them lost', format: ',' },
+  ];
+  const y = { field: 'trial', type: 'nominal', sort: rows, title: null, axis: { labelLimit: 320 } };
+  const spec = {
+    $schema: SCHEMA,
+    width: 700,
+    height: { step: 22 },
+    data: { values },
+    encoding: { y },
+    layer: [
+      {
+        mark: { type: 'rect', color: '#c9d3de', tooltip: true },
+        encoding: {
+          x: { field: 't', type: 'quantitative', title: 'acknowledgement time relative to the cut (s; the cut is at 0)' },
+          x2: { field: 't2' },
+          tooltip,
+        },
+      },
+      {
+        transform: [{ filter: 'datum.lost > 0' }],
+        mark: { type: 'rect', tooltip: true },
+        encoding: {
+          x: { field: 't', type: 'quantitative' },
+          x2: { field: 't2' },
+          color: {
+            field: 'lostFraction',
+            type: 'quantitative',
+            title: 'share lost',
+            scale: { domain: [0, 1], range: ['#f7c4b8', '#b2182b'] },
+            legend: { format: '.0%' },
+          },
+          tooltip,
+        },
+      },
+      {
+        data: { values: [{ t: 0 }] },
+        mark: { type: 'rule', color: '#222', strokeWidth: 1.5, strokeDash: [4, 3] },
+        encoding: { x: { field: 't', type: 'quantitative' }, y: null },
+      },
+    ],
+    config: { font: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif', view: { stroke: '#ddd' } },
+  } as unknown as TopLevelSpec;
+  const without = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.fault && !t.fault.lossTimeline).map((t) => `${c.id} trial ${t.index}`));
+  if (without.length) notes.push(`No timeline recorded for ${without.join(', ')} (an older run.json).`);
+  return {
+    id: 'chart-loss-window',
+    title: 'Loss window',
+    caption:
+      'Each row is a trial; grey bins are when records were acknowledged, red bins hold records that were acknowledged and then lost ' +
+      '(darker = a larger share of that bin). The dashed line is the cut. How far the red reaches left of it is the loss window.',
+    spec,
+    notes,
+  };
+}

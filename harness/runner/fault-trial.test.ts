@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { AckLedger } from '../workload/ledger.ts';
+import { ackFiguresAt, suspicions, trialSeed, type FiredFault } from './fault-trial.ts';
+import type { RecoveryOutcome } from '../faults/recover.ts';
+
+function ledger(acks: Array<number | null>): AckLedger {
+  const l = new AckLedger({ recordsPerBatch: 4, producerIdBase: 10, partitions: [0] });
+  acks.forEach((ackMs, i) => {
+    const seq = l.send(0, 1000 + i);
+    if (ackMs !== null) l.ack(0, seq, i * 4, ackMs);
+  });
+  return l;
+}
+
+const fired = (cut: Partial<FiredFault['cut']> = {}): FiredFault => ({
+  plan: { fault: { kind: 'power-cut', target: 'all', when: { at: 2 } }, whenText: 'at 2 s', atMs: 2000, afterAcked: null },
+  targets: [1],
+  cut: { brokerIds: [1], atMs: 5000, ...cut },
+});
+
+const recovered: RecoveryOutcome = {
+  recoveries: [{ brokerId: 1, restartMs: 900, partitions: [{ topic: 't', partition: 0, cleanShutdown: false, bytesTruncated: 0, batchesTruncated: 0, durationMs: 3 }] }],
+  recoverMs: 1200,
+  caughtUp: true,
+};
+
+describe('fault trial figures', () => {
+  it('counts records acknowledged up to the cut and the quiet time before it', () => {
+    const l = ledger([4100, 4900, null, 5050]);
+    expect(ackFiguresAt(l, 5000)).toEqual({ ackedBeforeCut: 8, lastAckBeforeCutMs: 100 });
+    expect(ackFiguresAt(ledger([null]), 5000)).toEqual({ ackedBeforeCut: 0, lastAckBeforeCutMs: null });
+  });
+
+  it('trusts a trial with live guests and a steady ack stream', () => {
+    expect(suspicions(fired({ liveAtCut: { 1: true } }), { ackedBeforeCut: 8, lastAckBeforeCutMs: 40 }, recovered)).toEqual([]);
+  });
+
+  it('flags a guest whose workload had stopped, a stalled load, a clean shutdown after a kill, lagging replicas', () => {
+    const notes = suspicions(
+      fired({ liveAtCut: { 1: false } }),
+      { ackedBeforeCut: 8, lastAckBeforeCutMs: 1800 },
+      {
+        ...recovered,
+        recoveries: [{ ...recovered.recoveries[0], partitions: [{ ...recovered.recoveries[0].partitions[0], cleanShutdown: true }] }],
+        caughtUp: false,
+        lagging: 't-0: broker 2 LEO 40',
+      },
+    );
+    expect(notes.join('\n')).toMatch(/workload of broker 1 had stopped before the cut/);
+    expect(notes.join('\n')).toMatch(/no acknowledgement in the last 1\.8 s before the cut/);
+    expect(notes.join('\n')).toMatch(/broker 1 reported a clean shutdown after the kill/);
+    expect(notes.join('\n')).toMatch(/replicas had not caught up when checked: t-0: broker 2 LEO 40/);
+  });
+
+  it("uses the target's own notes about the cut, and does not expect acks under acks=0", () => {
+    const notes = suspicions(fired({ liveAtCut: { 1: false }, notes: ['broker 1: the broker process was not running at the fault'] } as never), { ackedBeforeCut: 0, lastAckBeforeCutMs: null }, recovered, 0);
+    expect(notes).toEqual(['broker 1: the broker process was not running at the fault']);
+  });
+
+  it('derives distinct, reproducible trial seeds from the base seed', () => {
+    const seeds = new Set<number>();
+    for (let c = 0; c < 7; c++) for (let r = 0; r < 10; r++) seeds.add(trialSeed(42, c, r));
+    expect(seeds.size).toBe(70);
+    expect(trialSeed(42, 3, 2)).toBe(trialSeed(42, 3, 2));
+  });
+});

@@ -1,0 +1,172 @@
+// One fault trial inside a repetition: wait for the fault's moment while the load runs, hit the
+// brokers, stop the load (requests to a dead broker only fail; the load is not redirected to a
+// new leader, even where RF 3 would allow it: one cut, one stop, simple to read), bring the
+// brokers back, check, and turn it all into run.json's Trial.
+import type { Fault } from '../scenario/types.ts';
+import type { CutInfo, FaultableCluster } from '../target/types.ts';
+import type { AckLedger } from '../workload/ledger.ts';
+import type { LedgerSummary, Trial } from '../results/types.ts';
+import { planFault, waitForFaultMoment, type FaultPlan, type FaultMoment } from '../faults/schedule.ts';
+import { resolveFaultTargets } from '../faults/targets.ts';
+import { injectFault } from '../faults/inject.ts';
+import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
+import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
+
+/** A trial whose last acknowledgement came longer than this before the cut is flagged. */
+export const QUIET_BEFORE_CUT_MS = 1000;
+
+export interface FiredFault {
+  plan: FaultPlan;
+  targets: number[];
+  cut: CutInfo;
+}
+
+export interface DriveOptions {
+  fault: Fault;
+  seed: number;
+  cluster: FaultableCluster;
+  topic: string;
+  ledger: AckLedger;
+  loadStartMs: number;
+  loadDone: Promise<unknown>;
+  /** Stops the load generator (called right after the kill went out). */
+  stopLoad: () => void;
+  signal: AbortSignal;
+}
+
+/** Waits for the moment and delivers the fault; null when the load ended first or on Ctrl-C. */
+export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan; moment: FaultMoment; fired: FiredFault | null }> {
+  const plan = planFault(opts.fault, opts.seed);
+  const moment = await waitForFaultMoment(plan, {
+    loadStartMs: opts.loadStartMs,
+    ackedRecords: () => opts.ledger.counts().ackedRecords,
+    loadDone: opts.loadDone,
+    signal: opts.signal,
+  });
+  if (moment !== 'fire') return { plan, moment, fired: null };
+  const targets = resolveFaultTargets(opts.fault.target, opts.cluster, opts.topic);
+  try {
+    const cut = await injectFault(opts.fault.kind, opts.cluster, targets);
+    return { plan, moment, fired: { plan, targets, cut } };
+  } finally {
+    opts.stopLoad();
+  }
+}
+
+export interface AckFigures {
+  ackedBeforeCut: number;
+  lastAckBeforeCutMs: number | null;
+}
+
+export function ackFiguresAt(ledger: AckLedger, cutMs: number): AckFigures {
+  let acked = 0;
+  let lastAck = -Infinity;
+  for (const p of ledger.partitions()) {
+    for (const b of ledger.batches(p)) {
+      if (b.status !== 'acked' || b.ackMs > cutMs) continue;
+      acked += b.records;
+      if (b.ackMs > lastAck) lastAck = b.ackMs;
+    }
+  }
+  return { ackedBeforeCut: acked, lastAckBeforeCutMs: lastAck === -Infinity ? null : cutMs - lastAck };
+}
+
+export interface RecoverAndCheckOptions {
+  cluster: FaultableCluster;
+  fired: FiredFault;
+  topic: string;
+  ledger: AckLedger;
+  timeoutMs: number;
+}
+
+export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ recovery: RecoveryOutcome; check: FaultCheck }> {
+  const recovery = await recoverAfterFault(opts.cluster, opts.fired.targets, {
+    topic: opts.topic,
+    partitions: opts.ledger.partitions(),
+    timeoutMs: opts.timeoutMs,
+  });
+  const check = await checkAfterFault({ source: opts.cluster, topic: opts.topic, ledger: opts.ledger, cutMs: opts.fired.cut.atMs });
+  return { recovery, check };
+}
+
+export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
+  const r = check.report;
+  return {
+    acked: r.acked,
+    ackedLost: r.ackedLost,
+    duplicates: r.duplicates,
+    outOfOrder: r.outOfOrder,
+    corrupt: r.corrupt,
+    unackedPresent: r.unackedPresent,
+    lostOffsetsSample: r.lostOffsetsSample,
+    offsetChanged: r.offsetChanged,
+    replicasDisagree: check.replicasDisagree,
+    hwWentBack: check.hwWentBack,
+  };
+}
+
+/** Why a trial's figures are doubtful, if they are. */
+export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: 0 | 1 | 'all' = 1): string[] {
+  // The target's own remarks on the cut (VM: a guest already down, a stale page-cache reading).
+  const out: string[] = [...((fired.cut as { notes?: string[] }).notes ?? [])];
+  const stopped = Object.entries(fired.cut.liveAtCut ?? {}).filter(([, live]) => !live).map(([id]) => id);
+  if (stopped.length && out.length === 0) {
+    out.push(`the workload of broker ${stopped.join(', ')} had stopped before the cut: nothing was in flight, so the result looks more durable than it is`);
+  }
+  if (acksMode === 0) {
+    // acks=0 acknowledges nothing: there is no ack stream to have stalled.
+  } else if (acks.lastAckBeforeCutMs === null) out.push('no record was acknowledged before the cut');
+  else if (acks.lastAckBeforeCutMs > QUIET_BEFORE_CUT_MS) {
+    out.push(`no acknowledgement in the last ${(acks.lastAckBeforeCutMs / 1000).toFixed(1)} s before the cut (the load had stalled)`);
+  }
+  const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
+  if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
+  if (!recovery.caughtUp) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);
+  return out;
+}
+
+export function faultTrial(args: {
+  index: number;
+  loadStartMs: number;
+  fired: FiredFault;
+  acks: AckFigures;
+  recovery: RecoveryOutcome;
+  check: FaultCheck;
+  cycleMs: number;
+  acksMode?: 0 | 1 | 'all';
+}): Trial {
+  const { fired, acks, recovery, check } = args;
+  const dirty = Object.values(fired.cut.guestDirtyBeforeCut ?? {});
+  const live = Object.values(fired.cut.liveAtCut ?? {});
+  const notes = suspicions(fired, acks, recovery, args.acksMode);
+  return {
+    index: args.index,
+    ledger: ledgerSummaryOf(check),
+    fault: {
+      kind: fired.plan.fault.kind,
+      targets: fired.targets,
+      atMs: fired.cut.atMs - args.loadStartMs,
+      ackedBeforeCut: acks.ackedBeforeCut,
+      recovery: recovery.recoveries.map(summarizeRecovery),
+      ...(check.report.lossWindowSec !== null ? { lossWindowSec: check.report.lossWindowSec } : {}),
+      ...(dirty.length
+        ? { guestDirtyBeforeCut: { nrDirty: dirty.reduce((a, d) => a + d.nrDirty, 0), nrWriteback: dirty.reduce((a, d) => a + d.nrWriteback, 0) } }
+        : {}),
+      when: fired.plan.whenText,
+      ...(fired.plan.seed !== undefined ? { seed: fired.plan.seed } : {}),
+      lastAckBeforeCutMs: acks.lastAckBeforeCutMs,
+      ...(live.length ? { liveAtCut: live.every(Boolean) } : {}),
+      hwBeforeCut: check.hwBefore,
+      hwAfterRecovery: check.hwAfter,
+      recoverMs: recovery.recoverMs,
+      lossTimeline: check.timeline,
+    },
+    ...(notes.length ? { suspect: true, note: notes.join('; ') } : {}),
+    cycleMs: args.cycleMs,
+  };
+}
+
+/** The seed of trial `rep` of cell `cell`: reproducible from the run's base seed. */
+export function trialSeed(baseSeed: number, cell: number, rep: number): number {
+  return (Math.imul(baseSeed ^ 0x9e3779b9, 31) + cell * 1009 + rep * 7919) >>> 0;
+}

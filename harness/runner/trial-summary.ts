@@ -1,0 +1,84 @@
+// The terminal's fault section at the end of a bench: per cell, the distribution over trials of
+// acknowledged-but-lost records and of the loss window, and how long one trial cycle took.
+import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import { renderTable } from '../cli/summary-table.ts';
+
+export interface Distribution {
+  min: number;
+  median: number;
+  max: number;
+}
+
+export function distribution(values: number[]): Distribution | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
+}
+
+export interface CellTrialStats {
+  cell: string;
+  trials: number;
+  faulted: number;
+  suspect: number;
+  ackedLost: Distribution | null;
+  /** Over trials that lost something (a trial without loss has no window). */
+  lossWindowSec: Distribution | null;
+  cycleSec: Distribution | null;
+  recoverSec: Distribution | null;
+  perTrialLost: number[];
+}
+
+export function cellTrialStats(c: CellResult): CellTrialStats {
+  const trials: Trial[] = c.trials ?? [];
+  return {
+    cell: c.id,
+    trials: trials.length,
+    faulted: trials.filter((t) => t.fault).length,
+    suspect: trials.filter((t) => t.suspect).length,
+    ackedLost: distribution(trials.map((t) => t.ledger.ackedLost)),
+    lossWindowSec: distribution(trials.map((t) => t.fault?.lossWindowSec).filter((v): v is number => typeof v === 'number')),
+    cycleSec: distribution(trials.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number').map((ms) => ms / 1000)),
+    recoverSec: distribution(trials.map((t) => t.fault?.recoverMs).filter((v): v is number => typeof v === 'number').map((ms) => ms / 1000)),
+    perTrialLost: trials.map((t) => t.ledger.ackedLost),
+  };
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const sec = (n: number) => n.toFixed(n < 10 ? 2 : 1);
+
+function dist(d: Distribution | null, f: (n: number) => string): string {
+  return d ? `${f(d.min)} / ${f(d.median)} / ${f(d.max)}` : '-';
+}
+
+/** '' when no cell of the run had a fault. */
+export function trialSummary(run: RunResult): string {
+  const stats = run.cells.filter((c) => (c.trials ?? []).some((t) => t.fault || t.suspect)).map(cellTrialStats);
+  if (stats.length === 0) return '';
+  const headers = ['cell', 'trials', 'acked lost min/med/max', 'lost per trial', 'loss window s min/med/max', 'recovery s med', 'trial cycle s min/med/max', 'suspect'];
+  const rows = stats.map((s) => [
+    s.cell,
+    String(s.trials),
+    dist(s.ackedLost, int),
+    s.perTrialLost.map(int).join(', '),
+    dist(s.lossWindowSec, sec),
+    s.recoverSec ? sec(s.recoverSec.median) : '-',
+    dist(s.cycleSec, sec),
+    String(s.suspect),
+  ]);
+  const out = ['faults (per cell over its trials; acked lost = acknowledged records missing after recovery):', renderTable(headers, rows, (i) => i > 0 && i !== 3)];
+  const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}`));
+  if (notes.length) out.push('suspect trials:', ...notes);
+  const integrity = run.cells.flatMap((c) => {
+    const l = c.ledger;
+    const bad = [
+      l.corrupt ? `${l.corrupt} corrupt batches served` : '',
+      l.replicasDisagree ? `replicas disagree below HW in ${l.replicasDisagree} partition-trials` : '',
+      l.hwWentBack ? `HW went back by ${l.hwWentBack} offsets` : '',
+      l.offsetChanged ? `${l.offsetChanged} acknowledged batches moved offset` : '',
+    ].filter(Boolean);
+    return bad.length ? [`  ${c.id}: ${bad.join('; ')}`] : [];
+  });
+  if (integrity.length) out.push('checker flags (must be 0 for a durable setup; when every replica loses acknowledged records, the HW goes back with them):', ...integrity);
+  return out.join('\n');
+}
