@@ -10,6 +10,12 @@ export interface BenchRowSpec {
   recordsPerBatch: number;
   /** The baseline syncs after every this many writes; 0 = never (dsync: every write is synchronous by itself). */
   syncEvery: number;
+  /**
+   * LogConfig.verifyBatches: CRC-32C and record framing checked on every append (the broker's
+   * default, as Kafka's leader). false is the follower/trusted path, run beside the default in
+   * the buffered never rows to show what validation costs; targets judge the default rows only.
+   */
+  verify: boolean;
 }
 
 export const DEFAULT_BATCHES = [4096, 65536, 1048576] as const;
@@ -20,6 +26,9 @@ export const DEFAULT_MODE_FLUSHES: ReadonlyArray<{ mode: IoMode; flushes: string
   { mode: 'direct', flushes: ['never', 'per-batch'] },
   { mode: 'dsync', flushes: ['never'] },
 ];
+
+/** Rows that also run with verifyBatches=false: where nothing but the write hides the CRC's cost. */
+export const VERIFY_OFF_ROWS: ReadonlyArray<{ mode: IoMode; flush: string }> = [{ mode: 'buffered', flush: 'never' }];
 
 export const RECORD_BYTES = 1024;
 
@@ -46,11 +55,14 @@ export interface PlanFilter {
   modes?: IoMode[];
   flushes?: string[];
   batches?: number[];
+  /** Which verification settings to run: [true] (default rows only), [false] (only the verify-off variants), or both (the default). */
+  verify?: boolean[];
 }
 
 export function planRows(filter: PlanFilter = {}): BenchRowSpec[] {
   const batches = filter.batches ?? [...DEFAULT_BATCHES];
   const flushFilter = filter.flushes?.map((f) => formatFlushPolicy(parseFlushPolicy(f)));
+  const verify = filter.verify ?? [true, false];
   const rows: BenchRowSpec[] = [];
   for (const { mode, flushes } of DEFAULT_MODE_FLUSHES) {
     if (filter.modes && !filter.modes.includes(mode)) continue;
@@ -58,9 +70,13 @@ export function planRows(filter: PlanFilter = {}): BenchRowSpec[] {
     const list = flushFilter ?? flushes;
     for (const f of list) {
       const flush = parseFlushPolicy(f);
-      for (const batchBytes of batches) {
-        const perBatch = recordsPerBatch(batchBytes);
-        rows.push({ mode, flush, batchBytes, recordsPerBatch: perBatch, syncEvery: syncEveryFor(flush, perBatch) });
+      const withOff = VERIFY_OFF_ROWS.some((r) => r.mode === mode && r.flush === formatFlushPolicy(flush));
+      for (const v of [true, false]) {
+        if (!verify.includes(v) || (!v && !withOff)) continue;
+        for (const batchBytes of batches) {
+          const perBatch = recordsPerBatch(batchBytes);
+          rows.push({ mode, flush, batchBytes, recordsPerBatch: perBatch, syncEvery: syncEveryFor(flush, perBatch), verify: v });
+        }
       }
     }
   }

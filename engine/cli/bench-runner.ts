@@ -39,6 +39,8 @@ export interface BenchRow {
   recordsPerBatch: number;
   /** The baseline syncs every this many writes (0: never). */
   syncEvery: number;
+  /** The engine checked each batch's CRC-32C and record framing (verifyBatches, the default); false rows are not judged by the targets. */
+  verify: boolean;
   baseline: SideKind;
   /** Medians over the repetitions; MB = 10^6 bytes. */
   engineMBps: number;
@@ -53,7 +55,11 @@ export interface BenchRow {
   baselineP50Us: number;
   /** Baseline fdatasync latency p50, µs, when it synced. */
   baselineSyncP50Us: number | null;
-  /** Baseline write + fdatasync per operation p50 (the per-batch comparison), µs. */
+  /**
+   * Baseline write + fdatasync per operation p50 (the per-batch comparison), µs. From fio it is
+   * the sum of two p50s (write clat p50 + fdatasync lat p50: fio reports them apart), not the
+   * p50 of per-operation sums; from the writeSync loop it is the p50 of the sums.
+   */
   baselineOpP50Us: number;
   engineFlushes: number;
   engineFlushP50Us: number | null;
@@ -120,6 +126,7 @@ function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): Benc
     batchBytes: spec.batchBytes,
     recordsPerBatch: spec.recordsPerBatch,
     syncEvery: spec.syncEvery,
+    verify: spec.verify,
     baseline: kinds.size === 1 ? reps[0].baseline.kind : 'writeSync',
     engineMBps: round(engineMBps, 1),
     baselineMBps: round(baselineMBps, 1),
@@ -229,7 +236,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     for (let i = 0; i < specs.length; i++) {
       if (opts.signal?.aborted) break;
       const spec = specs[i];
-      const label = `${spec.mode} ${formatFlushPolicy(spec.flush)} ${spec.batchBytes}`;
+      const label = `${spec.mode} ${formatFlushPolicy(spec.flush)} ${spec.batchBytes}${spec.verify ? '' : ' (verify off)'}`;
       const reps: BenchRep[] = [];
       const notes: string[] = [];
       let useFio = fioVersion !== null;

@@ -42,7 +42,12 @@ describe('engine bench', () => {
     expect(file.environment.tmpfs).toBe(false);
     expect(file.environment.fsType).not.toBe('');
     expect(file.note).toMatch(/fdatasync costs ~80-250 µs/);
-    expect(file.rows).toHaveLength(2);
+    // never runs twice: with batch verification (the default) and without it.
+    expect(file.rows.map((x) => [x.flush, x.verify])).toEqual([
+      ['never', true],
+      ['never', false],
+      ['per-batch', true],
+    ]);
     for (const row of file.rows) {
       expect(row).toMatchObject({ mode: 'buffered', batchBytes: 65536, baseline: fio ? 'fio' : 'writeSync' });
       expect(row.error).toBeUndefined();
@@ -60,12 +65,17 @@ describe('engine bench', () => {
     expect(perBatch.baselineSyncP50Us).toBeGreaterThan(0);
     expect(perBatch.baselineOpP50Us).toBeGreaterThanOrEqual(perBatch.baselineSyncP50Us!);
     expect(file.targets.map((t) => t.id)).toEqual(['ratio-large-batches', 'ratio-4k-buffered', 'per-batch-fdatasync-p50']);
-    expect(file.targets[0].checks).toHaveLength(2);
+    // The verify-off row is shown, not judged.
+    expect(file.targets[0].checks.map((c) => c.row)).toEqual(['buffered never 64 KiB', 'buffered per-batch 64 KiB']);
     expect(file.targets[1].pass).toBeNull(); // no 4 KiB row in this run
-    expect(progress).toHaveLength(2);
+    expect(progress).toHaveLength(3);
+    expect(progress[1]).toMatch(/buffered never 65536 \(verify off\): engine/);
     const text = formatBench(file, out);
-    expect(text).toMatch(/buffered\s+per-batch\s+64 KiB/);
+    expect(text).toMatch(/buffered\s+per-batch\s+64 KiB\s+on\s/);
+    expect(text).toMatch(/buffered\s+never\s+64 KiB\s+off\s/);
     expect(text).toMatch(/(PASS|FAIL) {2}engine\/baseline throughput ratio >= 0.85/);
+    expect(text).toMatch(/info {2}what batch verification .* costs[^\n]*\n {8}buffered never 64 KiB: ratio \d\.\d\d vs \d\.\d\d, append p50 \d+ vs \d+ µs/);
+    expect(text).toMatch(/sum of two p50s/);
     // The fresh bench directory is gone.
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith('durolab-engine-bench-'))).toEqual([]);
   });
@@ -118,7 +128,14 @@ describe('engine bench', () => {
     expect(syncEveryFor({ kind: 'messages', every: 32 }, 4)).toBe(8);
     expect(syncEveryFor({ kind: 'messages', every: 32 }, 64)).toBe(1);
     expect(() => syncEveryFor({ kind: 'ms', every: 10 }, 4)).toThrow(/ms:10 has no fixed write count/);
-    expect(planRows()).toHaveLength(18);
+    expect(planRows()).toHaveLength(21);
+    expect(planRows().filter((r) => !r.verify).map((r) => `${r.mode} ${r.flush.kind} ${r.batchBytes}`)).toEqual([
+      'buffered never 4096',
+      'buffered never 65536',
+      'buffered never 1048576',
+    ]);
+    expect(planRows({ verify: [true] })).toHaveLength(18);
+    expect(() => planRows({ modes: ['direct'], verify: [false] })).toThrow(/leave no row to run/);
   });
 
   it('rejects fio output without a job', () => {

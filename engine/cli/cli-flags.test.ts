@@ -65,11 +65,13 @@ describe('engine flags', () => {
     expect(() => parseBenchFlags(['--batches', '512'])).toThrow(/--batches "512": expected a whole number of bytes in \[4096, 1048576\]/);
     expect(() => parseBenchFlags(['--baseline', 'dd'])).toThrow('--baseline "dd": expected one of auto, fio, writeSync');
     expect(() => parseBenchFlags(['--seconds', 'forever'])).toThrow('--seconds "forever": expected a number in [0.01, 600]');
-    const quick = parseBenchFlags(['--quick', '--batches', '64KiB']);
+    expect(() => parseBenchFlags(['--verify', 'maybe'])).toThrow('--verify "maybe": expected one of on, off');
+    const quick = parseBenchFlags(['--quick', '--batches', '64KiB', '--verify', 'off']);
     expect(quick).not.toBe('help');
     if (quick !== 'help') {
       expect(quick.budget.reps).toBe(1);
       expect(quick.filter.batches).toEqual([65536]);
+      expect(quick.filter.verify).toEqual([false]);
     }
   });
 });

@@ -337,10 +337,11 @@ describe('crash without close', () => {
     const leo = log.logEndOffset;
     const infos = log.segmentInfos();
     // A live log's active index is preallocated: dumpLog shows the zero room, not a problem.
+    // Its entries reach the file before each checkpoint, so the file may lag the memory image.
     const live = dumpLog(dir).segments.at(-1)!;
     expect(live.index.zeroEntries).toBeGreaterThan(1000);
     expect(live.index.problem).toBeNull();
-    expect(live.index.entries.length).toBe(infos.at(-1)!.indexEntries);
+    expect(live.index.entries.length).toBeLessThanOrEqual(infos.at(-1)!.indexEntries);
     log.abandon();
     expect(() => log.append(makeBatch(1))).toThrow(/closed/);
     const again = Log.open(dir, cfg);
@@ -353,6 +354,10 @@ describe('crash without close', () => {
     expect(r.bytesTruncated).toBe(0);
     expect(again.logEndOffset).toBe(leo);
     expect(again.recoveryPoint).toBe(leo);
+    // The rebuilt index holds what the live file held, and more.
+    const rebuilt = dumpLog(dir).segments.at(-1)!;
+    expect(rebuilt.index.entries.slice(0, live.index.entries.length)).toEqual(live.index.entries);
+    expect(rebuilt.index.entries.length).toBe(infos.at(-1)!.indexEntries);
     again.close();
   });
 
@@ -368,5 +373,102 @@ describe('crash without close', () => {
     expect(again.logEndOffset).toBe(1);
     expect(again.recovery.truncation?.reason).toMatch(/crc-mismatch/);
     again.close();
+  });
+});
+
+describe('index files are synced with the checkpoint, not at each flush', () => {
+  const cfg = { flush: { kind: 'per-batch' } as const, segmentBytes: 6000, indexIntervalBytes: 300 };
+  const batchOf = (i: number): Buffer => makeBatch(i, { records: 1 + (i % 3), valueBytes: 120 + ((i * 53) % 300), timestamp: 1_700_000_000_000 + i * 10 });
+
+  /** What a clean run of the same appends leaves in the index files (the reference). */
+  function referenceIndexes(n: number): Array<{ index: unknown; timeIndex: unknown }> {
+    const dir = tmpDir();
+    const ref = Log.open(dir, cfg);
+    for (let i = 0; i < n; i++) ref.append(batchOf(i));
+    ref.close();
+    return dumpLog(dir).segments.map((s) => ({ index: s.index.entries, timeIndex: s.timeIndex.entries }));
+  }
+
+  it('a per-batch flush syncs the .log only; a crash before the checkpoint leaves a stale active index that recovery rebuilds', () => {
+    const dir = tmpDir();
+    const now = 0; // the clock never moves: no checkpoint after open
+    const log = Log.open(dir, cfg, { now: () => now });
+    const atOpen = log.stats().indexSyncs; // the checkpoint written by open
+    const results: AppendResult[] = [];
+    for (let i = 0; i < 80; i++) results.push(log.append(batchOf(i)));
+    const st = log.stats();
+    expect(st.flushes).toBe(80);
+    expect(st.rolls).toBeGreaterThan(2);
+    expect(st.checkpointedRecoveryPoint).toBe(0);
+    // Rolls sync the sealed segments' indexes (2 files each); flushes sync none.
+    expect(st.indexSyncs - atOpen).toBe(2 * st.rolls);
+    const infos = log.segmentInfos();
+    const active = infos.at(-1)!;
+    expect(active.indexEntries).toBeGreaterThan(3);
+    // The active segment's entries are in memory only: its file is the preallocated zeros.
+    expect(dumpLog(dir).segments.at(-1)!.index.entries).toEqual([]);
+    log.abandon();
+
+    const again = Log.open(dir, cfg);
+    const r = again.recovery;
+    expect(r.cleanShutdown).toBe(false);
+    expect(r.recoveryPoint).toBe(0);
+    expect(r.bytesTruncated).toBe(0);
+    expect(r.indexesRebuilt).toBe(2 * infos.length);
+    expect(again.logEndOffset).toBe(results.at(-1)!.lastOffset + 1);
+    expect(again.segmentInfos().map((s) => [s.baseOffset, s.indexEntries, s.timeIndexEntries])).toEqual(infos.map((s) => [s.baseOffset, s.indexEntries, s.timeIndexEntries]));
+    // Lookups through the rebuilt indexes find every offset in the batch that holds it.
+    results.forEach((res, i) => {
+      for (let o = res.baseOffset; o <= res.lastOffset; o++) {
+        const got = again.read(o, 1);
+        expect([...iterateBatches(got.data)].map((b) => b.header.baseOffset)).toEqual([res.baseOffset]);
+      }
+      // And through the rebuilt time indexes: batch i's records carry timestamp base + 10 i.
+      expect(again.offsetForTimestamp(1_700_000_000_000 + i * 10)).toBe(res.baseOffset);
+    });
+    again.close();
+    expect(dumpLog(dir).segments.map((s) => ({ index: s.index.entries, timeIndex: s.timeIndex.entries }))).toEqual(referenceIndexes(80));
+  });
+
+  it('the checkpoint writes and syncs the index entries it covers first; a crash after it trusts the sealed segments\' index files', () => {
+    const dir = tmpDir();
+    let now = 0;
+    const log = Log.open(dir, cfg, { now: () => now });
+    for (let i = 0; i < 60; i++) log.append(batchOf(i));
+    const before = log.stats();
+    now += 1000;
+    log.append(batchOf(60));
+    const st = log.stats();
+    expect(st.checkpoints).toBe(before.checkpoints + 1);
+    expect(st.checkpointedRecoveryPoint).toBe(log.logEndOffset);
+    // The active segment's index changed since the last roll: synced with the checkpoint.
+    expect(st.indexSyncs).toBeGreaterThan(before.indexSyncs);
+    const infos = log.segmentInfos();
+    expect(infos.length).toBeGreaterThan(2);
+    const onDisk = dumpLog(dir).segments;
+    expect(onDisk.map((s) => s.index.entries.length)).toEqual(infos.map((s) => s.indexEntries));
+    // More appends after the checkpoint, then a crash.
+    for (let i = 61; i < 70; i++) log.append(batchOf(i));
+    expect(log.stats().checkpoints).toBe(st.checkpoints);
+    const leo = log.logEndOffset;
+    const segs = log.segmentInfos().length;
+    log.abandon();
+
+    const again = Log.open(dir, cfg);
+    const r = again.recovery;
+    expect(r.recoveryPoint).toBe(st.checkpointedRecoveryPoint);
+    // Sealed segments below the checkpoint are trusted: their index files are loaded, not rebuilt.
+    const validated = segs - infos.findIndex((s, i) => (infos[i + 1]?.baseOffset ?? Infinity) > r.recoveryPoint);
+    expect(r.segmentsScanned).toBe(validated);
+    expect(r.indexesRebuilt).toBe(2 * validated);
+    expect(again.logEndOffset).toBe(leo);
+    for (let o = 0; o < leo; o++) {
+      const got = again.read(o, 1);
+      const [b] = [...iterateBatches(got.data)];
+      expect(b.header.baseOffset).toBeLessThanOrEqual(o);
+      expect(b.header.baseOffset + b.header.lastOffsetDelta).toBeGreaterThanOrEqual(o);
+    }
+    again.close();
+    expect(dumpLog(dir).segments.map((s) => ({ index: s.index.entries, timeIndex: s.timeIndex.entries }))).toEqual(referenceIndexes(70));
   });
 });

@@ -122,13 +122,22 @@ export class LogSegment {
     this.timeIndex.trim();
   }
 
-  /** Log data and indexes durable. */
-  flush(call: SyncCall): void {
+  /** The .log durable: what a flush waits for. The indexes follow at the next checkpoint (flushIndexes). */
+  flushLog(call: SyncCall): void {
     if (this.writer !== null) this.writer.sync(call);
     else if (this.dirty) (call === 'fsync' ? fs.fsyncSync : fs.fdatasyncSync)(this.readFd);
     this.dirty = false;
-    this.offsetIndex.sync(call);
-    this.timeIndex.sync(call);
+  }
+
+  /** Index entries written and made durable; returns the number of sync calls (0 when nothing changed). */
+  flushIndexes(call: SyncCall): number {
+    return (this.offsetIndex.sync(call) ? 1 : 0) + (this.timeIndex.sync(call) ? 1 : 0);
+  }
+
+  /** Log data and indexes durable (roll, close, after recovery). */
+  flush(call: SyncCall): number {
+    this.flushLog(call);
+    return this.flushIndexes(call);
   }
 
   closeWriter(): void {
