@@ -21,7 +21,7 @@ describe('durolab scenario', () => {
   it('check validates every shipped file', async () => {
     const out = capture();
     expect(await main(['check', '--dir', SCENARIOS])).toBe(0);
-    expect(out).toHaveLength(8);
+    expect(out).toHaveLength(10);
     for (const line of out) expect(line).toMatch(/^ok {4}.*\.yaml: \d+ cell\(s\), \d+ expectation\(s\)$/);
   });
 
@@ -45,7 +45,7 @@ describe('durolab scenario', () => {
     expect(text).toContain('1 s warm-up + 8 s, 3 repetition(s)');
     expect(text).toContain('  flush=per-batch  [flush per batch]');
     expect(text).toContain('io=buffered flush=per-batch sync=fdatasync acks=all segment=1GiB/7d index=10MiB/every 4KiB min.isr=2');
-    expect(text).toContain('fault: power-cut of all, between 3 and 9 s');
+    expect(text).toContain('fault: power-cut of all, between 2 and 5 s');
     expect(text).toMatch(/expect \(line \d+\): ackedLost == 0 where flush == per-batch in every trial/);
   });
 
