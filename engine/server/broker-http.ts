@@ -197,7 +197,17 @@ async function produce(broker: Broker, req: IncomingMessage, res: ServerResponse
     });
     return;
   }
-  const r = await p.appendAsLeader(batch, { acks, timeoutMs });
+  let r: Awaited<ReturnType<typeof p.appendAsLeader>>;
+  try {
+    r = await p.appendAsLeader(batch, { acks, timeoutMs });
+  } catch (err) {
+    // Echo the batch identity in the error too, so a pipelining client can tell which
+    // request failed (the harness's ack ledger marks it failed, not merely unanswered).
+    const e = toBrokerError(err);
+    if (batch.length < 61) throw e;
+    // A copy: one error instance may fail several parked requests at once.
+    throw new BrokerError(e.code, e.message, { ...e.details, producerId: Number(batch.readBigInt64BE(43)), baseSequence: batch.readInt32BE(53) });
+  }
   // producerId/baseSequence echo the batch's identity so a pipelining client (the harness's
   // ack ledger) can tell which request an answer belongs to.
   sendJson(res, 200, {

@@ -74,6 +74,9 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     const found: Array<{ offset: number; sentMs: number; ackMs: number }> = [];
     for (const batch of ledger.batches(partition)) {
       const present = presentRecords(batch, served);
+      // The workload never retries, so a record served twice is a broker bug whether or not
+      // its answer arrived.
+      report.duplicates += present.duplicates;
       if (batch.status !== 'acked') {
         report.unackedPresent! += present.count;
         continue;
@@ -81,7 +84,6 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
       report.ackedBatches++;
       report.acked += batch.records;
       ackedHere += batch.records;
-      report.duplicates += present.duplicates;
       if (present.count < batch.records) {
         const missing = batch.records - present.count;
         report.ackedLost += missing;

@@ -9,12 +9,13 @@ import * as hdr from 'hdr-histogram-js';
 import type { Scenario, MatrixCell } from '../scenario/types.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
-import { ProbeSampler, perSecond, collectEnvironment, probeNow, type ProbeSeries } from '../probes/index.ts';
+import { ProbeSampler, perSecond, collectEnvironment, type ProbeSeries } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { runLoad, type LoadResult, type LoadTarget } from '../workload/load.ts';
 import { checkLedger } from '../checker/checker.ts';
 import { consumePartition } from '../checker/consume.ts';
+import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { RunStore, newRunId, writeFileAtomic } from '../results/store.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../target/types.ts';
@@ -109,7 +110,12 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
         log(`${prefix} ${status}: ${message}`);
         run.cells.push(skippedCell(cell.id, cell.params, status, message));
       } finally {
-        sysctls.restore();
+        try {
+          sysctls.restore();
+        } catch (err) {
+          // Left saved: the exit hook tries again. The cell's own outcome stands.
+          log(`${prefix} ${(err as Error).message}`);
+        }
       }
       runFile = store.save(run);
     }
@@ -245,6 +251,9 @@ async function runCell(
         writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check }, null, 1));
         trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
       } else {
+        // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
+        // followers, so wait until the replicas caught up before the checker reads.
+        const caught = await waitForReplicasCaughtUp(cluster as FaultableCluster, scenario.cluster.topic, [...leaders.keys()], 30_000, 0);
         // The checker reads every partition back from its leader, as a consumer would.
         const logs = await Promise.all(
           [...leaders.entries()].map(([partition, b]) => consumePartition({ url: b.url, topic: scenario.cluster.topic, partition })),
@@ -263,6 +272,10 @@ async function runCell(
             offsetChanged: report.offsetChanged,
           },
         };
+        if (!caught.caughtUp) {
+          trial.suspect = true;
+          trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
+        }
         if (driven && !opts.signal.aborted) {
           trial.suspect = true;
           trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
@@ -292,7 +305,6 @@ async function runCell(
     const last = trials[trials.length - 1];
     if (last && last.index === rep) last.cycleMs = Date.now() - trialStartMs;
   }
-  void probeNow;
   const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';
   return {
     id: cell.id,

@@ -57,22 +57,34 @@ export class HostSysctls {
     return Object.fromEntries(DIRTY_SYSCTLS.map((n) => [n, readSysctl(n)]));
   }
 
-  /** Puts every changed setting back; safe to call more than once. */
+  /**
+   * Puts every changed setting back; safe to call more than once. One refused write does not
+   * stop the others; what could not be restored is thrown at the end, naming each setting.
+   */
   restore(): void {
     const done = new Set<string>();
+    const failed: string[] = [];
+    const write = (name: string, value: number) => {
+      try {
+        writeFileSync(procPath(name), `${value}\n`);
+      } catch (err) {
+        failed.push(`${name}=${value} (${(err as Error).message})`);
+      }
+    };
     for (const [name, value] of this.saved) {
       if (done.has(name)) continue;
       const twin = PAIRS[name];
       if (twin && this.saved.has(twin)) {
         // Of a bytes/ratio pair exactly one is non-zero; writing it restores both.
         const inForce = value !== 0 ? name : twin;
-        writeFileSync(procPath(inForce), `${this.saved.get(inForce)}\n`);
+        write(inForce, this.saved.get(inForce)!);
         done.add(name).add(twin);
       } else {
-        writeFileSync(procPath(name), `${value}\n`);
+        write(name, value);
         done.add(name);
       }
     }
+    if (failed.length) throw new Error(`could not restore host sysctls: ${failed.join('; ')}`);
     this.saved.clear();
   }
 

@@ -16,7 +16,8 @@ let cluster: Cluster;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durolab-load-test-'));
 
 beforeAll(async () => {
-  cluster = await startCluster({ brokers: 1, dir, port: 0, topics: [{ name: 'load', partitions: 2, replicationFactor: 1 }] });
+  // min ISR 2 on one broker: acks=1 works, acks=all is refused with NOT_ENOUGH_REPLICAS.
+  cluster = await startCluster({ brokers: 1, dir, port: 0, topics: [{ name: 'load', partitions: 2, replicationFactor: 1 }], set: ['min.insync.replicas=2'] });
   await cluster.waitForLeaders();
 }, 60_000);
 
@@ -77,5 +78,30 @@ describe('runLoad', () => {
     const perSec = r.measuredRequests / r.measuredSec;
     expect(perSec).toBeGreaterThan(120);
     expect(perSec).toBeLessThan(260);
+  }, 30_000);
+
+  it('refused produces are marked failed in the ledger, counted by name, and kept out of the latency', async () => {
+    const ledger = new AckLedger({ recordsPerBatch: 2, producerIdBase: 9000, partitions: [1] });
+    const factory = new BatchFactory({ recordBytes: 32, recordsPerBatch: 2 });
+    const r = await runLoad({
+      targets: [{ url: cluster.brokers[0].url, partitions: [1] }],
+      topic: 'load',
+      acks: 'all',
+      timeoutMs: 5_000,
+      connections: 2,
+      pipelining: 1,
+      rate: null,
+      warmupSec: 0,
+      durationSec: 1,
+      ledger,
+      factory,
+    });
+    const counts = ledger.counts();
+    expect(counts.acked).toBe(0);
+    expect(counts.failed).toBeGreaterThan(10);
+    expect(counts.pending).toBeLessThanOrEqual(2);
+    expect(r.errors.NOT_ENOUGH_REPLICAS).toBeGreaterThanOrEqual(counts.failed);
+    expect(r.latencyUs.totalCount).toBe(0);
+    expect([...ledger.batches(1)].filter((b) => b.status === 'failed').every((b) => b.error === 'NOT_ENOUGH_REPLICAS')).toBe(true);
   }, 30_000);
 });

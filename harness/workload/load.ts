@@ -92,14 +92,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const totalSec = opts.warmupSec + opts.durationSec;
   const loadStartMs = Date.now();
   const measureStartMs = loadStartMs + opts.warmupSec * 1000;
-  let measuring = opts.warmupSec === 0;
+  let measuring = false;
   let measuredRequests = 0;
   let measuredRecords = 0;
   let measuredBytes = 0;
   let secondRequests = 0;
   let secondRecords = 0;
   let second = newHistogram();
-  let elapsedSec = 0;
   const expectedIntervalUs = opts.rate ? Math.round((opts.connections * 1e6) / opts.rate) : 0;
 
   const countError = (name: string) => {
@@ -139,7 +138,11 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
           ledger.ack(partition, answer.baseSequence, answer.baseOffset, now);
           if (typeof answer.hw === 'number') ledger.noteHw(partition, answer.hw);
         } else {
-          countError(answer.error ?? `HTTP_${status}`);
+          const name = answer.error ?? `HTTP_${status}`;
+          countError(name);
+          // The broker echoes the batch identity in errors raised after it read the body.
+          const partition = partitionOfProducer(ledger, answer.producerId);
+          if (partition !== null && answer.baseSequence !== undefined) ledger.fail(partition, answer.baseSequence, name, now);
         }
       },
     };
@@ -158,31 +161,30 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       finish();
     });
     instance.on('response', (_client: unknown, statusCode: number, _resBytes: number, responseTime: number) => {
-      if (!measuring) return;
+      // Only successful produces are latency samples: a fast NOT_ENOUGH_REPLICAS would
+      // otherwise flatter exactly the degraded cells. Errors are counted by name instead.
+      if (!measuring || (statusCode !== 200 && statusCode !== 204)) return;
       const us = Math.max(1, Math.min(MAX_LATENCY_US, Math.round(responseTime * 1000)));
       latencyUs.recordValue(us);
       correctedLatencyUs?.recordValueWithExpectedInterval(us, expectedIntervalUs);
       second.recordValue(us);
-      if (statusCode === 200 || statusCode === 204) {
-        measuredRequests++;
-        secondRequests++;
-        measuredRecords += recordsPerBatch;
-        secondRecords += recordsPerBatch;
-      }
+      measuredRequests++;
+      secondRequests++;
+      measuredRecords += recordsPerBatch;
+      secondRecords += recordsPerBatch;
     });
-    instance.on('reqError', (err: Error) => countError(`CLIENT_${(err as NodeJS.ErrnoException).code ?? 'ERROR'}`));
+    // autocannon reports its own request timeouts as errors without a code.
+    instance.on('reqError', (err: Error) =>
+      countError(`CLIENT_${(err as NodeJS.ErrnoException).code ?? (err.message === 'request timed out' ? 'TIMEOUT' : 'ERROR')}`),
+    );
     return { instance, finished };
   });
 
   const bytesPerRequest = factory.build(0, 0, 0).length;
   let interrupted = false;
-  const ticker = setInterval(() => {
-    elapsedSec++;
-    if (!measuring && Date.now() >= measureStartMs) {
-      measuring = true;
-      return;
-    }
-    if (!measuring) return;
+  // The measured window opens at measureStartMs exactly (not at the next tick), so its
+  // length is the divisor of every rate and its seconds line up with the probes' buckets.
+  const tick = () => {
     const point: SecondPoint = {
       // Second index from the start of the measured window, as the probes' buckets count it.
       t: timeseries.length,
@@ -195,7 +197,12 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     secondRecords = 0;
     secondRequests = 0;
     second = newHistogram();
-  }, 1000);
+  };
+  let ticker: NodeJS.Timeout | undefined;
+  const opener = setTimeout(() => {
+    measuring = true;
+    ticker = setInterval(tick, 1000);
+  }, Math.max(0, measureStartMs - Date.now()));
 
   const stopAll = () => {
     interrupted = true;
@@ -205,19 +212,19 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   try {
     await Promise.all(instances.map((i) => i.finished));
   } finally {
-    clearInterval(ticker);
+    clearTimeout(opener);
+    if (ticker) clearInterval(ticker);
     opts.signal?.removeEventListener('abort', stopAll);
   }
   const endMs = Date.now();
   if (opts.acks === 0) settleUnconfirmed(ledger, endMs);
   measuredBytes = measuredRequests * bytesPerRequest;
-  void elapsedSec;
   return {
     latencyUs,
     correctedLatencyUs,
     errors,
     timeseries,
-    measuredSec: Math.max(0.001, (endMs - Math.max(measureStartMs, loadStartMs)) / 1000),
+    measuredSec: Math.max(0.001, (endMs - measureStartMs) / 1000),
     measuredRequests,
     measuredRecords,
     measuredBytes,
