@@ -292,6 +292,12 @@ async function runCell(
           (trial.fault ? faultLine(trial) : '') +
           (trial.note ? ` [suspect: ${trial.note}]` : ''),
       );
+    } catch (err) {
+      // Ctrl-C in the middle of a repetition: the finished ones stay in the cell.
+      if (!opts.signal.aborted || trials.length === 0) throw err;
+      log(`rep ${rep + 1}: interrupted (${(err as Error).message}); keeping ${trials.length} finished repetition(s)`);
+      interrupted = true;
+      break;
     } finally {
       if (loadPromise) {
         stopForFault.abort();
