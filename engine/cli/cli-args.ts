@@ -1,6 +1,7 @@
 // Flag parsing shared by the `durolab engine` subcommands: node:util parseArgs, plus value
 // checks whose errors name the flag and the form it expects.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseSize } from '../units.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -18,26 +19,10 @@ export function parseFlags(command: string, argv: string[], options: Options, al
   }
 }
 
-const UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1024,
-  kb: 1000,
-  kib: 1024,
-  m: 1024 ** 2,
-  mb: 1000 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gb: 1000 ** 3,
-  gib: 1024 ** 3,
-};
-
-/** "65536", "64k", "64KiB", "1MiB", "1m": k/m/g and KiB/MiB/GiB are powers of 1024, kB/MB/GB powers of 1000. */
+/** "65536", "64k", "64KiB", "1MiB", "1m": k/m/g/t and KiB/MiB/GiB/TiB are powers of 1024, kB/MB/GB/TB powers of 1000. */
 export function parseByteSize(flag: string, text: string, min = 1, max = Number.MAX_SAFE_INTEGER): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
-  const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
-  const n = m && unit !== undefined ? Number(m[1]) * unit : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
+  const n = parseSize(text);
+  if (n === undefined || n < min || n > max) {
     throw new Error(`${flag} ${JSON.stringify(text)}: expected a whole number of bytes in [${min}, ${max}], optionally with a unit (e.g. 4096, 64KiB, 1MiB)`);
   }
   return n;

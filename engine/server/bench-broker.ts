@@ -5,11 +5,11 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { execa } from 'execa';
 import * as hdr from 'hdr-histogram-js';
 import { encodeBatch } from '../records/index.ts';
+import { intFlag, parseCommandFlags } from './cli-common.ts';
 import { repoRoot, startCluster, type Cluster } from './cluster.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 
@@ -183,16 +183,10 @@ function table(rows: Row[]): string {
   return [line(head), ...body.map(line)].join('\n');
 }
 
-function posInt(name: string, v: string | undefined, def: number, max: number): number {
-  if (v === undefined) return def;
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw new Error(`--${name} ${v}: expected an integer in [1, ${max}]`);
-  return Number(v);
-}
-
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
+  const values = parseCommandFlags(
+    argv,
+    {
       duration: { type: 'string' },
       rounds: { type: 'string' },
       connections: { type: 'string' },
@@ -201,20 +195,15 @@ export async function main(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       out: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
-      help: { type: 'boolean', short: 'h' },
     },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const durationS = posInt('duration', values.duration, 3, 3600);
-  const rounds = posInt('rounds', values.rounds, 2, 100);
-  const connections = posInt('connections', values.connections, 32, 10_000);
-  const recordBytes = posInt('record-bytes', values['record-bytes'], 1024, 1 << 20);
-  const perBatch = posInt('batch', values.batch, 16, 10_000);
+    HELP,
+  );
+  if (!values) return 0;
+  const durationS = intFlag('duration', values.duration, 3, 1, 3600);
+  const rounds = intFlag('rounds', values.rounds, 2, 1, 100);
+  const connections = intFlag('connections', values.connections, 32, 1, 10_000);
+  const recordBytes = intFlag('record-bytes', values['record-bytes'], 1024, 1, 1 << 20);
+  const perBatch = intFlag('batch', values.batch, 16, 1, 10_000);
   const out = path.resolve(values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
   const ownDir = !values.dir;
   const root = values.dir ? path.resolve(values.dir) : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));

@@ -1,10 +1,9 @@
 // `durolab broker`: runs one broker process until SIGTERM/SIGINT (clean shutdown: partitions
 // close and Log.close writes the clean-shutdown marker). Any other end (SIGKILL, crash, power
 // cut) leaves the logs to be recovered on the next start.
-import { parseArgs } from 'node:util';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Broker } from './broker.ts';
+import { parseCommandFlags, runWhenDirect } from './cli-common.ts';
 import { brokerSettings, loadRawSettings, parseTopicSpec, settingsHelp } from './config.ts';
 
 const HELP = `usage: durolab broker --id N --data DIR [options]
@@ -59,9 +58,9 @@ function watchParent(pid: number, onGone: () => void): NodeJS.Timeout {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
+  const values = parseCommandFlags(
+    argv,
+    {
       id: { type: 'string' },
       data: { type: 'string' },
       listen: { type: 'string', default: '127.0.0.1:9092' },
@@ -71,15 +70,10 @@ export async function main(argv: string[]): Promise<number> {
       config: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       'parent-pid': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
     },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+    HELP,
+  );
+  if (!values) return 0;
   // Whoever reads our stdout/stderr may be gone (a SIGKILLed parent); a broken pipe must not
   // turn a clean shutdown into a crash.
   for (const stream of [process.stdout, process.stderr]) {
@@ -144,12 +138,4 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 // Direct run (`node --import tsx engine/server/broker-command.ts ...`) before the CLI bundle knows `broker`.
-if (import.meta.url.endsWith('/broker-command.ts') && process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main(process.argv.slice(2)).then(
-    (code) => (process.exitCode = code),
-    (err: unknown) => {
-      console.error(`durolab broker: ${err instanceof Error ? err.message : String(err)}`);
-      process.exitCode = 1;
-    },
-  );
-}
+runWhenDirect(import.meta.url, 'broker-command.ts', 'broker', main);

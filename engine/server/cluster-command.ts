@@ -1,8 +1,7 @@
 // `durolab cluster`: a controller in this process plus N broker processes on loopback, until
 // Ctrl-C or SIGTERM (then every broker is stopped cleanly, SIGKILL after a grace period).
-import { parseArgs } from 'node:util';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { intFlag, parseCommandFlags, runWhenDirect } from './cli-common.ts';
 import { startCluster } from './cluster.ts';
 import { parseTopicSpec, settingsHelp } from './config.ts';
 
@@ -26,16 +25,10 @@ settings (broker and controller):
 ${settingsHelp()}
 `;
 
-function int(name: string, v: string | undefined, def: number, min: number, max: number): number {
-  if (v === undefined) return def;
-  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`--${name} ${v}: expected an integer in [${min}, ${max}]`);
-  return Number(v);
-}
-
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
+  const values = parseCommandFlags(
+    argv,
+    {
       brokers: { type: 'string' },
       dir: { type: 'string' },
       port: { type: 'string' },
@@ -44,19 +37,14 @@ export async function main(argv: string[]): Promise<number> {
       config: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       'stop-grace-ms': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
     },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+    HELP,
+  );
+  if (!values) return 0;
   if (!values.dir) throw new Error('--dir is required (root directory for broker data and logs)');
-  const brokers = int('brokers', values.brokers, 3, 1, 64);
-  const port = int('port', values.port, 9092, 0, 65535);
-  const controllerPort = values['controller-port'] === undefined ? undefined : int('controller-port', values['controller-port'], 0, 0, 65535);
+  const brokers = intFlag('brokers', values.brokers, 3, 1, 64);
+  const port = intFlag('port', values.port, 9092, 0, 65535);
+  const controllerPort = values['controller-port'] === undefined ? undefined : intFlag('controller-port', values['controller-port'], 0, 0, 65535);
   if (port !== 0 && port + brokers > 65535) throw new Error(`--port ${port}: ports ${port}..${port + brokers} must be <= 65535`);
   const topics = values.topic!.map((t) => parseTopicSpec(t, true));
   for (const t of topics) {
@@ -78,7 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     topics,
     configFile: values.config,
     set: values.set,
-    stopGraceMs: int('stop-grace-ms', values['stop-grace-ms'], 5000, 0, 600_000),
+    stopGraceMs: intFlag('stop-grace-ms', values['stop-grace-ms'], 5000, 0, 600_000),
   }).finally(() => {
     process.off('SIGINT', early);
     process.off('SIGTERM', early);
@@ -129,12 +117,4 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.url.endsWith('/cluster-command.ts') && process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main(process.argv.slice(2)).then(
-    (code) => (process.exitCode = code),
-    (err: unknown) => {
-      console.error(`durolab cluster: ${err instanceof Error ? err.message : String(err)}`);
-      process.exitCode = 1;
-    },
-  );
-}
+runWhenDirect(import.meta.url, 'cluster-command.ts', 'cluster', main);

@@ -10,7 +10,7 @@ export interface LatencySummary {
 }
 
 export class LatencyRecorder {
-  private readonly h = hdr.build({ bitBucketSize: 32, numberOfSignificantValueDigits: 3 });
+  protected readonly h = hdr.build({ bitBucketSize: 32, numberOfSignificantValueDigits: 3 });
 
   record(us: number): void {
     this.h.recordValue(us < 0 ? 0 : Math.round(us));
