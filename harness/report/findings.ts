@@ -168,6 +168,16 @@ export function findings(run: RunResult): string[] {
     if (safe.length) out.push(`No acknowledged loss: ${safe.map((c) => c.id).join(', ')}.`);
   }
 
+  // acks=0 answers before the append: such a cell promises nothing, so "0 lost" says nothing.
+  const unpromised = cells.filter((c) => isMeasured(c) && c.ledger.acked === 0 && c.throughput.recordsPerSec > 0);
+  if (unpromised.length && totalAcked > 0) {
+    out.push(
+      `${unpromised.map((c) => c.id).join(', ')}: nothing was acknowledged (the broker answered before appending), so no loss can be counted` +
+        unpromised.map((c) => (c.ledger.unackedPresent ? `; ${c.id}: ${fmtInt(c.ledger.unackedPresent)} records sent were found in the log` : '')).join('') +
+        '.',
+    );
+  }
+
   for (const c of cells) {
     const bad: string[] = [];
     if (c.ledger.duplicates) bad.push(plural(c.ledger.duplicates, 'duplicate'));
