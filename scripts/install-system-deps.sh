@@ -8,19 +8,27 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The VM image fetches the Debian cloud kernel with `apt-get download` when /boot has no
+# readable kernel: that needs package lists, which a fresh machine may not have yet.
+need_lists=0
+apt-cache show linux-image-cloud-amd64 >/dev/null 2>&1 || need_lists=1
+[ ${#missing[@]} -eq 0 ] && [ $need_lists -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "missing packages: ${missing[*]} (no apt-get here: install them with your package manager)" >&2
   exit 1
 fi
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then sudo=(sudo); else
-    echo "missing packages: ${missing[*]}; run as root: apt-get update && apt-get install -y ${missing[*]}" >&2
+  if command -v sudo >/dev/null 2>&1; then sudo=(sudo); elif [ ${#missing[@]} -eq 0 ]; then
+    echo "note: no apt package lists for linux-image-cloud-amd64; the VM image will need a readable /boot/vmlinuz-* or 'apt-get update' as root" >&2
+    exit 0
+  else
+    echo "missing packages: ${missing[*]:-none} (or no package lists); run as root: apt-get update && apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
 fi
-echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
