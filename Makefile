@@ -26,6 +26,8 @@ typecheck: deps
 
 test: system-deps build typecheck
 	npx vitest run
+	sync
+	npx vitest run --config vitest.solo.config.ts
 
 bench: build
 	node bin/durolab.mjs bench $(SCENARIO) $(if $(DURATION),--duration $(DURATION)) $(if $(REPEAT),--repeat $(REPEAT)) $(BENCH_FLAGS)
