@@ -3,18 +3,9 @@
 // that stalls when writeback kicks in, a flushing cell that is slow and steady).
 
 import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
+import { seededRandom } from '../faults/schedule.ts';
+import { latencySummary } from '../runner/cell-result.ts';
 import type { CellResult, LatencySummaryUs, RunResult, TimePoint, Trial } from '../results/types.ts';
-
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normal(rand: () => number): number {
   const u = 1 - rand();
@@ -35,15 +26,7 @@ export function latencyHistogram(shape: LatencyShape): { base64: string; summary
   for (let i = 0; i < shape.count; i++) {
     h.recordValue(Math.max(1, Math.round(shape.medianUs * Math.exp(shape.sigma * normal(rand)))));
   }
-  const summary: LatencySummaryUs = {
-    p50: h.getValueAtPercentile(50),
-    p90: h.getValueAtPercentile(90),
-    p99: h.getValueAtPercentile(99),
-    p999: h.getValueAtPercentile(99.9),
-    p9999: h.getValueAtPercentile(99.99),
-    max: h.maxValue,
-    count: h.totalCount,
-  };
+  const summary: LatencySummaryUs = latencySummary(h);
   const base64 = encodeIntoCompressedBase64(h);
   h.destroy();
   return { base64, summary };
