@@ -4,7 +4,7 @@ import path from 'node:path';
 import { IO_MODES } from '../storage/index.ts';
 import { FULL_BUDGET, QUICK_BUDGET, type Budget } from './bench-plan.ts';
 import { runBench, type BaselineChoice, type BenchResult } from './bench-runner.ts';
-import { rowLabel, verifyCosts } from './bench-targets.ts';
+import { rowLabel, verifyCosts } from './bench-goals.ts';
 import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from './cli-args.ts';
 import { flushFlag } from './write-command.ts';
 import { fmtBatch, fmtMBps, renderTable } from './text-format.ts';
@@ -83,7 +83,7 @@ export function formatBenchTable(r: BenchResult): string {
   return out.join('\n');
 }
 
-export function formatTargets(r: BenchResult): string {
+export function formatGoals(r: BenchResult): string {
   const out: string[] = [];
   for (const t of r.targets) {
     const verdict = t.pass === null ? 'N/A ' : t.pass ? 'PASS' : 'FAIL';
@@ -111,7 +111,7 @@ export function formatBench(r: BenchResult, out: string): string {
     '',
     formatBenchTable(r),
     '',
-    formatTargets(r),
+    formatGoals(r),
     '',
     `wrote ${out}`,
   ].join('\n');

@@ -1,5 +1,5 @@
 // `durolab engine bench` without the CLI: runs every row (engine and baseline in alternating
-// order, median of the repetitions), checks the targets, and keeps the JSON file current
+// order, median of the repetitions), checks the goals, and keeps the JSON file current
 // after every row so an interrupted run leaves its finished rows behind, marked partial.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +9,7 @@ import { collectEnvironment } from '../../harness/probes/index.ts';
 import type { Environment } from '../../harness/results/types.ts';
 import { median, planRows, type BenchRowSpec, type Budget, type PlanFilter } from './bench-plan.ts';
 import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideKind, type SideResult } from './bench-side.ts';
-import { evaluateTargets, type TargetResult } from './bench-targets.ts';
+import { evaluateGoals, type GoalResult } from './bench-goals.ts';
 
 export type BaselineChoice = 'auto' | 'fio' | 'writeSync';
 
@@ -82,7 +82,7 @@ export interface BenchResult {
   environment: Environment & { benchDir: string; fsType: string; tmpfs: boolean };
   note: string;
   rows: BenchRow[];
-  targets: TargetResult[];
+  targets: GoalResult[];
 }
 
 const ENV_NOTE =
@@ -230,7 +230,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     if (choice !== 'writeSync' && fioVersion === null) progress('fio not found: the baseline is a raw fs.writeSync loop (same open flags and sync cadence)');
     const save = () => {
       result.durationSeconds = round((Date.now() - t0) / 1000, 1);
-      result.targets = evaluateTargets(result.rows);
+      result.targets = evaluateGoals(result.rows);
       writeJsonAtomic(opts.out, result);
     };
     for (let i = 0; i < specs.length; i++) {

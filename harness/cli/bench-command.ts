@@ -4,12 +4,12 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { loadScenario, listScenarios } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
-import { processTarget } from '../target/process-target.ts';
+import { processTarget } from '../targets/process-target.ts';
 import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { trialSummary } from '../runner/trial-summary.ts';
 import type { Scenario } from '../scenario/types.ts';
-import type { Target } from '../target/types.ts';
+import type { Target } from '../targets/types.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -130,7 +130,7 @@ export async function main(argv: string[]): Promise<number> {
 async function targetFor(scenario: Scenario): Promise<Target> {
   if (scenario.target === 'process') return processTarget();
   // Loaded only for VM scenarios: the process path never pulls in the QEMU code.
-  const { vmTarget } = await import('../target/vm-target.ts');
+  const { vmTarget } = await import('../targets/vm-target.ts');
   return vmTarget({ vm: scenario.vm, log: (line) => console.log(`[vm] ${line}`) });
 }
 

@@ -1,5 +1,5 @@
 // Faults: when they fire, whom they hit, how they are delivered, and the recovery after them.
 export { planFault, waitForFaultMoment, describeWhen, seededRandom, type FaultPlan, type FaultMoment } from './schedule.ts';
-export { resolveFaultTargets, describeTarget } from './targets.ts';
+export { resolveVictims, describeVictims } from './victims.ts';
 export { injectFault, isFaultable, assertCanInject } from './inject.ts';
 export { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from './recover.ts';

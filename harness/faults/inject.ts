@@ -2,7 +2,7 @@
 // page cache dies with them) or a process kill (SIGKILL of the broker process only, the page
 // cache survives). The CutInfo's atMs is the moment the kill was sent.
 import type { Fault } from '../scenario/types.ts';
-import type { CutInfo, FaultableCluster, RunningCluster } from '../target/types.ts';
+import type { CutInfo, FaultableCluster, RunningCluster } from '../targets/types.ts';
 
 export function isFaultable(c: RunningCluster): c is FaultableCluster {
   const f = c as Partial<FaultableCluster>;

@@ -3,7 +3,7 @@
 // serving leader, then for the followers to catch up (and truncate what diverged) so the
 // checker compares settled replicas.
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
-import type { BrokerRecovery, FaultableCluster } from '../target/types.ts';
+import type { BrokerRecovery, FaultableCluster } from '../targets/types.ts';
 
 export interface RecoveryOutcome {
   recoveries: BrokerRecovery[];

@@ -3,11 +3,11 @@
 // new leader, even where RF 3 would allow it: one cut, one stop, simple to read), bring the
 // brokers back, check, and turn it all into run.json's Trial.
 import type { Fault } from '../scenario/types.ts';
-import type { CutInfo, FaultableCluster } from '../target/types.ts';
+import type { CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import type { LedgerSummary, Trial } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan, type FaultMoment } from '../faults/schedule.ts';
-import { resolveFaultTargets } from '../faults/targets.ts';
+import { resolveVictims } from '../faults/victims.ts';
 import { injectFault } from '../faults/inject.ts';
 import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
 import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
@@ -44,7 +44,7 @@ export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan;
     signal: opts.signal,
   });
   if (moment !== 'fire') return { plan, moment, fired: null };
-  const targets = resolveFaultTargets(opts.fault.target, opts.cluster, opts.topic);
+  const targets = resolveVictims(opts.fault.target, opts.cluster, opts.topic);
   try {
     const cut = await injectFault(opts.fault.kind, opts.cluster, targets);
     return { plan, moment, fired: { plan, targets, cut } };

@@ -18,10 +18,10 @@ import { consumePartition } from '../checker/consume.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { RunStore, newRunId, writeFileAtomic } from '../results/store.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
-import type { Target, RunningCluster, FaultableCluster } from '../target/types.ts';
+import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
-import { HostSysctls } from '../target/host-sysctl.ts';
+import { HostSysctls } from '../targets/host-sysctl.ts';
 import { encodeHistogram, latencySummary, mergeTimeseries, median, skippedCell, emptyLedger } from './cell-result.ts';
 import { summarizeBrokers } from './broker-figures.ts';
 

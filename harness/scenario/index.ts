@@ -23,7 +23,7 @@ export type {
   Condition,
   Expectation,
   Fault,
-  FaultTarget,
+  FaultVictims,
   FaultWhen,
   MatrixCell,
   MetricRef,

@@ -5,7 +5,7 @@
 
 import * as z from 'zod';
 import { SETTINGS, SETTING_NAMES, type SettingValue } from './settings.ts';
-import type { FaultTarget, FaultWhen } from './types.ts';
+import type { FaultVictims, FaultWhen } from './types.ts';
 import { parseDuration, parseSize } from './units.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
@@ -91,7 +91,7 @@ export const workloadSchema = z.strictObject({
   repetitions: intBetween(1, 1000).default(1),
 });
 
-const faultTarget = leaf<FaultTarget>('a broker id (integer >= 0) | leader | all', (v) => {
+const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | all', (v) => {
   if (v === 'leader' || v === 'all') return v;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return { broker: v };
   return undefined;

@@ -42,7 +42,7 @@ export interface WorkloadSpec {
   repetitions: number;
 }
 
-export type FaultTarget = { broker: number } | 'leader' | 'all';
+export type FaultVictims = { broker: number } | 'leader' | 'all';
 
 export type FaultWhen =
   /** Seconds since the load started (warm-up included). */
@@ -54,7 +54,7 @@ export type FaultWhen =
 
 export interface Fault {
   kind: 'power-cut' | 'process-kill';
-  target: FaultTarget;
+  target: FaultVictims;
   when: FaultWhen;
 }
 

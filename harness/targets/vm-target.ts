@@ -47,7 +47,7 @@ export interface VmTargetOptions {
  * What the guest image bundles as its CLI: the broker command alone (see vm-guest-cli.ts).
  * Found from the repository root so it resolves from the sources and from dist/durolab.mjs alike.
  */
-export const GUEST_CLI_ENTRY = path.join(repoRoot(), 'harness', 'target', 'vm-guest-cli.ts');
+export const GUEST_CLI_ENTRY = path.join(repoRoot(), 'harness', 'targets', 'vm-guest-cli.ts');
 
 const DEFAULT_VM: ScenarioVmOptions = { accelerator: 'auto', memoryMiB: 1024, diskMiB: 2048, mountOptions: '' };
 

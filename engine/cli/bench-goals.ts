@@ -1,22 +1,22 @@
-// The engine's performance targets, judged on one bench run's rows (ratios against the
+// The engine's performance goals, judged on one bench run's rows (ratios against the
 // baseline measured in the same run, never absolute numbers).
 import type { BenchRow } from './bench-runner.ts';
 import { fmtBatch } from './text-format.ts';
 
-export interface TargetCheck {
+export interface GoalCheck {
   row: string;
   value: number;
   limit: number;
   pass: boolean;
 }
 
-export interface TargetResult {
+export interface GoalResult {
   id: string;
   description: string;
   /** null: no row of this run measured it (filtered out or failed). */
   pass: boolean | null;
-  checks: TargetCheck[];
-  /** Rows the target covers that failed to run. */
+  checks: GoalCheck[];
+  /** Rows the goal covers that failed to run. */
   errors: string[];
 }
 
@@ -24,8 +24,8 @@ export function rowLabel(r: Pick<BenchRow, 'mode' | 'flush' | 'batchBytes'> & { 
   return `${r.mode} ${r.flush} ${fmtBatch(r.batchBytes)}${r.verify === false ? ' verify off' : ''}`;
 }
 
-/** Targets are about the broker's default path: rows with verification off only show what it costs. */
-function judge(id: string, description: string, rows: BenchRow[], applies: (r: BenchRow) => boolean, measure: (r: BenchRow) => { value: number; limit: number; pass: boolean }): TargetResult {
+/** Goals are about the broker's default path: rows with verification off only show what it costs. */
+function judge(id: string, description: string, rows: BenchRow[], applies: (r: BenchRow) => boolean, measure: (r: BenchRow) => { value: number; limit: number; pass: boolean }): GoalResult {
   const covered = rows.filter((r) => r.verify !== false && applies(r));
   const checks = covered.filter((r) => !r.error).map((r) => ({ row: rowLabel(r), ...measure(r) }));
   const errors = covered.filter((r) => r.error).map((r) => `${rowLabel(r)}: ${r.error}`);
@@ -33,7 +33,7 @@ function judge(id: string, description: string, rows: BenchRow[], applies: (r: B
   return { id, description, pass, checks, errors };
 }
 
-export function evaluateTargets(rows: BenchRow[]): TargetResult[] {
+export function evaluateGoals(rows: BenchRow[]): GoalResult[] {
   return [
     judge(
       'ratio-large-batches',

@@ -1,10 +1,10 @@
 // Which brokers a fault hits. A scenario names a broker by its index in the cluster (0 .. N-1,
 // as the scenario validator checks); the cluster's ids may start elsewhere (the local cluster
 // numbers brokers from 1). `leader` is the leader of partition 0 at the moment of the fault.
-import type { FaultTarget } from '../scenario/types.ts';
-import type { FaultableCluster } from '../target/types.ts';
+import type { FaultVictims } from '../scenario/types.ts';
+import type { FaultableCluster } from '../targets/types.ts';
 
-export function resolveFaultTargets(target: FaultTarget, cluster: FaultableCluster, topic: string): number[] {
+export function resolveVictims(target: FaultVictims, cluster: FaultableCluster, topic: string): number[] {
   const ids = cluster.brokers.map((b) => b.id);
   if (target === 'all') return ids;
   if (target === 'leader') {
@@ -17,7 +17,7 @@ export function resolveFaultTargets(target: FaultTarget, cluster: FaultableClust
   return [id];
 }
 
-export function describeTarget(target: FaultTarget): string {
+export function describeVictims(target: FaultVictims): string {
   if (target === 'all') return 'all brokers';
   if (target === 'leader') return 'the leader';
   return `broker #${target.broker}`;
