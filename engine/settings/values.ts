@@ -76,7 +76,8 @@ export interface ValueType {
   label(v: SettingValue, name: string): string;
 }
 
-const sizeText = (n: number): string => (n === INT32_MAX ? '2GiB-1' : n === Number.MAX_SAFE_INTEGER ? 'unbounded' : n >= 1024 ? formatSize(n) : `${n} bytes`);
+const sizeText = (n: number): string =>
+  n === INT32_MAX ? '2GiB-1' : n === Number.MAX_SAFE_INTEGER ? 'unbounded' : n >= 1024 ? formatSize(n) : `${n} ${n === 1 ? 'byte' : 'bytes'}`;
 
 export function enumType(values: readonly string[], labels: Record<string, string> = {}): ValueType {
   return {
@@ -126,8 +127,8 @@ export function durationMsType(min: number, max = INT32_MAX): ValueType {
 export function integerType(min: number, max: number): ValueType {
   return {
     type: 'integer',
-    expected: `an integer from ${min} to ${max}`,
-    range: `${min} .. ${max}`,
+    expected: max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
+    range: max === Number.MAX_SAFE_INTEGER ? `${min} .. unbounded` : `${min} .. ${max}`,
     bounds: { min, max },
     parse: (v) => {
       const n = typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v;

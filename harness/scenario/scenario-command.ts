@@ -1,7 +1,7 @@
 // `durolab scenario list | check | show`: read and validate scenario files without running
 // anything, e.g. in CI or while writing a new file.
 
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../engine/common/flags.ts';
 import { ScenarioError } from './errors.ts';
 import { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
 import { SETTINGS } from './settings.ts';
@@ -52,16 +52,12 @@ function describe(s: Scenario): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      dir: { type: 'string' },
-      duration: { type: 'string' },
-      repeat: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values, positionals } = parseFlags('scenario', argv, {
+    dir: { type: 'string' },
+    duration: { type: 'string' },
+    repeat: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  }, true);
   const [sub, ...names] = positionals;
   if (values.help || !sub) {
     console.log(HELP);
