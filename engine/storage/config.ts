@@ -5,6 +5,7 @@ import {
   IO_MODES,
   SYNC_CALLS,
   FLUSH_GRAMMAR,
+  formatFlushPolicy,
   getSetting,
   parseFlushPolicy,
   settingDefault,
@@ -16,7 +17,7 @@ import {
 import type { FlushPolicy, LogConfig } from './types.ts';
 
 export { IO_MODES, SYNC_CALLS, parseFlushPolicy };
-export { formatFlushPolicy } from '../settings/index.ts';
+export { formatFlushPolicy };
 
 /** LogConfig's numeric fields and the registry setting each one is. */
 export const LOG_NUMERIC_FIELDS = {
@@ -59,8 +60,7 @@ function checkFlushPolicy(p: unknown): FlushPolicy {
   const o = p as { kind?: unknown; every?: unknown } | null;
   if (o !== null && typeof o === 'object') {
     // One grammar: an object is checked by spelling it and parsing it back.
-    const text = o.kind === 'never' || o.kind === 'per-batch' ? o.kind : `${String(o.kind)}:${String(o.every)}`;
-    const parsed = tryParseFlushPolicy(text);
+    const parsed = tryParseFlushPolicy(formatFlushPolicy(o as FlushPolicy));
     if (parsed) return parsed;
   }
   throw new Error(`log setting flush (flush.messages / flush.ms) is ${JSON.stringify(p)}: expected ${FLUSH_GRAMMAR} (N, T >= 1)`);
