@@ -2,6 +2,7 @@
 // an engine flag can name, with its Kafka name, type, default, bounds, unit, help and where it
 // applies. Broker config, log config, engine flags, scenario validation and `durolab settings`
 // all read this table; a bound or default written anywhere else is a bug.
+import { DEFAULT_MAX_BATCH_BYTES } from '../records/decode.ts';
 import { BATCH_HEADER_BYTES } from '../records/types.ts';
 import {
   INT32_MAX,
@@ -66,7 +67,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'segment.ms', type: durationMsType(1, MAX), default: 7 * 86_400_000, unit: 'ms', help: 'roll a segment at this age', appliesTo: ['topic'], scenario: true, label: 'roll', why: 'compared with batch timestamps, never used as a timer' },
   { name: 'segment.index.bytes', type: sizeType(MIN_INDEX_BYTES, INT32_MAX), default: 10 * 1024 ** 2, unit: 'bytes', help: 'offset/time index size limit per segment (a full index rolls the segment)', appliesTo: ['topic'], scenario: true, label: 'index max', why: `the time index keeps its last slot for the roll entry: ${MIN_INDEX_BYTES} bytes is the smallest index that holds anything` },
   { name: 'index.interval.bytes', type: sizeType(0, INT32_MAX), default: 4096, unit: 'bytes', help: 'bytes between sparse index entries', appliesTo: ['topic'], scenario: true, label: 'index interval' },
-  { name: 'message.max.bytes', type: sizeType(BATCH_HEADER_BYTES, MAX_BATCH_LIMIT), default: 1024 * 1024 + 12, unit: 'bytes', help: 'largest batch (and produce body) accepted', appliesTo: ['broker', 'topic'], scenario: true, label: 'max batch', flag: 'max-batch-bytes', why: 'io=direct stages a batch in an aligned WebAssembly buffer, which stays below 4 GiB' },
+  { name: 'message.max.bytes', type: sizeType(BATCH_HEADER_BYTES, MAX_BATCH_LIMIT), default: DEFAULT_MAX_BATCH_BYTES, unit: 'bytes', help: 'largest batch (and produce body) accepted', appliesTo: ['broker', 'topic'], scenario: true, label: 'max batch', flag: 'max-batch-bytes', why: 'io=direct stages a batch in an aligned WebAssembly buffer, which stays below 4 GiB' },
   // Replication.
   { name: 'min.insync.replicas', type: integerType(1, INT32_MAX), default: 1, unit: 'replicas', help: 'acks=all needs this many in-sync replicas (a scenario defaults to cluster.minInsyncReplicas)', appliesTo: ['broker', 'topic'], scenario: true, label: 'min ISR' },
   { name: 'replica.lag.time.max.ms', type: durationMsType(1), default: 30_000, unit: 'ms', help: 'a follower not caught up for this long leaves the ISR', appliesTo: ['broker'], scenario: true, label: 'replica lag max' },
