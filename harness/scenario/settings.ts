@@ -1,8 +1,8 @@
 // The settings a scenario may set or vary, under Kafka's names (and sysctl(8)'s for the
 // kernel's writeback knobs): the registry's (engine/settings) entries marked `scenario`, seen
-// as what to say when a value is bad and how to print it in a cell id and label. Values are normalized (sizes in
-// bytes, segment.ms in ms, centisecs as centisecs, acks -1 -> 'all') so `where` clauses and
-// cells compare equal whatever spelling the file used.
+// as what to say when a value is bad and how to print it in a cell id and label. Values are
+// normalized (sizes in bytes, segment.ms in ms, centisecs as centisecs, acks -1 -> 'all') so
+// `where` clauses and cells compare equal whatever spelling the file used.
 
 import {
   SCENARIO_SETTINGS,
@@ -15,6 +15,7 @@ import {
   type SettingValue,
   type SyncCall,
 } from '../../engine/settings/index.ts';
+import { defaultLogConfig, logConfigFromSettings } from '../../engine/storage/config.ts';
 import type { LogConfig } from '../../engine/storage/types.ts';
 
 export type { Acks, SettingValue };
@@ -114,16 +115,6 @@ export function resolveSettings(params: Record<string, SettingValue>, minInsyncR
 
 /** The segment engine's part of resolved settings. */
 export function logConfig(s: ResolvedSettings): LogConfig {
-  return {
-    io: s.io,
-    flush: s.flush,
-    sync: s.sync,
-    segmentBytes: s.segmentBytes,
-    segmentMs: s.segmentMs,
-    segmentIndexBytes: s.segmentIndexBytes,
-    indexIntervalBytes: s.indexIntervalBytes,
-    maxBatchBytes: s.maxBatchBytes,
-    // Kafka always validates batches; turning it off is for engine benchmarks, not scenarios.
-    verifyBatches: true,
-  };
+  // Kafka always validates batches; turning it off is for engine benchmarks, not scenarios.
+  return { ...defaultLogConfig(), ...logConfigFromSettings(s.values), verifyBatches: true };
 }
