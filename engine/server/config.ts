@@ -4,8 +4,8 @@
 // file and key instead of silently running the wrong experiment.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SETTINGS, findSetting, isServerSetting, parseFlushPolicy, parseSettingText, settingDefault, type IoMode, type Setting, type SettingValue, type SyncCall } from '../settings/index.ts';
-import { resolveLogConfig, type LogConfig } from '../storage/index.ts';
+import { SETTINGS, findSetting, isServerSetting, parseSettingText, settingDefault, type Setting, type SettingValue } from '../settings/index.ts';
+import { LOG_FIELDS, logConfigFromSettings, resolveLogConfig, type LogConfig } from '../storage/index.ts';
 
 export interface HttpSettings {
   /** Idle keep-alive connections are closed after this long. */
@@ -66,23 +66,20 @@ export interface RawSettings {
   sources: Map<string, string>;
 }
 
-/** Where a registry setting lands in the broker's or the controller's settings; values arrive parsed and bounded by the registry. */
+/**
+ * Where a registry setting lands in the broker's or the controller's settings, beyond the log
+ * settings (LogConfig fields, mapped by engine/storage's LOG_FIELDS). Values arrive parsed and
+ * bounded by the registry.
+ */
 interface Consumer {
   broker?: (b: BrokerSettings, v: SettingValue) => void;
   controller?: (c: ControllerSettings, v: SettingValue) => void;
 }
 
 const CONSUMERS: Record<string, Consumer> = {
-  io: { broker: (b, v) => (b.log.io = v as IoMode) },
-  flush: { broker: (b, v) => (b.log.flush = parseFlushPolicy(String(v))) },
   'flush.messages': { broker: (b, v) => (b.log.flush = { kind: 'messages', every: Number(v) }) },
   'flush.ms': { broker: (b, v) => (b.log.flush = { kind: 'ms', every: Number(v) }) },
-  sync: { broker: (b, v) => (b.log.sync = v as SyncCall) },
-  'segment.bytes': { broker: (b, v) => (b.log.segmentBytes = Number(v)) },
-  'segment.ms': { broker: (b, v) => (b.log.segmentMs = Number(v)) },
-  'segment.index.bytes': { broker: (b, v) => (b.log.segmentIndexBytes = Number(v)) },
-  'index.interval.bytes': { broker: (b, v) => (b.log.indexIntervalBytes = Number(v)) },
-  'message.max.bytes': { broker: (b, v) => (b.messageMaxBytes = b.log.maxBatchBytes = Number(v)) },
+  'message.max.bytes': { broker: (b, v) => (b.messageMaxBytes = Number(v)) },
   'min.insync.replicas': { broker: (b, v) => (b.minInsyncReplicas = Number(v)) },
   'replica.lag.time.max.ms': { broker: (b, v) => (b.replicaLagTimeMaxMs = Number(v)) },
   'replica.fetch.wait.max.ms': { broker: (b, v) => (b.replicaFetchWaitMaxMs = Number(v)) },
@@ -98,10 +95,12 @@ const CONSUMERS: Record<string, Consumer> = {
   'controller.tick.ms': { controller: (c, v) => (c.tickMs = Number(v)) },
 };
 
+const LOG_SETTINGS: ReadonlySet<string> = new Set(Object.values(LOG_FIELDS));
+
 /** The registry's settings a broker or controller config may name (topic, broker and controller scopes). */
 export const SERVER_SETTINGS: readonly Setting[] = SETTINGS.filter(isServerSetting);
 for (const s of SERVER_SETTINGS) {
-  if (!CONSUMERS[s.name]) throw new Error(`engine/server/config.ts: registry setting '${s.name}' applies to the broker but has no consumer here`);
+  if (!CONSUMERS[s.name] && !LOG_SETTINGS.has(s.name)) throw new Error(`engine/server/config.ts: registry setting '${s.name}' applies to the broker but has no consumer here`);
 }
 const SERVER_KEYS: readonly string[] = SERVER_SETTINGS.flatMap((s) => [s.name, ...(s.aliases ?? [])]);
 
@@ -190,8 +189,10 @@ export function loadRawSettings(configFile: string | undefined, sets: readonly s
 export function brokerSettings(raw: RawSettings): BrokerSettings {
   const b: BrokerSettings = structuredClone(DEFAULT_BROKER_SETTINGS) as BrokerSettings;
   for (const [key, value] of raw.values) {
-    const setting = findSetting(key) as Setting;
-    CONSUMERS[setting.name].broker?.(b, parseSettingText(setting.name, value, raw.sources.get(key) ?? key));
+    const { name } = findSetting(key) as Setting;
+    const v = parseSettingText(name, value, raw.sources.get(key) ?? key);
+    if (LOG_SETTINGS.has(name)) Object.assign(b.log, logConfigFromSettings({ [name]: v }));
+    CONSUMERS[name]?.broker?.(b, v);
   }
   // Kafka's produce path rejects batches above message.max.bytes; the log must agree.
   b.log.maxBatchBytes ??= b.messageMaxBytes;
@@ -206,8 +207,8 @@ export function brokerSettings(raw: RawSettings): BrokerSettings {
 export function controllerSettings(raw: RawSettings): ControllerSettings {
   const c: ControllerSettings = { ...DEFAULT_CONTROLLER_SETTINGS };
   for (const [key, value] of raw.values) {
-    const setting = findSetting(key) as Setting;
-    CONSUMERS[setting.name].controller?.(c, parseSettingText(setting.name, value, raw.sources.get(key) ?? key));
+    const { name } = findSetting(key) as Setting;
+    CONSUMERS[name]?.controller?.(c, parseSettingText(name, value, raw.sources.get(key) ?? key));
   }
   return c;
 }
