@@ -110,7 +110,9 @@ export function settingsHelp(): string {
     const scope = s.appliesTo.includes('controller') && !s.appliesTo.includes('broker') ? 'controller: ' : '';
     const def = s.default === undefined ? '' : ` (default ${String(s.default)})`;
     return [`  ${s.name.padEnd(width)}  ${scope}${s.help}${def}`, ...(s.aliases ?? []).map((a) => `  ${a.padEnd(width)}  alias of ${s.name}`)];
-  }).join('\n');
+  })
+    .concat('  (types, ranges and units of each: durolab settings)')
+    .join('\n');
 }
 
 export function emptyRaw(): RawSettings {
