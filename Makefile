@@ -6,7 +6,7 @@ DURATION ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report scenarios-check vm-image clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report scenarios-check readme-settings vm-image clean
 
 all: build
 
@@ -43,6 +43,10 @@ report: build
 
 scenarios-check: build
 	node bin/durolab.mjs scenario check
+
+# The README's settings table, regenerated from engine/settings/registry.ts.
+readme-settings: build
+	node bin/durolab.mjs settings --readme README.md
 
 vm-image: build
 	node bin/durolab.mjs vm-image

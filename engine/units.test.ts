@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDuration, parseSize } from './units.ts';
 
 // The scenario-facing cases live in harness/scenario/matrix.test.ts; these pin what the engine
-// CLI relies on (parseByteSize in engine/cli/cli-args.ts).
+// CLI relies on (parseByteSize in engine/common/flags.ts).
 describe('parseSize', () => {
   it('reads bare numbers and units in any case, 1024- and 1000-based', () => {
     expect(parseSize('4096')).toBe(4096);

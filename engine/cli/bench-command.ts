@@ -1,12 +1,11 @@
 // `durolab engine bench`: the engine's write paths against the physical baseline (fio, or a
 // raw fs.writeSync loop without fio), as a table, a JSON file and PASS/FAIL per target.
 import path from 'node:path';
-import { IO_MODES } from '../storage/index.ts';
+import { IO_MODES, parseSettingText } from '../settings/index.ts';
 import { FULL_BUDGET, QUICK_BUDGET, type Budget } from './bench-plan.ts';
 import { runBench, type BaselineChoice, type BenchResult } from './bench-runner.ts';
 import { rowLabel, verifyCosts } from './bench-goals.ts';
-import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from './cli-args.ts';
-import { flushFlag } from './write-command.ts';
+import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from '../common/flags.ts';
 import { fmtBatch, fmtMBps, renderTable } from './text-format.ts';
 
 export const DEFAULT_OUT = path.join('results', 'engine', 'latest.json');
@@ -166,7 +165,7 @@ export function parseBenchFlags(argv: string[]): BenchFlags | 'help' {
     baseline: baseline === undefined ? 'auto' : parseChoice('--baseline', baseline, ['auto', 'fio', 'writeSync'] as const),
     filter: {
       modes: modes === undefined ? undefined : parseList('--modes', modes, (s) => parseChoice('--modes', s, IO_MODES)),
-      flushes: flushes === undefined ? undefined : parseList('--flushes', flushes, (s) => (flushFlag(s), s)),
+      flushes: flushes === undefined ? undefined : parseList('--flushes', flushes, (s) => String(parseSettingText('flush', s, `--flushes ${JSON.stringify(s)}`))),
       batches: batches === undefined ? undefined : parseList('--batches', batches, (s) => parseByteSize('--batches', s, 4096, 1048576)),
       verify: verify === undefined ? undefined : [...new Set(parseList('--verify', verify, (s) => parseChoice('--verify', s, ['on', 'off'] as const) === 'on'))],
     },

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseBenchFlags } from './bench-command.ts';
-import { parseByteSize } from './cli-args.ts';
+import { parseByteSize } from '../common/flags.ts';
 import { main } from './engine-command.ts';
 import { parseWriteFlags } from './write-command.ts';
 
@@ -25,9 +25,12 @@ describe('engine flags', () => {
     expect(() => parseWriteFlags({ ...WRITE, records: 'ten' })).toThrow(/--records "ten": expected an integer in \[1,/);
     expect(() => parseWriteFlags({ ...WRITE, 'record-bytes': '12 parsecs' })).toThrow(/--record-bytes "12 parsecs": expected a whole number of bytes .*64KiB/);
     expect(() => parseWriteFlags({ ...WRITE, 'batch-records': '0' })).toThrow(/--batch-records "0": expected an integer in \[1,/);
-    expect(() => parseWriteFlags({ ...WRITE, io: 'mmap' })).toThrow('--io "mmap": expected one of buffered, direct, dsync');
-    expect(() => parseWriteFlags({ ...WRITE, sync: 'msync' })).toThrow('--sync "msync": expected one of fsync, fdatasync');
-    expect(() => parseWriteFlags({ ...WRITE, flush: 'sometimes' })).toThrow(/--flush: .*"sometimes".*'never', 'per-batch', 'messages:N'/);
+    expect(() => parseWriteFlags({ ...WRITE, io: 'mmap' })).toThrow('--io "mmap": expected buffered|direct|dsync');
+    expect(() => parseWriteFlags({ ...WRITE, sync: 'msync' })).toThrow('--sync "msync": expected fsync|fdatasync');
+    expect(() => parseWriteFlags({ ...WRITE, flush: 'sometimes' })).toThrow('--flush "sometimes": expected never|per-batch|messages:N|ms:T');
+    // Setting flags take the registry's bounds: a segment must hold a batch header.
+    expect(() => parseWriteFlags({ ...WRITE, 'segment-bytes': '60' })).toThrow('--segment-bytes "60": expected a size from 61 bytes to 2GiB-1');
+    expect(() => parseWriteFlags({ ...WRITE, flush: 'messages:01' })).toThrow('--flush "messages:01": expected never|per-batch|messages:N|ms:T');
     expect(() => parseWriteFlags({ ...WRITE, dir: undefined })).toThrow('durolab engine write: --dir is required');
     expect(parseWriteFlags({ ...WRITE, flush: 'messages:32', 'segment-bytes': '1MiB' })).toMatchObject({
       records: 10,

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { dumpLog, type DumpBatch, type DumpResult, type DumpSegment } from '../storage/index.ts';
 import { BATCH_HEADER_BYTES } from '../records/index.ts';
-import { parseFlags, requireString } from './cli-args.ts';
+import { parseFlags, requireString } from '../common/flags.ts';
 import { fmtInt } from './text-format.ts';
 
 /** DumpBatch plus the header fields the storage dump leaves out (read from the batch's first 61 bytes). */

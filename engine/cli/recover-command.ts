@@ -2,8 +2,9 @@
 // from the recovery point, cuts at the first invalid byte, rebuilds indexes) and its report.
 import fs from 'node:fs';
 import path from 'node:path';
-import { IO_MODES, recoverLog, type IoMode, type RecoveryReport } from '../storage/index.ts';
-import { parseByteSize, parseChoice, parseFlags, requireString, str } from './cli-args.ts';
+import { parseSettingFlags, settingFlagOptions, settingFlagsHelp } from '../settings/index.ts';
+import { logConfigFromSettings, recoverLog, type IoMode, type RecoveryReport } from '../storage/index.ts';
+import { parseFlags, requireString } from '../common/flags.ts';
 import { fmtBytes, fmtInt } from './text-format.ts';
 
 export interface RecoverOptions {
@@ -62,6 +63,9 @@ export function formatRecovery(r: RecoveryReport): string {
   return lines.join('\n');
 }
 
+/** The registry settings `engine recover` takes as flags: those the log was written with. */
+const RECOVER_SETTINGS = ['message.max.bytes', 'io'] as const;
+
 const HELP = `usage: durolab engine recover --dir D [options]
 
 Runs the engine's recovery on the partition directory D, whatever the clean-shutdown marker
@@ -71,8 +75,8 @@ log is closed cleanly. Prints the recovery report.
 
   --dir D               partition directory (must exist)
   --full                validate from the first segment, ignoring the recovery-point checkpoint
-  --max-batch-bytes N   message.max.bytes the log was written with (default 1048588)
-  --io MODE             buffered | direct | dsync: the write path the log was written with
+${settingFlagsHelp(RECOVER_SETTINGS, 22)}
+                        (the values the log was written with)
   --json                print the report as JSON
   -h, --help            this text
 `;
@@ -81,8 +85,7 @@ export async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags('engine recover', argv, {
     dir: { type: 'string' },
     full: { type: 'boolean', default: false },
-    'max-batch-bytes': { type: 'string' },
-    io: { type: 'string' },
+    ...settingFlagOptions(RECOVER_SETTINGS),
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
@@ -90,13 +93,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const mbb = str(values['max-batch-bytes']);
-  const io = str(values.io);
+  const { maxBatchBytes, io } = logConfigFromSettings(parseSettingFlags(values, RECOVER_SETTINGS));
   const result = runRecover({
     dir: requireString('engine recover', '--dir', values.dir, 'the partition directory'),
     full: values.full === true,
-    maxBatchBytes: mbb === undefined ? undefined : parseByteSize('--max-batch-bytes', mbb),
-    io: io === undefined ? undefined : parseChoice('--io', io, IO_MODES),
+    maxBatchBytes,
+    io,
   });
   console.log(values.json ? JSON.stringify(result, null, 2) : `recovered ${result.dir}\n${formatRecovery(result)}`);
   return 0;

@@ -1,11 +1,11 @@
 // `durolab engine write`: appends N records to a partition directory with the chosen write
 // path and flush policy, and reports what it did (throughput, append latency, flushes).
+import { parseSettingFlags, settingFlagOptions, settingFlagsHelp } from '../settings/index.ts';
 import {
   formatFlushPolicy,
-  IO_MODES,
   Log,
+  logConfigFromSettings,
   parseFlushPolicy,
-  SYNC_CALLS,
   type FlushPolicy,
   type IoMode,
   type LogConfig,
@@ -14,7 +14,7 @@ import {
   type SyncCall,
 } from '../storage/index.ts';
 import { encodeBatch, type RecordInput } from '../records/index.ts';
-import { parseByteSize, parseChoice, parseFlags, parseIntFlag, requireString, str } from './cli-args.ts';
+import { parseByteSize, parseFlags, parseIntFlag, requireString } from '../common/flags.ts';
 import { LatencyHistogram, type LatencyUs } from './latency.ts';
 import { formatRecovery, recoveryHappened } from './recover-command.ts';
 import { fmtBytes, fmtInt, fmtMBps } from './text-format.ts';
@@ -178,6 +178,9 @@ export function formatWrite(r: WriteResult): string {
   return lines.join('\n');
 }
 
+/** The registry settings `engine write` takes as flags (--io, --flush, --sync, --segment-bytes, ...). */
+const WRITE_SETTINGS = ['io', 'flush', 'sync', 'segment.bytes', 'index.interval.bytes', 'message.max.bytes'] as const;
+
 const HELP = `usage: durolab engine write --dir D --records N --record-bytes B --batch-records K [options]
 
 Appends N records of B value bytes, K per RecordBatch, to the partition directory D (created
@@ -188,12 +191,7 @@ cleanly and prints what it did.
   --records N                 records to append (>= 1)
   --record-bytes B            value bytes per record (e.g. 1024 or 1KiB)
   --batch-records K           records per batch (>= 1)
-  --io MODE                   buffered | direct | dsync (default buffered)
-  --flush POLICY              never | per-batch | messages:N | ms:T (default never)
-  --sync CALL                 fsync | fdatasync (default fdatasync)
-  --segment-bytes N           segment.bytes (default 1GiB)
-  --index-interval-bytes N    index.interval.bytes (default 4096)
-  --max-batch-bytes N         message.max.bytes (default 1048588)
+${settingFlagsHelp(WRITE_SETTINGS)}
   --json                      print the result as JSON
   -h, --help                  this text
 
@@ -208,12 +206,7 @@ export async function main(argv: string[]): Promise<number> {
     records: { type: 'string' },
     'record-bytes': { type: 'string' },
     'batch-records': { type: 'string' },
-    io: { type: 'string' },
-    flush: { type: 'string' },
-    sync: { type: 'string' },
-    'segment-bytes': { type: 'string' },
-    'index-interval-bytes': { type: 'string' },
-    'max-batch-bytes': { type: 'string' },
+    ...settingFlagOptions(WRITE_SETTINGS),
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
@@ -229,29 +222,11 @@ export async function main(argv: string[]): Promise<number> {
 
 export function parseWriteFlags(values: Record<string, unknown>): WriteOptions {
   const cmd = 'engine write';
-  const flush = str(values.flush);
-  const opt = <T>(flag: string, f: (s: string) => T): T | undefined => {
-    const v = str(values[flag.slice(2)]);
-    return v === undefined ? undefined : f(v);
-  };
   return {
     dir: requireString(cmd, '--dir', values.dir, 'the partition directory'),
     records: parseIntFlag('--records', requireString(cmd, '--records', values.records, 'an integer >= 1'), 1),
     recordBytes: parseByteSize('--record-bytes', requireString(cmd, '--record-bytes', values['record-bytes'], 'bytes per record value, e.g. 1024'), 0, MAX_RECORD_BYTES),
     batchRecords: parseIntFlag('--batch-records', requireString(cmd, '--batch-records', values['batch-records'], 'records per batch, >= 1'), 1),
-    io: opt('--io', (s) => parseChoice('--io', s, IO_MODES)),
-    flush: flush === undefined ? undefined : flushFlag(flush),
-    sync: opt('--sync', (s) => parseChoice('--sync', s, SYNC_CALLS)),
-    segmentBytes: opt('--segment-bytes', (s) => parseByteSize('--segment-bytes', s)),
-    indexIntervalBytes: opt('--index-interval-bytes', (s) => parseByteSize('--index-interval-bytes', s, 0)),
-    maxBatchBytes: opt('--max-batch-bytes', (s) => parseByteSize('--max-batch-bytes', s)),
+    ...logConfigFromSettings(parseSettingFlags(values, WRITE_SETTINGS)),
   };
-}
-
-export function flushFlag(s: string): FlushPolicy {
-  try {
-    return parseFlushPolicy(s);
-  } catch (e) {
-    throw new Error(`--flush: ${(e as Error).message}`);
-  }
 }

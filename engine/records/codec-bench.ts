@@ -1,12 +1,10 @@
 // Codec throughput vs the raw native CRC-32C over the same bytes (the floor of validateBatch).
 // Run: npx tsx engine/records/codec-bench.ts [--ms 300] [--runs 5]
 // Prints medians of several timed runs; MB = 10^6 bytes of encoded batch.
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../common/flags.ts';
 import { crc32c, decodeBatch, encodeBatch, validateBatch, type RecordInput } from './index.ts';
 
-const { values } = parseArgs({
-  options: { ms: { type: 'string', default: '300' }, runs: { type: 'string', default: '5' } },
-});
+const { values } = parseFlags('codec-bench', process.argv.slice(2), { ms: { type: 'string', default: '300' }, runs: { type: 'string', default: '5' } });
 const runMs = Number(values.ms);
 const runs = Number(values.runs);
 if (!(runMs > 0) || !(runs > 0)) throw new Error('codec-bench: --ms and --runs must be positive numbers');

@@ -25,4 +25,4 @@ export interface AlterPartitionRequest {
   isr: number[];
 }
 
-export type Acks = 0 | 1 | 'all';
+export type { Acks } from '../settings/values.ts';

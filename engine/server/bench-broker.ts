@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import { execa } from 'execa';
 import * as hdr from 'hdr-histogram-js';
 import { encodeBatch } from '../records/index.ts';
-import { intFlag, parseCommandFlags } from './cli-common.ts';
+import { intFlag, parseCommandFlags } from '../common/flags.ts';
 import { repoRoot, startCluster, type Cluster } from './cluster.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 
@@ -185,6 +185,7 @@ function table(rows: Row[]): string {
 
 export async function main(argv: string[]): Promise<number> {
   const values = parseCommandFlags(
+    'bench-broker',
     argv,
     {
       duration: { type: 'string' },
@@ -197,13 +198,13 @@ export async function main(argv: string[]): Promise<number> {
       set: { type: 'string', multiple: true, default: [] },
     },
     HELP,
-  );
+  )?.values;
   if (!values) return 0;
-  const durationS = intFlag('duration', values.duration, 3, 1, 3600);
-  const rounds = intFlag('rounds', values.rounds, 2, 1, 100);
-  const connections = intFlag('connections', values.connections, 32, 1, 10_000);
-  const recordBytes = intFlag('record-bytes', values['record-bytes'], 1024, 1, 1 << 20);
-  const perBatch = intFlag('batch', values.batch, 16, 1, 10_000);
+  const durationS = intFlag('--duration', values.duration, 3, 1, 3600);
+  const rounds = intFlag('--rounds', values.rounds, 2, 1, 100);
+  const connections = intFlag('--connections', values.connections, 32, 1, 10_000);
+  const recordBytes = intFlag('--record-bytes', values['record-bytes'], 1024, 1, 1 << 20);
+  const perBatch = intFlag('--batch', values.batch, 16, 1, 10_000);
   const out = path.resolve(values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
   const ownDir = !values.dir;
   const root = values.dir ? path.resolve(values.dir) : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));

@@ -3,7 +3,7 @@
 // cut) leaves the logs to be recovered on the next start.
 import path from 'node:path';
 import { Broker } from './broker.ts';
-import { parseCommandFlags, runWhenDirect } from './cli-common.ts';
+import { parseCommandFlags, runWhenDirect } from '../common/flags.ts';
 import { brokerSettings, loadRawSettings, parseTopicSpec, settingsHelp } from './config.ts';
 
 const HELP = `usage: durolab broker --id N --data DIR [options]
@@ -59,6 +59,7 @@ function watchParent(pid: number, onGone: () => void): NodeJS.Timeout {
 
 export async function main(argv: string[]): Promise<number> {
   const values = parseCommandFlags(
+    'broker',
     argv,
     {
       id: { type: 'string' },
@@ -72,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
       'parent-pid': { type: 'string' },
     },
     HELP,
-  );
+  )?.values;
   if (!values) return 0;
   // Whoever reads our stdout/stderr may be gone (a SIGKILLed parent); a broken pipe must not
   // turn a clean shutdown into a crash.

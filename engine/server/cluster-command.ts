@@ -1,7 +1,7 @@
 // `durolab cluster`: a controller in this process plus N broker processes on loopback, until
 // Ctrl-C or SIGTERM (then every broker is stopped cleanly, SIGKILL after a grace period).
 import path from 'node:path';
-import { intFlag, parseCommandFlags, runWhenDirect } from './cli-common.ts';
+import { intFlag, parseCommandFlags, runWhenDirect } from '../common/flags.ts';
 import { startCluster } from './cluster.ts';
 import { parseTopicSpec, settingsHelp } from './config.ts';
 
@@ -27,6 +27,7 @@ ${settingsHelp()}
 
 export async function main(argv: string[]): Promise<number> {
   const values = parseCommandFlags(
+    'cluster',
     argv,
     {
       brokers: { type: 'string' },
@@ -39,12 +40,12 @@ export async function main(argv: string[]): Promise<number> {
       'stop-grace-ms': { type: 'string' },
     },
     HELP,
-  );
+  )?.values;
   if (!values) return 0;
   if (!values.dir) throw new Error('--dir is required (root directory for broker data and logs)');
-  const brokers = intFlag('brokers', values.brokers, 3, 1, 64);
-  const port = intFlag('port', values.port, 9092, 0, 65535);
-  const controllerPort = values['controller-port'] === undefined ? undefined : intFlag('controller-port', values['controller-port'], 0, 0, 65535);
+  const brokers = intFlag('--brokers', values.brokers, 3, 1, 64);
+  const port = intFlag('--port', values.port, 9092, 0, 65535);
+  const controllerPort = values['controller-port'] === undefined ? undefined : intFlag('--controller-port', values['controller-port'], 0, 0, 65535);
   if (port !== 0 && port + brokers > 65535) throw new Error(`--port ${port}: ports ${port}..${port + brokers} must be <= 65535`);
   const topics = values.topic!.map((t) => parseTopicSpec(t, true));
   for (const t of topics) {
@@ -66,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
     topics,
     configFile: values.config,
     set: values.set,
-    stopGraceMs: intFlag('stop-grace-ms', values['stop-grace-ms'], 5000, 0, 600_000),
+    stopGraceMs: intFlag('--stop-grace-ms', values['stop-grace-ms'], 5000, 0, 600_000),
   }).finally(() => {
     process.off('SIGINT', early);
     process.off('SIGTERM', early);

@@ -1,9 +1,11 @@
 // Broker and controller settings: Kafka-style `key=value` .properties (or a flat/nested .json),
-// overridden by `--set key=value`. Every key is known here so a typo fails loudly with the
+// overridden by `--set key=value`. The keys, their parsers, bounds and defaults are the settings
+// registry's (engine/settings); this file says where each lands. A typo fails loudly with the
 // file and key instead of silently running the wrong experiment.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseFlushPolicy, resolveLogConfig, type FlushPolicy, type IoMode, type LogConfig, type SyncCall } from '../storage/index.ts';
+import { SETTINGS, findSetting, isServerSetting, parseSettingText, settingDefault, type Setting, type SettingValue } from '../settings/index.ts';
+import { LOG_FIELDS, logConfigFromSettings, resolveLogConfig, type LogConfig } from '../storage/index.ts';
 
 export interface HttpSettings {
   /** Idle keep-alive connections are closed after this long. */
@@ -35,25 +37,27 @@ export interface ControllerSettings {
   tickMs: number;
 }
 
-export const DEFAULT_MESSAGE_MAX_BYTES = 1048588;
+const ms = (name: string): number => settingDefault<number>(name);
+
+export const DEFAULT_MESSAGE_MAX_BYTES = settingDefault<number>('message.max.bytes');
 
 export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   log: {},
   messageMaxBytes: DEFAULT_MESSAGE_MAX_BYTES,
-  minInsyncReplicas: 1,
-  replicaLagTimeMaxMs: 30_000,
-  replicaFetchWaitMaxMs: 500,
-  replicaFetchMaxBytes: 1 << 20,
-  replicaFetchBackoffMs: 100,
-  heartbeatIntervalMs: 100,
-  requestTimeoutMs: 30_000,
-  http: { keepAliveTimeoutMs: 30_000, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
+  minInsyncReplicas: settingDefault<number>('min.insync.replicas'),
+  replicaLagTimeMaxMs: ms('replica.lag.time.max.ms'),
+  replicaFetchWaitMaxMs: ms('replica.fetch.wait.max.ms'),
+  replicaFetchMaxBytes: settingDefault<number>('replica.fetch.max.bytes'),
+  replicaFetchBackoffMs: ms('replica.fetch.backoff.ms'),
+  heartbeatIntervalMs: ms('broker.heartbeat.interval.ms'),
+  requestTimeoutMs: ms('request.timeout.ms'),
+  http: { keepAliveTimeoutMs: ms('http.keepalive.timeout.ms'), headersTimeoutMs: ms('http.headers.timeout.ms'), requestTimeoutMs: ms('http.request.timeout.ms') },
 });
 
 export const DEFAULT_CONTROLLER_SETTINGS: Readonly<ControllerSettings> = Object.freeze({
-  sessionTimeoutMs: 1500,
-  uncleanLeaderElection: false,
-  tickMs: 100,
+  sessionTimeoutMs: ms('broker.session.timeout.ms'),
+  uncleanLeaderElection: settingDefault<boolean>('unclean.leader.election.enable'),
+  tickMs: ms('controller.tick.ms'),
 });
 
 /** Raw settings: key -> string value, with where each came from for error messages. */
@@ -62,90 +66,52 @@ export interface RawSettings {
   sources: Map<string, string>;
 }
 
-interface KeySpec {
-  help: string;
-  apply?: (b: BrokerSettings, v: string, where: string) => void;
-  applyController?: (c: ControllerSettings, v: string, where: string) => void;
+/**
+ * Where a registry setting lands in the broker's or the controller's settings, beyond the log
+ * settings (LogConfig fields, mapped by engine/storage's LOG_FIELDS). Values arrive parsed and
+ * bounded by the registry.
+ */
+interface Consumer {
+  broker?: (b: BrokerSettings, v: SettingValue) => void;
+  controller?: (c: ControllerSettings, v: SettingValue) => void;
 }
 
-function int(v: string, where: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const t = v.trim();
-  if (!/^-?\d+$/.test(t)) throw new Error(`${where}: expected an integer, got '${v}'`);
-  const n = Number(t);
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new Error(`${where}: expected an integer in [${min}, ${max}], got ${v}`);
-  }
-  return n;
-}
-
-function bool(v: string, where: string): boolean {
-  const t = v.trim().toLowerCase();
-  if (t === 'true') return true;
-  if (t === 'false') return false;
-  throw new Error(`${where}: expected true or false, got '${v}'`);
-}
-
-function flush(v: string, where: string): FlushPolicy {
-  try {
-    return parseFlushPolicy(v);
-  } catch (err) {
-    throw new Error(`${where}: ${(err as Error).message}`);
-  }
-}
-
-const KEYS: Record<string, KeySpec> = {
-  io: {
-    help: 'write path: buffered | direct | dsync (default buffered)',
-    apply: (b, v, w) => {
-      if (v !== 'buffered' && v !== 'direct' && v !== 'dsync') {
-        throw new Error(`${w}: expected buffered, direct or dsync, got '${v}'`);
-      }
-      b.log.io = v as IoMode;
-    },
-  },
-  flush: { help: 'flush policy: never | per-batch | messages:N | ms:T (default never: kernel writeback)', apply: (b, v, w) => (b.log.flush = flush(v, w)) },
-  'flush.messages': { help: "Kafka's name: flush every N messages (same as flush=messages:N)", apply: (b, v, w) => (b.log.flush = { kind: 'messages', every: int(v, w, 1) }) },
-  'flush.ms': { help: "Kafka's name: flush every T ms (same as flush=ms:T)", apply: (b, v, w) => (b.log.flush = { kind: 'ms', every: int(v, w, 1) }) },
-  sync: {
-    help: 'flush call: fsync | fdatasync (default fdatasync)',
-    apply: (b, v, w) => {
-      if (v !== 'fsync' && v !== 'fdatasync') throw new Error(`${w}: expected fsync or fdatasync, got '${v}'`);
-      b.log.sync = v as SyncCall;
-    },
-  },
-  'segment.bytes': { help: 'roll a segment at this size (default 1073741824)', apply: (b, v, w) => (b.log.segmentBytes = int(v, w, 1024)) },
-  'segment.ms': { help: 'roll a segment at this age (default 604800000 = 7 days)', apply: (b, v, w) => (b.log.segmentMs = int(v, w, 1)) },
-  'segment.index.bytes': { help: 'offset index size limit per segment (default 10485760)', apply: (b, v, w) => (b.log.segmentIndexBytes = int(v, w, 16)) },
-  'index.interval.bytes': { help: 'bytes between sparse index entries (default 4096)', apply: (b, v, w) => (b.log.indexIntervalBytes = int(v, w, 0)) },
-  'message.max.bytes': {
-    help: 'largest batch (and produce body) accepted (default 1048588)',
-    apply: (b, v, w) => {
-      b.messageMaxBytes = int(v, w, 61, 1 << 30);
-      b.log.maxBatchBytes = b.messageMaxBytes;
-    },
-  },
-  'min.insync.replicas': { help: 'acks=all needs this many in-sync replicas (default 1)', apply: (b, v, w) => (b.minInsyncReplicas = int(v, w, 1)) },
-  'replica.lag.time.max.ms': { help: 'a follower not caught up for this long leaves the ISR (default 30000)', apply: (b, v, w) => (b.replicaLagTimeMaxMs = int(v, w, 1)) },
-  'replica.fetch.wait.max.ms': { help: 'follower long-poll wait (default 500)', apply: (b, v, w) => (b.replicaFetchWaitMaxMs = int(v, w, 0, 60_000)) },
-  'replica.fetch.max.bytes': { help: 'bytes per follower fetch (default 1048576; one batch always fits)', apply: (b, v, w) => (b.replicaFetchMaxBytes = int(v, w, 1)) },
-  'replica.fetch.backoff.ms': { help: 'follower pause after a failed fetch, doubling to 2 s (default 100)', apply: (b, v, w) => (b.replicaFetchBackoffMs = int(v, w, 1, 60_000)) },
-  'broker.heartbeat.interval.ms': { help: 'heartbeat period to the controller (default 100)', apply: (b, v, w) => (b.heartbeatIntervalMs = int(v, w, 1, 60_000)) },
-  'heartbeat.interval.ms': { help: 'alias of broker.heartbeat.interval.ms', apply: (b, v, w) => (b.heartbeatIntervalMs = int(v, w, 1, 60_000)) },
-  'request.timeout.ms': { help: 'acks=all timeout when a produce names no timeoutMs (default 30000)', apply: (b, v, w) => (b.requestTimeoutMs = int(v, w, 1)) },
-  'http.keepalive.timeout.ms': { help: 'idle keep-alive connections close after this (default 30000)', apply: (b, v, w) => (b.http.keepAliveTimeoutMs = int(v, w, 1)) },
-  'http.headers.timeout.ms': { help: 'clients must send their headers within this (default 10000)', apply: (b, v, w) => (b.http.headersTimeoutMs = int(v, w, 1)) },
-  'http.request.timeout.ms': { help: 'clients must send the whole request within this (default 30000)', apply: (b, v, w) => (b.http.requestTimeoutMs = int(v, w, 1)) },
-  // Controller keys: read by `durolab cluster` (in-process controller); brokers ignore them so
-  // one file can configure a whole cluster.
-  'broker.session.timeout.ms': { help: 'controller: a broker silent this long is fenced (default 1500)', applyController: (c, v, w) => (c.sessionTimeoutMs = int(v, w, 1)) },
-  'unclean.leader.election.enable': { help: 'controller: elect an out-of-sync replica when no ISR member is alive (default false)', applyController: (c, v, w) => (c.uncleanLeaderElection = bool(v, w)) },
-  'controller.tick.ms': { help: 'controller: how often it checks sessions (default 100)', applyController: (c, v, w) => (c.tickMs = int(v, w, 1, 10_000)) },
+const CONSUMERS: Record<string, Consumer> = {
+  'flush.messages': { broker: (b, v) => (b.log.flush = { kind: 'messages', every: Number(v) }) },
+  'flush.ms': { broker: (b, v) => (b.log.flush = { kind: 'ms', every: Number(v) }) },
+  'message.max.bytes': { broker: (b, v) => (b.messageMaxBytes = Number(v)) },
+  'min.insync.replicas': { broker: (b, v) => (b.minInsyncReplicas = Number(v)) },
+  'replica.lag.time.max.ms': { broker: (b, v) => (b.replicaLagTimeMaxMs = Number(v)) },
+  'replica.fetch.wait.max.ms': { broker: (b, v) => (b.replicaFetchWaitMaxMs = Number(v)) },
+  'replica.fetch.max.bytes': { broker: (b, v) => (b.replicaFetchMaxBytes = Number(v)) },
+  'replica.fetch.backoff.ms': { broker: (b, v) => (b.replicaFetchBackoffMs = Number(v)) },
+  'broker.heartbeat.interval.ms': { broker: (b, v) => (b.heartbeatIntervalMs = Number(v)) },
+  'request.timeout.ms': { broker: (b, v) => (b.requestTimeoutMs = Number(v)) },
+  'http.keepalive.timeout.ms': { broker: (b, v) => (b.http.keepAliveTimeoutMs = Number(v)) },
+  'http.headers.timeout.ms': { broker: (b, v) => (b.http.headersTimeoutMs = Number(v)) },
+  'http.request.timeout.ms': { broker: (b, v) => (b.http.requestTimeoutMs = Number(v)) },
+  'broker.session.timeout.ms': { controller: (c, v) => (c.sessionTimeoutMs = Number(v)) },
+  'unclean.leader.election.enable': { controller: (c, v) => (c.uncleanLeaderElection = v === true) },
+  'controller.tick.ms': { controller: (c, v) => (c.tickMs = Number(v)) },
 };
 
+const LOG_SETTINGS: ReadonlySet<string> = new Set(Object.values(LOG_FIELDS));
+
+/** The registry's settings a broker or controller config may name (topic, broker and controller scopes). */
+export const SERVER_SETTINGS: readonly Setting[] = SETTINGS.filter(isServerSetting);
+for (const s of SERVER_SETTINGS) {
+  if (!CONSUMERS[s.name] && !LOG_SETTINGS.has(s.name)) throw new Error(`engine/server/config.ts: registry setting '${s.name}' applies to the broker but has no consumer here`);
+}
+const SERVER_KEYS: readonly string[] = SERVER_SETTINGS.flatMap((s) => [s.name, ...(s.aliases ?? [])]);
+
 export function settingsHelp(): string {
-  const width = Math.max(...Object.keys(KEYS).map((k) => k.length));
-  return Object.entries(KEYS)
-    .map(([k, s]) => `  ${k.padEnd(width)}  ${s.help}`)
+  const width = Math.max(...SERVER_KEYS.map((k) => k.length));
+  return SERVER_SETTINGS.flatMap((s) => {
+    const scope = s.appliesTo.includes('controller') && !s.appliesTo.includes('broker') ? 'controller: ' : '';
+    const def = s.default === undefined ? '' : ` (default ${String(s.default)})`;
+    return [`  ${s.name.padEnd(width)}  ${scope}${s.help}${def}`, ...(s.aliases ?? []).map((a) => `  ${a.padEnd(width)}  alias of ${s.name}`)];
+  })
+    .concat('  (types, ranges and units of each: durolab settings)')
     .join('\n');
 }
 
@@ -154,8 +120,8 @@ export function emptyRaw(): RawSettings {
 }
 
 function put(raw: RawSettings, key: string, value: string, where: string): void {
-  if (!(key in KEYS)) {
-    throw new Error(`${where}: unknown setting '${key}' (known: ${Object.keys(KEYS).join(', ')})`);
+  if (!SERVER_KEYS.includes(key)) {
+    throw new Error(`${where}: unknown setting '${key}' (known: ${SERVER_KEYS.join(', ')})`);
   }
   raw.values.set(key, value);
   raw.sources.set(key, where);
@@ -225,7 +191,10 @@ export function loadRawSettings(configFile: string | undefined, sets: readonly s
 export function brokerSettings(raw: RawSettings): BrokerSettings {
   const b: BrokerSettings = structuredClone(DEFAULT_BROKER_SETTINGS) as BrokerSettings;
   for (const [key, value] of raw.values) {
-    KEYS[key].apply?.(b, value, raw.sources.get(key) ?? key);
+    const { name } = findSetting(key) as Setting;
+    const v = parseSettingText(name, value, raw.sources.get(key) ?? key);
+    if (LOG_SETTINGS.has(name)) Object.assign(b.log, logConfigFromSettings({ [name]: v }));
+    CONSUMERS[name]?.broker?.(b, v);
   }
   // Kafka's produce path rejects batches above message.max.bytes; the log must agree.
   b.log.maxBatchBytes ??= b.messageMaxBytes;
@@ -240,7 +209,8 @@ export function brokerSettings(raw: RawSettings): BrokerSettings {
 export function controllerSettings(raw: RawSettings): ControllerSettings {
   const c: ControllerSettings = { ...DEFAULT_CONTROLLER_SETTINGS };
   for (const [key, value] of raw.values) {
-    KEYS[key].applyController?.(c, value, raw.sources.get(key) ?? key);
+    const { name } = findSetting(key) as Setting;
+    CONSUMERS[name]?.controller?.(c, parseSettingText(name, value, raw.sources.get(key) ?? key));
   }
   return c;
 }

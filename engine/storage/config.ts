@@ -1,74 +1,76 @@
-// Log settings: Kafka's defaults and the checks that turn a bad value into an error naming
-// the setting (by our name and Kafka's) and the accepted range.
-import { BATCH_HEADER_BYTES } from '../records/index.ts';
-import type { FlushPolicy, IoMode, LogConfig, SyncCall } from './types.ts';
+// Log settings: defaults and bounds come from the settings registry (engine/settings); this
+// file maps them onto LogConfig's fields and turns a bad value into an error naming the
+// setting (by our name and Kafka's) and the accepted range.
+import {
+  IO_MODES,
+  SYNC_CALLS,
+  FLUSH_GRAMMAR,
+  formatFlushPolicy,
+  getSetting,
+  parseFlushPolicy,
+  settingDefault,
+  tryParseFlushPolicy,
+  type IoMode,
+  type SettingValue,
+  type SyncCall,
+} from '../settings/index.ts';
+import type { FlushPolicy, LogConfig } from './types.ts';
 
-const INT32_MAX = 0x7fffffff;
+export { IO_MODES, SYNC_CALLS, parseFlushPolicy };
+export { formatFlushPolicy };
 
-export const IO_MODES: readonly IoMode[] = ['buffered', 'direct', 'dsync'];
-export const SYNC_CALLS: readonly SyncCall[] = ['fsync', 'fdatasync'];
+/** LogConfig's numeric fields and the registry setting each one is. */
+export const LOG_NUMERIC_FIELDS = {
+  segmentBytes: 'segment.bytes',
+  segmentMs: 'segment.ms',
+  segmentIndexBytes: 'segment.index.bytes',
+  indexIntervalBytes: 'index.interval.bytes',
+  maxBatchBytes: 'message.max.bytes',
+} as const satisfies Partial<Record<keyof LogConfig, string>>;
 
-/** Entry sizes fix the smallest index that can hold anything: the time index keeps its last slot for the roll entry. */
-const MIN_INDEX_BYTES = 24;
-/** The aligned staging buffer of io=direct is sized from it and a WebAssembly.Memory stays below 4 GiB. */
-const MAX_BATCH_LIMIT = 1 << 30;
+/** LogConfig's fields by the registry setting each one is (verifyBatches is the engine's own switch, not a setting). */
+export const LOG_FIELDS = { io: 'io', flush: 'flush', sync: 'sync', ...LOG_NUMERIC_FIELDS } as const;
+
+/** Registry values by Kafka name (already parsed and bounded) as LogConfig fields; names that are not log settings are ignored. */
+export function logConfigFromSettings(values: Readonly<Record<string, SettingValue>>): Partial<LogConfig> {
+  const out: Record<string, unknown> = {};
+  for (const [field, name] of Object.entries(LOG_FIELDS)) {
+    const v = values[name];
+    if (v !== undefined) out[field] = name === 'flush' ? parseFlushPolicy(String(v)) : v;
+  }
+  return out as Partial<LogConfig>;
+}
 
 export function defaultLogConfig(): LogConfig {
   return {
-    io: 'buffered',
-    flush: { kind: 'never' },
-    sync: 'fdatasync',
-    segmentBytes: 1 << 30,
-    segmentMs: 7 * 24 * 3600 * 1000,
-    segmentIndexBytes: 10 * 1024 * 1024,
-    indexIntervalBytes: 4096,
-    maxBatchBytes: 1048588,
+    io: settingDefault<IoMode>('io'),
+    flush: parseFlushPolicy(settingDefault<string>('flush')),
+    sync: settingDefault<SyncCall>('sync'),
+    segmentBytes: settingDefault<number>('segment.bytes'),
+    segmentMs: settingDefault<number>('segment.ms'),
+    segmentIndexBytes: settingDefault<number>('segment.index.bytes'),
+    indexIntervalBytes: settingDefault<number>('index.interval.bytes'),
+    maxBatchBytes: settingDefault<number>('message.max.bytes'),
     verifyBatches: true,
   };
-}
-
-const FLUSH_FORMS = "'never', 'per-batch', 'messages:N' (N >= 1 records) or 'ms:T' (T >= 1 milliseconds)";
-
-export function parseFlushPolicy(s: string): FlushPolicy {
-  const text = typeof s === 'string' ? s.trim() : s;
-  if (text === 'never') return { kind: 'never' };
-  if (text === 'per-batch') return { kind: 'per-batch' };
-  const m = typeof text === 'string' ? /^(messages|ms):(\d+)$/.exec(text) : null;
-  if (m) {
-    const every = Number(m[2]);
-    if (Number.isSafeInteger(every) && every >= 1) {
-      return m[1] === 'messages' ? { kind: 'messages', every } : { kind: 'ms', every };
-    }
-  }
-  throw new Error(`flush policy ${JSON.stringify(s)} is not valid: expected ${FLUSH_FORMS}`);
-}
-
-export function formatFlushPolicy(p: FlushPolicy): string {
-  switch (p.kind) {
-    case 'never':
-    case 'per-batch':
-      return p.kind;
-    case 'messages':
-    case 'ms':
-      return `${p.kind}:${p.every}`;
-  }
 }
 
 function checkFlushPolicy(p: unknown): FlushPolicy {
   if (typeof p === 'string') return parseFlushPolicy(p);
   const o = p as { kind?: unknown; every?: unknown } | null;
   if (o !== null && typeof o === 'object') {
-    if (o.kind === 'never' || o.kind === 'per-batch') return { kind: o.kind };
-    if ((o.kind === 'messages' || o.kind === 'ms') && Number.isSafeInteger(o.every) && (o.every as number) >= 1) {
-      return { kind: o.kind, every: o.every as number };
-    }
+    // One grammar: an object is checked by spelling it and parsing it back.
+    const parsed = tryParseFlushPolicy(formatFlushPolicy(o as FlushPolicy));
+    if (parsed) return parsed;
   }
-  throw new Error(`log setting flush (flush.messages / flush.ms) is ${JSON.stringify(p)}: expected ${FLUSH_FORMS}`);
+  throw new Error(`log setting flush (flush.messages / flush.ms) is ${JSON.stringify(p)}: expected ${FLUSH_GRAMMAR} (N, T >= 1)`);
 }
 
-function checkInt(name: string, kafka: string, v: unknown, min: number, max: number): number {
+function checkInt(field: keyof typeof LOG_NUMERIC_FIELDS, v: unknown): number {
+  const kafka = LOG_NUMERIC_FIELDS[field];
+  const { min, max } = getSetting(kafka).type.bounds as { min: number; max: number };
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) {
-    throw new Error(`log setting ${name} (${kafka}) must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+    throw new Error(`log setting ${field} (${kafka}) must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
   }
   return v;
 }
@@ -88,17 +90,15 @@ export function resolveLogConfig(partial: Partial<LogConfig> = {}): LogConfig {
     if (!known.has(k)) throw new Error(`unknown log setting ${JSON.stringify(k)}: expected one of ${[...known].join(', ')}`);
   }
   const m = { ...d, ...Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) } as LogConfig;
-  const segmentBytes = checkInt('segmentBytes', 'segment.bytes', m.segmentBytes, BATCH_HEADER_BYTES, INT32_MAX);
-  const maxBatchBytes = checkInt('maxBatchBytes', 'message.max.bytes', m.maxBatchBytes, BATCH_HEADER_BYTES, MAX_BATCH_LIMIT);
   return {
     io: checkEnum('io', m.io, IO_MODES),
     flush: checkFlushPolicy(m.flush),
     sync: checkEnum('sync', m.sync, SYNC_CALLS),
-    segmentBytes,
-    segmentMs: checkInt('segmentMs', 'segment.ms', m.segmentMs, 1, Number.MAX_SAFE_INTEGER),
-    segmentIndexBytes: checkInt('segmentIndexBytes', 'segment.index.bytes', m.segmentIndexBytes, MIN_INDEX_BYTES, INT32_MAX),
-    indexIntervalBytes: checkInt('indexIntervalBytes', 'index.interval.bytes', m.indexIntervalBytes, 0, INT32_MAX),
-    maxBatchBytes,
+    segmentBytes: checkInt('segmentBytes', m.segmentBytes),
+    segmentMs: checkInt('segmentMs', m.segmentMs),
+    segmentIndexBytes: checkInt('segmentIndexBytes', m.segmentIndexBytes),
+    indexIntervalBytes: checkInt('indexIntervalBytes', m.indexIntervalBytes),
+    maxBatchBytes: checkInt('maxBatchBytes', m.maxBatchBytes),
     verifyBatches: checkBool('verifyBatches', m.verifyBatches),
   };
 }

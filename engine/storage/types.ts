@@ -2,13 +2,9 @@
 // has one (segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
 // flush.messages, flush.ms, message.max.bytes).
 
-export type IoMode = 'buffered' | 'direct' | 'dsync';
-export type SyncCall = 'fsync' | 'fdatasync';
-export type FlushPolicy =
-  | { kind: 'never' }
-  | { kind: 'per-batch' }
-  | { kind: 'messages'; every: number }
-  | { kind: 'ms'; every: number };
+import type { FlushPolicy, IoMode, SyncCall } from '../settings/values.ts';
+// Declared once, in the settings registry.
+export type { FlushPolicy, IoMode, SyncCall } from '../settings/values.ts';
 
 export interface LogConfig {
   io: IoMode;

@@ -1,6 +1,6 @@
 // `durolab bench <scenario>`: the front door. Loads and validates the scenario (nothing starts
 // on a bad file), runs every cell, prints a summary table, writes run.json and the report.
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
 import { loadScenario, listScenarios } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
@@ -36,22 +36,18 @@ process-kill works on the process target; power-cut needs target: vm (QEMU).
 Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.`;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      duration: { type: 'string' },
-      repeat: { type: 'string' },
-      'allow-host-sysctl': { type: 'boolean', default: false },
-      'results-dir': { type: 'string' },
-      'reports-dir': { type: 'string' },
-      'keep-data': { type: 'boolean', default: false },
-      seed: { type: 'string' },
-      'no-report': { type: 'boolean', default: false },
-      list: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values, positionals } = parseFlags('bench', argv, {
+    duration: { type: 'string' },
+    repeat: { type: 'string' },
+    'allow-host-sysctl': { type: 'boolean', default: false },
+    'results-dir': { type: 'string' },
+    'reports-dir': { type: 'string' },
+    'keep-data': { type: 'boolean', default: false },
+    seed: { type: 'string' },
+    'no-report': { type: 'boolean', default: false },
+    list: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  }, true);
   if (values.help) {
     console.log(HELP);
     return 0;

@@ -31,6 +31,10 @@ const commands: Record<string, Command> = {
     summary: 'list, check or show scenario files without running them',
     load: () => import('../scenario/scenario-command.ts'),
   },
+  settings: {
+    summary: 'the reference of every setting: name, type, default, range, where it applies (--json, --markdown)',
+    load: () => import('../../engine/settings/settings-command.ts'),
+  },
   'vm-image': {
     summary: 'build (or find cached) the QEMU guest image: kernel, busybox initramfs, node, the bundled CLI',
     load: () => import('../vm/image-command.ts'),

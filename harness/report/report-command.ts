@@ -1,6 +1,6 @@
 // `durolab report [run]`: render a run's HTML report and refresh the index of all runs.
 
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../engine/common/flags.ts';
 import { listRuns, readRunJson, resolveRunFile } from './load-runs.ts';
 import { defaultDirs } from './repo-paths.ts';
 import { writeReportsIndex, writeRunReport } from './write-reports.ts';
@@ -20,16 +20,12 @@ network) and refreshes reports/index.html, the list of all runs. Prints the page
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      all: { type: 'boolean', default: false },
-      'results-dir': { type: 'string' },
-      'reports-dir': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values, positionals } = parseFlags('report', argv, {
+    all: { type: 'boolean', default: false },
+    'results-dir': { type: 'string' },
+    'reports-dir': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  }, true);
   if (values.help) {
     process.stdout.write(HELP);
     return 0;

@@ -2,6 +2,7 @@
 // brokers, stop the load (requests to a dead broker only fail; the load is not redirected to a
 // new leader, even where RF 3 would allow it: one cut, one stop, simple to read), bring the
 // brokers back, check, and turn it all into run.json's Trial.
+import type { Acks } from '../../engine/settings/values.ts';
 import type { Fault } from '../scenario/types.ts';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
@@ -106,7 +107,7 @@ export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
 }
 
 /** Why a trial's figures are doubtful, if they are. */
-export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: 0 | 1 | 'all' = 1): string[] {
+export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: Acks = 1): string[] {
   // The target's own remarks on the cut (VM: a guest already down, a stale page-cache reading).
   const out: string[] = [...((fired.cut as { notes?: string[] }).notes ?? [])];
   const stopped = Object.entries(fired.cut.liveAtCut ?? {}).filter(([, live]) => !live).map(([id]) => id);
@@ -133,7 +134,7 @@ export function faultTrial(args: {
   recovery: RecoveryOutcome;
   check: FaultCheck;
   cycleMs: number;
-  acksMode?: 0 | 1 | 'all';
+  acksMode?: Acks;
 }): Trial {
   const { fired, acks, recovery, check } = args;
   const dirty = Object.values(fired.cut.guestDirtyBeforeCut ?? {});

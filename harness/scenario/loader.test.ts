@@ -253,7 +253,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 18,
     path: 'settings.segment.bytes',
-    expected: /^a size from 14 bytes to 2GiB-1/,
+    expected: /^a size from 61 bytes to 2GiB-1/,
     found: "'64 kilobytes'",
   },
   {

@@ -128,6 +128,21 @@ matrix:
       uncleanLeaderElectionEnable: false,
       // the cell's dirty_bytes replaces the base dirty_ratio, as writing it does in the kernel
       sysctls: { 'vm.dirty_bytes': 16 * 1024 * 1024 },
+      values: {
+        io: 'buffered',
+        flush: 'ms:250',
+        sync: 'fdatasync',
+        acks: 'all',
+        'segment.bytes': 262144,
+        'segment.ms': 604_800_000,
+        'segment.index.bytes': 10 * 1024 * 1024,
+        'index.interval.bytes': 4096,
+        'message.max.bytes': 1048588,
+        'min.insync.replicas': 3,
+        'replica.lag.time.max.ms': 30_000,
+        'unclean.leader.election.enable': false,
+        'vm.dirty_bytes': 16 * 1024 * 1024,
+      },
     });
     expect(s.cluster.replicationFactor).toBe(3);
   });
@@ -144,7 +159,8 @@ describe('values', () => {
     expect(flushPolicy('per-batch')).toEqual({ kind: 'per-batch' });
     expect(flushPolicy('messages:1000')).toEqual({ kind: 'messages', every: 1000 });
     expect(flushPolicy('ms:10')).toEqual({ kind: 'ms', every: 10 });
-    expect(() => flushPolicy('ms:')).toThrow(/expected never\|per-batch\|messages:N\|ms:T, found 'ms:'/);
+    expect(() => flushPolicy('ms:')).toThrow(/flush "ms:" is not valid: expected never\|per-batch\|messages:N\|ms:T/);
+    expect(() => flushPolicy('messages:01')).toThrow(/no leading zeros/);
   });
 
   it('sizes and durations', () => {
@@ -175,7 +191,7 @@ describe('values', () => {
       }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 14, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 2 ** 40 }), (bytes, ms) => {
+      fc.property(fc.integer({ min: 61, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 2 ** 40 }), (bytes, ms) => {
         const params = { 'segment.bytes': bytes, 'segment.ms': ms };
         const reread = Object.fromEntries(
           cellId(params)

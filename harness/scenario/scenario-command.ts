@@ -1,7 +1,8 @@
 // `durolab scenario list | check | show`: read and validate scenario files without running
 // anything, e.g. in CI or while writing a new file.
 
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../engine/common/flags.ts';
+import { formatFlushPolicy } from '../../engine/settings/index.ts';
 import { ScenarioError } from './errors.ts';
 import { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
 import { SETTINGS } from './settings.ts';
@@ -34,7 +35,7 @@ function describe(s: Scenario): string {
   for (const cell of s.matrix) {
     const r = cellSettings(s, cell);
     const sys = Object.entries(r.sysctls).map(([k, v]) => `${k}=${SETTINGS[k].display(v)}`);
-    const flush = r.flush.kind === 'never' || r.flush.kind === 'per-batch' ? r.flush.kind : `${r.flush.kind}:${r.flush.every}`;
+    const flush = formatFlushPolicy(r.flush);
     lines.push(`  ${cell.id}  [${cell.label}]`);
     lines.push(
       `      io=${r.io} flush=${flush} sync=${r.sync} acks=${r.acks} segment=${formatSize(r.segmentBytes)}/${formatDurationMs(r.segmentMs)} ` +
@@ -52,16 +53,12 @@ function describe(s: Scenario): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      dir: { type: 'string' },
-      duration: { type: 'string' },
-      repeat: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
+  const { values, positionals } = parseFlags('scenario', argv, {
+    dir: { type: 'string' },
+    duration: { type: 'string' },
+    repeat: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  }, true);
   const [sub, ...names] = positionals;
   if (values.help || !sub) {
     console.log(HELP);

@@ -1,5 +1,6 @@
 // A target is how brokers are started (Jepsen's "db" + "os"): local processes now, QEMU VMs
 // for power cuts. The runner, the faults and the checker see only this interface.
+import { SCENARIO_SETTINGS, isServerSetting } from '../../engine/settings/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
 
@@ -35,24 +36,9 @@ export interface Target {
   start(opts: ClusterStartOptions): Promise<RunningCluster>;
 }
 
-/** Broker `--set` pairs for a cell's resolved settings (Kafka's names). */
+/** Broker `--set` pairs for a cell's resolved settings: every scenario setting the registry says a broker or controller reads. */
 export function brokerSetFlags(s: ResolvedSettings): string[] {
-  const flush =
-    s.flush.kind === 'never' || s.flush.kind === 'per-batch' ? s.flush.kind : `${s.flush.kind}:${s.flush.every}`;
-  const pairs: Record<string, string | number | boolean> = {
-    io: s.io,
-    flush,
-    sync: s.sync,
-    'segment.bytes': s.segmentBytes,
-    'segment.ms': s.segmentMs,
-    'segment.index.bytes': s.segmentIndexBytes,
-    'index.interval.bytes': s.indexIntervalBytes,
-    'message.max.bytes': s.maxBatchBytes,
-    'min.insync.replicas': s.minInsyncReplicas,
-    'replica.lag.time.max.ms': s.replicaLagTimeMaxMs,
-    'unclean.leader.election.enable': s.uncleanLeaderElectionEnable,
-  };
-  return Object.entries(pairs).map(([k, v]) => `${k}=${v}`);
+  return SCENARIO_SETTINGS.filter(isServerSetting).map((setting) => `${setting.name}=${String(s.values[setting.name])}`);
 }
 
 /** What a fault did to one broker, and what the broker said when it came back. */

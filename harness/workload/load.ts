@@ -7,7 +7,8 @@ import * as hdr from 'hdr-histogram-js';
 import type { AckLedger } from './ledger.ts';
 import type { BatchFactory } from './batch-factory.ts';
 
-export type Acks = 0 | 1 | 'all';
+import type { Acks } from '../../engine/settings/values.ts';
+export type { Acks };
 
 export interface LoadTarget {
   /** Base URL of the broker leading `partitions`, e.g. http://127.0.0.1:9092 */

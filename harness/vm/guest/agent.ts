@@ -9,17 +9,15 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
+import { parseFlags } from '../../../engine/common/flags.ts';
 
 const execFileP = promisify(execFile);
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string' },
-    device: { type: 'string', default: '/dev/vda' },
-    'mount-point': { type: 'string', default: '/data' },
-  },
+const { values } = parseFlags('vm-agent', process.argv.slice(2), {
+  port: { type: 'string' },
+  device: { type: 'string', default: '/dev/vda' },
+  'mount-point': { type: 'string', default: '/data' },
 });
 const port = Number(values.port);
 if (!Number.isInteger(port) || port <= 0 || port > 65535) {

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from '../../../engine/common/flags.ts';
 import { fillRecord, MIN_RECORD_BYTES } from '../append-log.ts';
 
 const HELP = `usage: vm-append-workload --file PATH [options]
@@ -31,18 +31,16 @@ function intArg(name: string, v: string | undefined, def: number, min: number): 
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      file: { type: 'string' },
-      'record-bytes': { type: 'string' },
-      sync: { type: 'string' },
-      'sync-every': { type: 'string' },
-      'ack-url': { type: 'string' },
-      'max-records': { type: 'string' },
-      'ack-interval-ms': { type: 'string' },
-      rate: { type: 'string' },
-      help: { type: 'boolean' },
-    },
+  const { values } = parseFlags('vm-append-workload', process.argv.slice(2), {
+    file: { type: 'string' },
+    'record-bytes': { type: 'string' },
+    sync: { type: 'string' },
+    'sync-every': { type: 'string' },
+    'ack-url': { type: 'string' },
+    'max-records': { type: 'string' },
+    'ack-interval-ms': { type: 'string' },
+    rate: { type: 'string' },
+    help: { type: 'boolean' },
   });
   if (values.help) {
     console.log(HELP);

@@ -1,0 +1,140 @@
+// The settings registry: every setting a scenario, a broker/controller config file, `--set` or
+// an engine flag can name, with its Kafka name, type, default, bounds, unit, help and where it
+// applies. Broker config, log config, engine flags, scenario validation and `durolab settings`
+// all read this table; a bound or default written anywhere else is a bug.
+import { DEFAULT_MAX_BATCH_BYTES } from '../records/decode.ts';
+import { BATCH_HEADER_BYTES } from '../records/types.ts';
+import {
+  INT32_MAX,
+  IO_MODES,
+  SYNC_CALLS,
+  acksType,
+  booleanType,
+  centisecsType,
+  durationMsType,
+  enumType,
+  flushType,
+  integerType,
+  sizeType,
+  type SettingValue,
+  type ValueType,
+} from './values.ts';
+
+/** Where a setting takes effect. */
+export type Scope = 'topic' | 'broker' | 'controller' | 'producer' | 'host-sysctl' | 'vm-guest';
+export const SCOPES: readonly Scope[] = ['topic', 'broker', 'controller', 'producer', 'host-sysctl', 'vm-guest'];
+
+export interface Setting {
+  /** Kafka's name (sysctl(8)'s for kernel knobs): the key users write. */
+  name: string;
+  type: ValueType;
+  /** Normalized default; undefined when something else supplies it (the host's sysctl, flush.* -> flush). */
+  default?: SettingValue;
+  /** Unit of a bare number. */
+  unit?: string;
+  help: string;
+  appliesTo: readonly Scope[];
+  /** A scenario may set or vary it (settings: / matrix:). */
+  scenario: boolean;
+  /** Short name in cell labels ("segment 1MiB"). */
+  label: string;
+  /** The engine CLI's flag for it (without --), when not the name with dots as dashes. */
+  flag?: string;
+  /** Other keys accepted for it in broker config files and --set. */
+  aliases?: readonly string[];
+  /** Setting this one makes the kernel zero that one (ratio/bytes pairs). */
+  exclusiveWith?: string;
+  /** Why the bounds are what they are, when it is not obvious. */
+  why?: string;
+}
+
+/** Entry sizes fix the smallest index that can hold anything: the time index keeps its last slot for the roll entry. */
+const MIN_INDEX_BYTES = 24;
+/** The aligned staging buffer of io=direct is sized from it and a WebAssembly.Memory stays below 4 GiB. */
+const MAX_BATCH_LIMIT = 1 << 30;
+const MAX = Number.MAX_SAFE_INTEGER;
+
+const sysctl = { appliesTo: ['host-sysctl', 'vm-guest'] as const, scenario: true };
+
+export const SETTINGS: readonly Setting[] = [
+  // Topic / log (engine/storage LogConfig).
+  { name: 'io', type: enumType(IO_MODES, { direct: 'O_DIRECT', dsync: 'O_DSYNC' }), default: 'buffered', help: 'write path: buffered write(2) into the page cache, O_DIRECT, or O_DSYNC', appliesTo: ['topic'], scenario: true, label: 'io' },
+  { name: 'flush', type: flushType(), default: 'never', help: 'flush policy: never (kernel writeback), after every batch, every N messages or every T ms', appliesTo: ['topic'], scenario: true, label: 'flush' },
+  { name: 'flush.messages', type: integerType(1, MAX), unit: 'messages', help: "Kafka's name for flush=messages:N", appliesTo: ['topic'], scenario: false, label: 'flush every' },
+  { name: 'flush.ms', type: durationMsType(1), unit: 'ms', why: 'a timer: Node holds at most 2^31-1 ms', help: "Kafka's name for flush=ms:T", appliesTo: ['topic'], scenario: false, label: 'flush every' },
+  { name: 'sync', type: enumType(SYNC_CALLS), default: 'fdatasync', help: 'the call a flush makes: fsync or fdatasync', appliesTo: ['topic'], scenario: true, label: 'sync' },
+  { name: 'segment.bytes', type: sizeType(BATCH_HEADER_BYTES, INT32_MAX), default: 1024 ** 3, unit: 'bytes', help: 'roll a segment at this size', appliesTo: ['topic'], scenario: true, label: 'segment', why: `a segment must hold at least one RecordBatch header (${BATCH_HEADER_BYTES} bytes); Kafka stores it as int32` },
+  { name: 'segment.ms', type: durationMsType(1, MAX), default: 7 * 86_400_000, unit: 'ms', help: 'roll a segment at this age', appliesTo: ['topic'], scenario: true, label: 'roll', why: 'compared with batch timestamps, never used as a timer' },
+  { name: 'segment.index.bytes', type: sizeType(MIN_INDEX_BYTES, INT32_MAX), default: 10 * 1024 ** 2, unit: 'bytes', help: 'offset/time index size limit per segment (a full index rolls the segment)', appliesTo: ['topic'], scenario: true, label: 'index max', why: `the time index keeps its last slot for the roll entry: ${MIN_INDEX_BYTES} bytes is the smallest index that holds anything` },
+  { name: 'index.interval.bytes', type: sizeType(0, INT32_MAX), default: 4096, unit: 'bytes', help: 'bytes between sparse index entries', appliesTo: ['topic'], scenario: true, label: 'index interval' },
+  { name: 'message.max.bytes', type: sizeType(BATCH_HEADER_BYTES, MAX_BATCH_LIMIT), default: DEFAULT_MAX_BATCH_BYTES, unit: 'bytes', help: 'largest batch (and produce body) accepted', appliesTo: ['broker', 'topic'], scenario: true, label: 'max batch', flag: 'max-batch-bytes', why: 'io=direct stages a batch in an aligned WebAssembly buffer, which stays below 4 GiB' },
+  // Replication.
+  { name: 'min.insync.replicas', type: integerType(1, INT32_MAX), default: 1, unit: 'replicas', help: 'acks=all needs this many in-sync replicas (a scenario defaults to cluster.minInsyncReplicas)', appliesTo: ['broker', 'topic'], scenario: true, label: 'min ISR' },
+  { name: 'replica.lag.time.max.ms', type: durationMsType(1), default: 30_000, unit: 'ms', help: 'a follower not caught up for this long leaves the ISR', appliesTo: ['broker'], scenario: true, label: 'replica lag max' },
+  { name: 'replica.fetch.wait.max.ms', type: durationMsType(0, 60_000), default: 500, unit: 'ms', help: 'follower long-poll wait', appliesTo: ['broker'], scenario: false, label: 'fetch wait' },
+  { name: 'replica.fetch.max.bytes', type: sizeType(1, MAX), default: 1 << 20, unit: 'bytes', help: 'bytes per follower fetch (one batch always fits)', appliesTo: ['broker'], scenario: false, label: 'fetch max' },
+  { name: 'replica.fetch.backoff.ms', type: durationMsType(1, 60_000), default: 100, unit: 'ms', help: 'follower pause after a failed fetch, doubling to 2 s', appliesTo: ['broker'], scenario: false, label: 'fetch backoff' },
+  { name: 'broker.heartbeat.interval.ms', type: durationMsType(1, 60_000), default: 100, unit: 'ms', help: 'heartbeat period to the controller', appliesTo: ['broker'], scenario: false, label: 'heartbeat', aliases: ['heartbeat.interval.ms'] },
+  { name: 'request.timeout.ms', type: durationMsType(1), default: 30_000, unit: 'ms', help: 'acks=all timeout when a produce names no timeoutMs', appliesTo: ['broker'], scenario: false, label: 'request timeout' },
+  { name: 'http.keepalive.timeout.ms', type: durationMsType(1), default: 30_000, unit: 'ms', help: 'idle keep-alive connections close after this', appliesTo: ['broker'], scenario: false, label: 'keep-alive' },
+  { name: 'http.headers.timeout.ms', type: durationMsType(1), default: 10_000, unit: 'ms', help: 'clients must send their headers within this (at most http.request.timeout.ms)', appliesTo: ['broker'], scenario: false, label: 'headers timeout' },
+  { name: 'http.request.timeout.ms', type: durationMsType(1), default: 30_000, unit: 'ms', help: 'clients must send the whole request within this', appliesTo: ['broker'], scenario: false, label: 'request body timeout' },
+  // Controller (brokers ignore these so one file can configure a whole cluster).
+  { name: 'broker.session.timeout.ms', type: durationMsType(1), default: 1500, unit: 'ms', help: 'a broker silent this long is fenced', appliesTo: ['controller'], scenario: false, label: 'session timeout' },
+  { name: 'unclean.leader.election.enable', type: booleanType(), default: false, help: 'elect an out-of-sync replica when no ISR member is alive', appliesTo: ['controller', 'topic'], scenario: true, label: 'unclean' },
+  { name: 'controller.tick.ms', type: durationMsType(1, 10_000), default: 100, unit: 'ms', help: 'how often the controller checks sessions', appliesTo: ['controller'], scenario: false, label: 'tick' },
+  // Producer.
+  { name: 'acks', type: acksType(), default: 'all', help: "replicas that must have a batch before it is acknowledged (the Java producer's default since Kafka 3.0)", appliesTo: ['producer'], scenario: true, label: 'acks' },
+  // Kernel writeback (process target: the host's global sysctls; vm target: the guest's). No default: the kernel's apply.
+  { name: 'vm.dirty_expire_centisecs', type: centisecsType(), unit: 'centisecs', help: 'dirty pages older than this are written back', ...sysctl, label: 'dirty expire' },
+  { name: 'vm.dirty_writeback_centisecs', type: centisecsType(), unit: 'centisecs', help: 'period of the writeback flusher threads', ...sysctl, label: 'dirty writeback' },
+  { name: 'vm.dirty_background_ratio', type: integerType(0, 100), unit: 'percent', help: 'background writeback starts at this % of available memory dirty', ...sysctl, label: 'dirty bg ratio', exclusiveWith: 'vm.dirty_background_bytes' },
+  { name: 'vm.dirty_background_bytes', type: sizeType(1, MAX), unit: 'bytes', help: 'background writeback starts at this many dirty bytes', ...sysctl, label: 'dirty bg bytes', exclusiveWith: 'vm.dirty_background_ratio', why: 'the kernel rejects 0' },
+  { name: 'vm.dirty_ratio', type: integerType(0, 100), unit: 'percent', help: 'writers block at this % of available memory dirty', ...sysctl, label: 'dirty ratio', exclusiveWith: 'vm.dirty_bytes' },
+  { name: 'vm.dirty_bytes', type: sizeType(8192, MAX), unit: 'bytes', help: 'writers block at this many dirty bytes', ...sysctl, label: 'dirty bytes', exclusiveWith: 'vm.dirty_ratio', why: 'the kernel rejects less than two pages' },
+];
+
+const byName = new Map<string, Setting>();
+for (const s of SETTINGS) for (const key of [s.name, ...(s.aliases ?? [])]) byName.set(key, s);
+
+/** The setting a key names (aliases included), or undefined. */
+export function findSetting(key: string): Setting | undefined {
+  return byName.get(key);
+}
+
+export function getSetting(name: string): Setting {
+  const s = byName.get(name);
+  if (!s) throw new Error(`unknown setting '${name}'`);
+  return s;
+}
+
+/** Its default, for settings that have one (throws otherwise: a caller asking for it has a bug). */
+export function settingDefault<T extends SettingValue = SettingValue>(name: string): T {
+  const s = getSetting(name);
+  if (s.default === undefined) throw new Error(`setting '${name}' has no default`);
+  return s.default as T;
+}
+
+export const SCENARIO_SETTINGS: readonly Setting[] = SETTINGS.filter((s) => s.scenario);
+
+export function isSysctl(s: Setting): boolean {
+  return s.appliesTo.includes('host-sysctl');
+}
+
+/** Read by brokers or the controller from .properties/.json and `--set`. */
+export function isServerSetting(s: Setting): boolean {
+  return s.appliesTo.some((a) => a === 'topic' || a === 'broker' || a === 'controller');
+}
+
+/** Pairs where writing one makes the kernel zero the other: a layer may set only one. */
+export const SYSCTL_EXCLUSIVE: ReadonlyArray<[string, string]> = SETTINGS.flatMap((s, i) =>
+  s.exclusiveWith !== undefined && SETTINGS.findIndex((o) => o.name === s.exclusiveWith) > i ? [[s.name, s.exclusiveWith] as [string, string]] : [],
+);
+
+/** A value for `name` given as text (flag, .properties, --set); the error names `where` and the accepted form. */
+export function parseSettingText(name: string, text: string, where: string): SettingValue {
+  const s = getSetting(name);
+  const v = s.type.parse(text);
+  if (v === undefined) throw new Error(`${where}: expected ${s.type.expected}, got '${text}'`);
+  return v;
+}
