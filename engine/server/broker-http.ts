@@ -6,6 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { encodeBatch, recordsOf, type RecordHeader, type RecordInput } from '../records/index.ts';
 import { type Acks, type Partition, BrokerError } from '../replication/index.ts';
 import type { Broker } from './broker.ts';
+import { hashLogRange } from './log-hash.ts';
 import {
   ClientGoneError,
   intParam,
@@ -40,6 +41,8 @@ export class HttpStats {
   /** Requests whose client disconnected before the body was complete (nothing appended). */
   clientGone = 0;
   produceBytes = 0;
+  /** Connections closed on accept because max.connections were open. */
+  connectionsRefused = 0;
 }
 
 export function createBrokerHandler(broker: Broker): (req: IncomingMessage, res: ServerResponse) => void {
@@ -148,13 +151,15 @@ async function route(broker: Broker, req: IncomingMessage, res: ServerResponse):
       return sendJson(res, 200, health(broker));
     case '/v1/admin/log-hash': {
       stats.byRoute.logHash++;
-      const query = parseQuery(search, ['topic', 'partition', 'upTo']);
+      const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo']);
       const topic = query.get('topic');
       if (!topic) throw invalid('topic', 'a topic name', topic);
       const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
       const p = broker.partitionOrThrow(topic, index);
+      const from = query.has('from') ? intParam(query, 'from', undefined, 0) : undefined;
       const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
-      return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...p.logHash(upTo) });
+      const answer = await hashLogRange(p, from, upTo, () => res.destroyed);
+      return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...answer });
     }
     default:
       stats.byRoute.unknown++;
@@ -283,7 +288,9 @@ async function fetch(broker: Broker, req: IncomingMessage, res: ServerResponse, 
   const q = parseQuery(search, ['offset', 'maxBytes', 'maxWaitMs', 'replicaId', 'leaderEpoch']);
   const forReplica = q.has('replicaId') || q.has('leaderEpoch');
   broker.httpStats.byRoute[forReplica ? 'replicaFetch' : 'fetch']++;
-  const maxBytes = intParam(q, 'maxBytes', 1 << 20, 1, 1 << 30);
+  // fetch.max.bytes caps every answer whatever the request asks (Log.read still returns one
+  // whole batch when the first one is larger, as Kafka does).
+  const maxBytes = Math.min(intParam(q, 'maxBytes', 1 << 20, 1, 1 << 30), broker.settings.fetchMaxBytes);
   const maxWaitMs = intParam(q, 'maxWaitMs', 0, 0, MAX_FETCH_WAIT_MS);
   let replicaId = -1;
   let replicaEpoch = -1;

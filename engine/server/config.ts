@@ -26,6 +26,10 @@ export interface BrokerSettings {
   heartbeatIntervalMs: number;
   /** Default acks=all produce timeout when the request names none (Kafka's request.timeout.ms). */
   requestTimeoutMs: number;
+  /** fetch.max.bytes: a fetch is answered with at most this many bytes, whatever maxBytes it asks. */
+  fetchMaxBytes: number;
+  /** max.connections: connections accepted beyond this are closed at once. */
+  maxConnections: number;
   http: HttpSettings;
 }
 
@@ -36,6 +40,14 @@ export interface ControllerSettings {
 }
 
 export const DEFAULT_MESSAGE_MAX_BYTES = 1048588;
+/** 50 MiB, as the issue asks (Kafka's consumer default; Kafka's broker default is 55 MiB). */
+export const DEFAULT_FETCH_MAX_BYTES = 50 * 1024 * 1024;
+/**
+ * Kafka's default is unlimited (Integer.MAX_VALUE); 1000 covers a benchmark's producers,
+ * consumers and follower fetchers many times over while keeping a flood of sockets (each with
+ * its buffers) from exhausting the broker's memory or file descriptors.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 1000;
 
 export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   log: {},
@@ -47,6 +59,8 @@ export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   replicaFetchBackoffMs: 100,
   heartbeatIntervalMs: 100,
   requestTimeoutMs: 30_000,
+  fetchMaxBytes: DEFAULT_FETCH_MAX_BYTES,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
   http: { keepAliveTimeoutMs: 30_000, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
 });
 
@@ -132,6 +146,14 @@ const KEYS: Record<string, KeySpec> = {
   'broker.heartbeat.interval.ms': { help: 'heartbeat period to the controller (default 100)', apply: (b, v, w) => (b.heartbeatIntervalMs = int(v, w, 1, 60_000)) },
   'heartbeat.interval.ms': { help: 'alias of broker.heartbeat.interval.ms', apply: (b, v, w) => (b.heartbeatIntervalMs = int(v, w, 1, 60_000)) },
   'request.timeout.ms': { help: 'acks=all timeout when a produce names no timeoutMs (default 30000)', apply: (b, v, w) => (b.requestTimeoutMs = int(v, w, 1)) },
+  'fetch.max.bytes': {
+    help: 'a fetch is answered with at most this many bytes, whatever maxBytes it asks (default 52428800 = 50 MiB; one batch larger than this is still served whole)',
+    apply: (b, v, w) => (b.fetchMaxBytes = int(v, w, 1024, 1 << 30)),
+  },
+  'max.connections': {
+    help: 'open client connections at most; further ones are closed on accept (default 1000)',
+    apply: (b, v, w) => (b.maxConnections = int(v, w, 1, 1_000_000)),
+  },
   'http.keepalive.timeout.ms': { help: 'idle keep-alive connections close after this (default 30000)', apply: (b, v, w) => (b.http.keepAliveTimeoutMs = int(v, w, 1)) },
   'http.headers.timeout.ms': { help: 'clients must send their headers within this (default 10000)', apply: (b, v, w) => (b.http.headersTimeoutMs = int(v, w, 1)) },
   'http.request.timeout.ms': { help: 'clients must send the whole request within this (default 30000)', apply: (b, v, w) => (b.http.requestTimeoutMs = int(v, w, 1)) },
