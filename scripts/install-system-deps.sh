@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the tests use, when any is missing: fio (engine
 # baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
-# busybox-static (power-cut VMs), chromium (report test). Needs root (or sudo).
+# busybox-static (power-cut VMs), chromium (report test), mount (mount -o loop, losetup: the
+# ENOSPC test) and kmod (modprobe loop). Needs root (or sudo). Under CI=true a test whose tool
+# is missing fails (test/requirements.ts), so everything they use is listed here.
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium mount kmod)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -12,6 +14,10 @@ done
 # readable kernel: that needs package lists, which a fresh machine may not have yet.
 need_lists=0
 apt-cache show linux-image-cloud-amd64 >/dev/null 2>&1 || need_lists=1
+# Loop devices: the ENOSPC test mounts a small ext4 image with `mount -o loop` as root.
+if [ ! -e /dev/loop-control ] && [ "$(id -u)" -eq 0 ] && command -v modprobe >/dev/null 2>&1; then
+  modprobe loop || echo "note: modprobe loop failed: the ENOSPC test (mount -o loop) will fail under CI=true" >&2
+fi
 [ ${#missing[@]} -eq 0 ] && [ $need_lists -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "missing packages: ${missing[*]} (no apt-get here: install them with your package manager)" >&2

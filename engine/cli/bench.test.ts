@@ -9,6 +9,7 @@ import { formatBench } from './bench-command.ts';
 import { planRows, syncEveryFor } from './bench-plan.ts';
 import { runBench, type BenchResult } from './bench-runner.ts';
 import { fioArgs, fioAvailable, parseFioJson, runFioSide } from './bench-side.ts';
+import { missingRequirement } from '../../test/requirements.ts';
 
 let tmp: string;
 let fio: string | null;
@@ -107,8 +108,8 @@ describe('engine bench', () => {
   });
 
   it('reads fio JSON: write clat apart from fdatasync latency', async (ctx) => {
-    // Without fio the writeSync test above covers the fallback.
-    if (!fio) ctx.skip();
+    // Without fio the writeSync test above covers the fallback; this one needs the real fio.
+    if (!fio) missingRequirement(ctx, 'fio on the PATH (apt-get install fio)');
     const spec = planRows({ modes: ['buffered'], flushes: ['per-batch'], batches: [4096] })[0];
     const file = path.join(tmp, 'fio.dat');
     const args = fioArgs(spec, file, { volumeBytes: 1 << 20, maxSeconds: 0.1 });

@@ -6,6 +6,8 @@ import { isUtf8 } from 'node:buffer';
 import { encodeBatch, recordsOf, type RecordHeader, type RecordInput } from '../records/index.ts';
 import { type Acks, type Partition, BrokerError } from '../replication/index.ts';
 import type { Broker } from './broker.ts';
+import { readConsumerChunks } from './fetch-read.ts';
+import { hashLogRange } from './log-hash.ts';
 import {
   ClientGoneError,
   intParam,
@@ -40,6 +42,8 @@ export class HttpStats {
   /** Requests whose client disconnected before the body was complete (nothing appended). */
   clientGone = 0;
   produceBytes = 0;
+  /** Connections closed on accept because max.connections were open. */
+  connectionsRefused = 0;
 }
 
 export function createBrokerHandler(broker: Broker): (req: IncomingMessage, res: ServerResponse) => void {
@@ -148,13 +152,15 @@ async function route(broker: Broker, req: IncomingMessage, res: ServerResponse):
       return sendJson(res, 200, health(broker));
     case '/v1/admin/log-hash': {
       stats.byRoute.logHash++;
-      const query = parseQuery(search, ['topic', 'partition', 'upTo']);
+      const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo']);
       const topic = query.get('topic');
       if (!topic) throw invalid('topic', 'a topic name', topic);
       const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
       const p = broker.partitionOrThrow(topic, index);
+      const from = query.has('from') ? intParam(query, 'from', undefined, 0) : undefined;
       const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
-      return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...p.logHash(upTo) });
+      const answer = await hashLogRange(p, from, upTo, () => res.destroyed);
+      return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...answer });
     }
     default:
       stats.byRoute.unknown++;
@@ -283,7 +289,9 @@ async function fetch(broker: Broker, req: IncomingMessage, res: ServerResponse, 
   const q = parseQuery(search, ['offset', 'maxBytes', 'maxWaitMs', 'replicaId', 'leaderEpoch']);
   const forReplica = q.has('replicaId') || q.has('leaderEpoch');
   broker.httpStats.byRoute[forReplica ? 'replicaFetch' : 'fetch']++;
-  const maxBytes = intParam(q, 'maxBytes', 1 << 20, 1, 1 << 30);
+  // fetch.max.bytes caps every answer whatever the request asks (Log.read still returns one
+  // whole batch when the first one is larger, as Kafka does).
+  const maxBytes = Math.min(intParam(q, 'maxBytes', 1 << 20, 1, 1 << 30), broker.settings.fetchMaxBytes);
   const maxWaitMs = intParam(q, 'maxWaitMs', 0, 0, MAX_FETCH_WAIT_MS);
   let replicaId = -1;
   let replicaEpoch = -1;
@@ -296,28 +304,35 @@ async function fetch(broker: Broker, req: IncomingMessage, res: ServerResponse, 
   }
   const p = broker.partitionOrThrow(topic, index);
   const offset = q.has('offset') ? intParam(q, 'offset', undefined, 0) : p.log.logStartOffset;
-  const read = (): FetchAnswer =>
-    forReplica ? p.readForReplica(replicaId, offset, maxBytes, replicaEpoch) : { ...p.readForConsumer(offset, maxBytes), leaderEpoch: p.leaderEpoch };
-  let r = read();
-  if (r.data.length === 0 && maxWaitMs > 0) {
+  // A consumer fetch is read in chunks with event-loop turns between them (fetch-read.ts).
+  const read = async (): Promise<FetchAnswer> => {
+    if (!forReplica) return { ...(await readConsumerChunks(p, offset, maxBytes, () => res.destroyed)), leaderEpoch: p.leaderEpoch };
+    const x = p.readForReplica(replicaId, offset, maxBytes, replicaEpoch);
+    return { parts: [x.data], bytes: x.data.length, nextOffset: x.nextOffset, highWatermark: x.highWatermark, logStartOffset: x.logStartOffset, leaderEpoch: x.leaderEpoch };
+  };
+  let r = await read();
+  if (r.bytes === 0 && maxWaitMs > 0) {
     await p.waitForData(offset, maxWaitMs, forReplica);
     if (res.destroyed) return;
-    r = read();
+    r = await read();
   }
+  if (res.destroyed) return;
   if (!forReplica && wantsJson(req)) return sendJson(res, 200, fetchJson(p, r));
   res.writeHead(200, {
     'content-type': RECORD_BATCH_TYPE,
-    'content-length': r.data.length,
+    'content-length': r.bytes,
     'x-high-watermark': String(r.highWatermark),
     'x-next-offset': String(r.nextOffset),
     'x-log-start-offset': String(r.logStartOffset),
     'x-leader-epoch': String(r.leaderEpoch),
   });
-  res.end(r.data);
+  for (let i = 0; i < r.parts.length - 1; i++) res.write(r.parts[i]);
+  res.end(r.parts[r.parts.length - 1]);
 }
 
 interface FetchAnswer {
-  data: Buffer;
+  parts: Buffer[];
+  bytes: number;
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;
@@ -331,7 +346,7 @@ function jsonField(b: Buffer | null): { text: string | null; base64: boolean } {
 
 function fetchJson(p: Partition, r: FetchAnswer): unknown {
   const records = [];
-  for (const rec of recordsOf(r.data)) {
+  for (const rec of recordsOf(r.parts.length === 1 ? r.parts[0] : Buffer.concat(r.parts, r.bytes))) {
     const key = jsonField(rec.key);
     const value = jsonField(rec.value);
     const out: Record<string, unknown> = { offset: rec.offset, timestamp: rec.timestamp, key: key.text, value: value.text };

@@ -99,6 +99,9 @@ export class Broker {
       },
       createBrokerHandler(this),
     );
+    // max.connections: node closes connections accepted beyond this at once ('drop').
+    server.maxConnections = this.settings.maxConnections;
+    server.on('drop', () => this.httpStats.connectionsRefused++);
     // curl sends `Expect: 100-continue` for bodies over 1 KiB: refuse an oversized one before
     // the client sends it, instead of inviting the body only to stop reading it.
     server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {

@@ -40,6 +40,17 @@ describe('broker settings', () => {
     expect(() => loadRawSettings(path.join(dir, 'missing.properties'), [])).toThrow(/--config .*missing\.properties: cannot read/);
   });
 
+  it('fetch.max.bytes and max.connections: Kafka names, documented defaults, bounds named in errors', () => {
+    const defaults = brokerSettings(applySetFlags([]));
+    expect(defaults.fetchMaxBytes).toBe(52_428_800);
+    expect(defaults.maxConnections).toBe(1000);
+    const b = brokerSettings(applySetFlags(['fetch.max.bytes=65536', 'max.connections=20']));
+    expect([b.fetchMaxBytes, b.maxConnections]).toEqual([65536, 20]);
+    expect(() => brokerSettings(applySetFlags(['fetch.max.bytes=100']))).toThrow(/--set fetch\.max\.bytes=100: expected a size from 1KiB to 1GiB .*got '100'/);
+    expect(() => brokerSettings(applySetFlags(['max.connections=0']))).toThrow(/--set max\.connections=0: expected an integer from 1 to 1000000, got '0'/);
+    expect(() => brokerSettings(parseProperties('max.connections=many', 'c.properties'))).toThrow(/c\.properties:1 \(max\.connections\): expected an integer/);
+  });
+
   it('parses --topic and --listen', () => {
     expect(parseTopicSpec('orders:3', false)).toEqual({ name: 'orders', partitions: 3, replicationFactor: 1 });
     expect(parseTopicSpec('orders:3:2', true)).toEqual({ name: 'orders', partitions: 3, replicationFactor: 2 });

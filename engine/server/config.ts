@@ -28,6 +28,10 @@ export interface BrokerSettings {
   heartbeatIntervalMs: number;
   /** Default acks=all produce timeout when the request names none (Kafka's request.timeout.ms). */
   requestTimeoutMs: number;
+  /** fetch.max.bytes: a fetch is answered with at most this many bytes, whatever maxBytes it asks. */
+  fetchMaxBytes: number;
+  /** max.connections: connections accepted beyond this are closed at once. */
+  maxConnections: number;
   http: HttpSettings;
 }
 
@@ -41,6 +45,9 @@ const ms = (name: string): number => settingDefault<number>(name);
 
 export const DEFAULT_MESSAGE_MAX_BYTES = settingDefault<number>('message.max.bytes');
 
+export const DEFAULT_FETCH_MAX_BYTES = settingDefault<number>('fetch.max.bytes');
+export const DEFAULT_MAX_CONNECTIONS = settingDefault<number>('max.connections');
+
 export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   log: {},
   messageMaxBytes: DEFAULT_MESSAGE_MAX_BYTES,
@@ -51,6 +58,8 @@ export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   replicaFetchBackoffMs: ms('replica.fetch.backoff.ms'),
   heartbeatIntervalMs: ms('broker.heartbeat.interval.ms'),
   requestTimeoutMs: ms('request.timeout.ms'),
+  fetchMaxBytes: DEFAULT_FETCH_MAX_BYTES,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
   http: { keepAliveTimeoutMs: ms('http.keepalive.timeout.ms'), headersTimeoutMs: ms('http.headers.timeout.ms'), requestTimeoutMs: ms('http.request.timeout.ms') },
 });
 
@@ -86,6 +95,8 @@ const CONSUMERS: Record<string, Consumer> = {
   'replica.fetch.max.bytes': { broker: (b, v) => (b.replicaFetchMaxBytes = Number(v)) },
   'replica.fetch.backoff.ms': { broker: (b, v) => (b.replicaFetchBackoffMs = Number(v)) },
   'broker.heartbeat.interval.ms': { broker: (b, v) => (b.heartbeatIntervalMs = Number(v)) },
+  'fetch.max.bytes': { broker: (b, v) => (b.fetchMaxBytes = Number(v)) },
+  'max.connections': { broker: (b, v) => (b.maxConnections = Number(v)) },
   'request.timeout.ms': { broker: (b, v) => (b.requestTimeoutMs = Number(v)) },
   'http.keepalive.timeout.ms': { broker: (b, v) => (b.http.keepAliveTimeoutMs = Number(v)) },
   'http.headers.timeout.ms': { broker: (b, v) => (b.http.headersTimeoutMs = Number(v)) },

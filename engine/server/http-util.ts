@@ -5,11 +5,16 @@ import { BrokerError } from '../replication/index.ts';
 
 export const RECORD_BATCH_TYPE = 'application/vnd.kafka.recordbatch.v2';
 
+/** Smallest body allocation (made when the first bytes arrive), then doubled as needed. */
+export const BODY_INITIAL_BYTES = 4 * 1024;
+
 /**
- * Reads the whole body into one buffer. With a content-length the buffer is preallocated and
- * chunks are copied once; without one (chunked) the chunks are kept and concatenated once.
- * The cap is enforced while streaming: an oversized body is never buffered (413, and the
- * connection is closed by the caller's answer because the rest was not read).
+ * Reads the whole body into one buffer that grows as bytes arrive (doubling, never past the
+ * declared content-length or the cap), so memory follows what a client actually sent: a client
+ * that declares 1 MiB and trickles bytes holds a few KiB, not 1 MiB. Each chunk is copied
+ * once into the buffer (node's chunks are slices of socket read buffers; keeping them would
+ * pin those). The cap is enforced while streaming: an oversized body is never buffered (413,
+ * and the connection is closed by the caller's answer because the rest was not read).
  */
 export function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
   const lengthHeader = req.headers['content-length'];
@@ -17,11 +22,13 @@ export function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
   if (declared > cap) {
     return Promise.reject(tooLarge(declared, cap));
   }
+  const limit = declared >= 0 ? declared : cap;
   return new Promise<Buffer>((resolve, reject) => {
     let done = false;
     let received = 0;
-    const pre = declared >= 0 ? Buffer.allocUnsafe(declared) : null;
-    const chunks: Buffer[] = [];
+    // Nothing is allocated before the first bytes arrive; a body that comes in one chunk gets
+    // one allocation of exactly its size.
+    let buf = Buffer.alloc(0);
     const finish = (err: Error | null, body?: Buffer): void => {
       if (done) return;
       done = true;
@@ -37,21 +44,23 @@ export function readBody(req: IncomingMessage, cap: number): Promise<Buffer> {
     };
     const onData = (chunk: Buffer): void => {
       const next = received + chunk.length;
-      // (node's parser never hands over more than content-length bytes, so pre cannot overflow)
+      // (node's parser never hands over more than content-length bytes)
       if (next > cap) {
         finish(tooLarge(next, cap));
         return;
       }
-      if (pre) chunk.copy(pre, received);
-      else chunks.push(chunk);
+      if (next > buf.length) {
+        const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(next, buf.length * 2, BODY_INITIAL_BYTES)));
+        buf.copy(grown, 0, 0, received);
+        buf = grown;
+      }
+      chunk.copy(buf, received);
       received = next;
     };
     const onEnd = (): void => {
-      if (pre) {
-        if (received !== pre.length) {
-          finish(new BrokerError('INVALID_REQUEST', `request body ended after ${received} of ${declared} bytes`));
-        } else finish(null, pre);
-      } else finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+      if (declared >= 0 && received !== declared) {
+        finish(new BrokerError('INVALID_REQUEST', `request body ended after ${received} of ${declared} bytes`));
+      } else finish(null, received === buf.length ? buf : buf.subarray(0, received));
     };
     const onError = (err: Error): void => finish(new ClientGoneError(`request stream failed: ${err.message}`));
     const onClose = (): void => {

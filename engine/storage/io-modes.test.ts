@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { Log, type LogConfig } from './index.ts';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
+import { Log, type IoMode, type LogConfig } from './index.ts';
 import { makeBatch, removeTmpDirs, tmpDir } from './testing.ts';
+import { missingRequirement } from '../../test/requirements.ts';
 
 afterAll(removeTmpDirs);
 
@@ -112,11 +113,9 @@ describe('io=direct', () => {
     expectSameFiles(ref, dir);
   });
 
-  it('on tmpfs: a clear error naming the mode and the path', () => {
+  it('on tmpfs: a clear error naming the mode and the path', (ctx) => {
     if (!fs.existsSync('/dev/shm') || fs.statfsSync('/dev/shm').type !== 0x01021994) {
-      // Not reached on this project's machines (/dev/shm is tmpfs); say why when it is.
-      console.warn('skipping: /dev/shm is not a tmpfs here');
-      return;
+      missingRequirement(ctx, '/dev/shm mounted as tmpfs (to check that io=direct refuses it)');
     }
     const dir = fs.mkdtempSync('/dev/shm/durolab-direct-');
     try {
@@ -139,4 +138,74 @@ describe('io=dsync', () => {
     refLog.close();
     expectSameFiles(ref, dir);
   });
+});
+
+/** open(2) flag bits as /proc/<pid>/fdinfo shows them (octal), per architecture. */
+const OPEN_FLAG_BITS: Record<string, { O_DIRECT: number; O_DSYNC: number; O_SYNC_ONLY: number }> = {
+  // asm-generic/fcntl.h (x86_64): O_DIRECT 040000, O_DSYNC 010000, __O_SYNC 04000000
+  x64: { O_DIRECT: 0o40000, O_DSYNC: 0o10000, O_SYNC_ONLY: 0o4000000 },
+  // arch/arm64/include/uapi/asm/fcntl.h: O_DIRECT 0200000
+  arm64: { O_DIRECT: 0o200000, O_DSYNC: 0o10000, O_SYNC_ONLY: 0o4000000 },
+};
+
+/** The kernel's `flags:` of every descriptor this process holds open on `file`. */
+function kernelFlagsOf(file: string): number[] {
+  const target = fs.realpathSync(file);
+  const out: number[] = [];
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    let link: string;
+    let info: string;
+    try {
+      link = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      if (link !== target) continue;
+      info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+    } catch {
+      continue; // the descriptor of the listing itself, or one closed meanwhile
+    }
+    const m = /^flags:\s+([0-7]+)$/m.exec(info);
+    if (!m) throw new Error(`/proc/self/fdinfo/${fd} has no flags: line: ${info}`);
+    out.push(parseInt(m[1], 8));
+  }
+  return out;
+}
+
+function openAndAppend(ctx: TestContext, io: IoMode): { log: Log; logPath: string } {
+  const dir = tmpDir(`durolab-fdinfo-${io}-`);
+  let log: Log;
+  try {
+    log = Log.open(dir, { io });
+    log.append(makeBatch(0, { valueBytes: 5000 }));
+  } catch (e) {
+    const msg = (e as Error).message;
+    if (io === 'direct' && /io=direct: .*(tmpfs|ramfs|refuses O_DIRECT|logical block size)/.test(msg)) {
+      return missingRequirement(ctx, `O_DIRECT support on the filesystem of ${dir}: ${msg}`);
+    }
+    throw e;
+  }
+  return { log, logPath: log.segmentInfos()[0].logPath };
+}
+
+describe('the open flags the kernel sees (/proc/self/fdinfo)', () => {
+  const bits = OPEN_FLAG_BITS[process.arch];
+
+  for (const io of ['buffered', 'direct', 'dsync'] as const) {
+    it(`io=${io}: the segment is written through a descriptor with exactly its mode's flags`, (ctx) => {
+    if (!bits) throw new Error(`open flag bits for ${process.arch} are not known to this test (known: ${Object.keys(OPEN_FLAG_BITS).join(', ')})`);
+    if (!fs.existsSync('/proc/self/fdinfo')) missingRequirement(ctx, '/proc/self/fdinfo (Linux procfs)');
+    const { log, logPath } = openAndAppend(ctx, io);
+    const flags = kernelFlagsOf(logPath);
+    log.close();
+    // A reader and a writer at least (the writer opens on the first append).
+    expect(flags.length).toBeGreaterThanOrEqual(2);
+    const withDirect = flags.filter((f) => (f & bits.O_DIRECT) !== 0).length;
+    const withDsync = flags.filter((f) => (f & bits.O_DSYNC) !== 0).length;
+    const fmt = flags.map((f) => `0${f.toString(8)}`).join(', ');
+    if (io === 'buffered') expect([withDirect, withDsync], `flags ${fmt}`).toEqual([0, 0]);
+    if (io === 'direct') expect([withDirect >= 1, withDsync], `flags ${fmt}`).toEqual([true, 0]);
+    if (io === 'dsync') expect([withDirect, withDsync >= 1], `flags ${fmt}`).toEqual([0, true]);
+    // O_DSYNC, not O_SYNC (which would also sync metadata such as mtime on every write).
+    expect(flags.filter((f) => (f & bits.O_SYNC_ONLY) !== 0), `flags ${fmt}`).toEqual([]);
+    expect(kernelFlagsOf(logPath)).toEqual([]);
+    });
+  }
 });

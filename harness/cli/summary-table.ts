@@ -12,6 +12,24 @@ export function renderTable(headers: string[], rows: string[][], rightAlign: (co
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/**
+ * Fixed-rate cells also keep a coordinated-omission-corrected histogram: a request the load
+ * generator could not send on schedule (it was waiting on a stalled answer) counts as having
+ * waited from its scheduled time. Shown beside the raw figures, cell by cell; closed-loop
+ * cells have none (they send only when an answer came, so there is no schedule to miss).
+ */
+function correctedTable(run: RunResult): string | null {
+  const cells = run.cells.filter((c) => c.correctedLatencyUs && c.status !== 'skipped' && c.status !== 'failed');
+  if (cells.length === 0) return null;
+  const headers = ['fixed-rate cell', 'p50 µs', 'p99 µs', 'p99.9 µs', 'max µs', 'corrected p50 µs', 'corrected p99 µs', 'corrected p99.9 µs', 'corrected max µs'];
+  const rows = cells.map((c) => {
+    const k = c.correctedLatencyUs!;
+    const label = Object.entries(c.params).map(([key, v]) => `${key}=${v}`).join(' ') || c.id;
+    return [label, fmt(c.latencyUs.p50), fmt(c.latencyUs.p99), fmt(c.latencyUs.p999), fmt(c.latencyUs.max), fmt(k.p50), fmt(k.p99), fmt(k.p999), fmt(k.max)];
+  });
+  return ['coordinated-omission corrected latency (fixed-rate load; requests the generator could not send on schedule count from their scheduled time):', renderTable(headers, rows, (i) => i > 0)].join('\n');
+}
+
 export function summaryTable(run: RunResult): string {
   const headers = ['cell', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'max µs', 'errors', 'acked', 'lost', 'dup', 'ooo', 'corrupt', 'flushes', 'segments'];
   const rows = run.cells.map((c) => {
@@ -39,6 +57,8 @@ export function summaryTable(run: RunResult): string {
     ];
   });
   const out = [renderTable(headers, rows, (i) => i > 0)];
+  const corrected = correctedTable(run);
+  if (corrected) out.push('', corrected);
   const notes = run.cells.filter((c) => c.note).map((c) => `  ${c.id}: ${c.note}`);
   if (notes.length) out.push('', 'notes:', ...notes);
   if (run.expectations.length) {
