@@ -8,13 +8,15 @@
 // that agree on every other setting (so `p99 where flush == per-batch <= 5 * p99 where
 // flush == never` pairs cells of the same io mode).
 
-import { ERROR_STATUS } from '../../engine/replication/errors.ts';
-import type { CellResult, ExpectationResult } from '../results/types.ts';
+import { KNOWN_ERROR_NAMES, isKnownErrorName, knownErrorNamesText } from '../workload/error-names.ts';
+import type { CellResult, ExpectationResult, ExpectationState, Trial } from '../results/types.ts';
 import { suggest } from './errors.ts';
 import { DEFAULT_SETTINGS, SETTINGS, SETTING_NAMES, overlaySettings, type SettingValue } from './settings.ts';
 import type { CompareOp, Condition, Expectation, MetricRef, Operand, Scenario } from './types.ts';
 
-const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'replicasDisagree', 'hwWentBack'];
+const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'inconsistentOffsets', 'replicasDisagree', 'hwWentBack'];
+/** Ledger figures that only mean something when records were acknowledged: with 0 acked they are not evaluated. */
+const NEEDS_ACKS = new Set(['ledger.ackedLost', 'ledger.offsetChanged', 'ledger.inconsistentOffsets', 'ledger.outOfOrder', 'ledger.hwWentBack']);
 const LATENCY_FIELDS = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count'];
 
 export const METRICS: readonly string[] = [
@@ -26,7 +28,6 @@ export const METRICS: readonly string[] = [
   ...['p50', 'p99', 'p999', 'max'].map((f) => `broker.flushTimeUs.${f}`),
 ];
 
-const KAFKA_ERRORS = Object.keys(ERROR_STATUS);
 const OPS: readonly CompareOp[] = ['==', '!=', '<', '<=', '>', '>='];
 const NUMBER_RE = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 const KEYWORDS = ['where', 'and', 'in', 'every', 'trial'];
@@ -99,14 +100,16 @@ class Parser {
     const t = this.take(METRIC_HINT);
     const path = resolveMetric(t.text);
     if (path === undefined) {
-      const close = suggest(t.text, [...LEDGER_FIELDS, ...METRICS, ...KAFKA_ERRORS.map((e) => `errors.${e}`)]);
+      const close = suggest(t.text, [...LEDGER_FIELDS, ...METRICS, ...KNOWN_ERROR_NAMES.map((e) => `errors.${e}`)]);
       this.fail(close ? `a metric (did you mean '${close}'?)` : METRIC_HINT, t);
     }
     if (path.startsWith('errors.')) {
       const name = path.slice('errors.'.length);
-      const close = suggest(name, KAFKA_ERRORS);
-      // An unknown name that is one slip away from Kafka's is a typo, not a new error kind.
-      if (!KAFKA_ERRORS.includes(name) && close) this.fail(`a Kafka error name (did you mean 'errors.${close}'?)`, t);
+      if (!isKnownErrorName(name)) {
+        // A name no broker answer or client failure produces could never be counted: the expectation could never fail.
+        const close = suggest(name, KNOWN_ERROR_NAMES);
+        this.fail(close ? `a known error name (did you mean 'errors.${close}'?)` : `a known error name (${knownErrorNamesText()})`, t);
+      }
     }
     return { path, where: [] };
   }
@@ -270,6 +273,7 @@ function whereText(where: Condition[]): string {
   return where.length ? `where ${where.map((c) => c.text).join(' and ')}` : '(all cells)';
 }
 
+
 const MEASURED = new Set<CellResult['status']>(['ok', 'interrupted']);
 
 function statusNote(cell: CellResult): string {
@@ -280,53 +284,93 @@ function notMeasured(cell: CellResult): string {
   return `${cell.id}: not measured (${cell.status}${cell.note ? `: ${cell.note}` : ''})`;
 }
 
+/** One part of an expectation (a cell, a trial, a cell pair): it held, it did not, or it could not be judged. */
 interface Verdict {
-  ok: boolean;
-  /** The cell was skipped on purpose: it neither passes nor fails the expectation. */
-  skip?: boolean;
+  state: 'ok' | 'bad' | 'na';
+  /** na only: the part was a cell skipped on purpose. */
+  skippedCell?: boolean;
   text: string;
+}
+
+/** Why a trial's figures cannot judge an expectation, or null when they can. */
+export function trialNotEvaluable(trial: Trial, hasFault: boolean): string | null {
+  if (hasFault && !trial.fault) return `trial ${trial.index}: the fault did not fire${trial.note ? ` (${trial.note})` : ''}`;
+  if (trial.suspect) return `trial ${trial.index}: suspect (${trial.note ?? 'no reason recorded'})`;
+  return null;
+}
+
+const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was promised that could be lost or moved`;
+
+function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict[] {
+  const trials = cell.trials ?? [];
+  if (trials.length === 0) return [{ state: 'bad', text: `${cell.id}: no trials recorded` }];
+  const judged: string[] = [];
+  const skipped: string[] = [];
+  let ok = true;
+  for (const t of trials) {
+    const why = trialNotEvaluable(t, hasFault) ?? (NEEDS_ACKS.has(e.left.path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null);
+    if (why) {
+      skipped.push(why);
+      continue;
+    }
+    const v = lookup({ ledger: t.ledger }, e.left.path);
+    if (v === undefined || !compare(v, e.op, bound)) ok = false;
+    judged.push(v === undefined ? 'not recorded' : formatNumber(v));
+  }
+  const out: Verdict[] = [];
+  if (judged.length) out.push({ state: ok ? 'ok' : 'bad', text: `${cell.id}: trials ${judged.join(', ')}${statusNote(cell)}` });
+  for (const why of skipped) out.push({ state: 'na', text: `${cell.id} ${why}` });
+  return out;
+}
+
+/** A cell's own figure can be judged only if the cell acknowledged something (loss figures) and, with a fault, some trial's fault fired. */
+function cellNotEvaluable(path: string, cell: CellResult, hasFault: boolean): string | null {
+  if (!path.startsWith('ledger.')) return null;
+  if (NEEDS_ACKS.has(path) && cell.ledger.acked === 0) return noAcks(cell.id);
+  const trials = cell.trials ?? [];
+  if (hasFault && trials.length > 0 && trials.every((t) => trialNotEvaluable(t, hasFault))) {
+    return `${cell.id}: no trial is evaluable (${trials.map((t) => trialNotEvaluable(t, hasFault)).join('; ')})`;
+  }
+  return null;
 }
 
 function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): ExpectationResult {
   const withParams = cells.map((cell) => ({ cell, params: paramsOfResult(scenario, cell) }));
   const leftCells = withParams.filter((c) => matchesWhere(c.params, e.left.where));
-  const fail = (detail: string): ExpectationResult => ({ expression: e.expression, passed: false, detail: `${e.expression}: failed (${detail})` });
+  const hasFault = scenario.faults.length > 0;
 
-  if (cells.length === 0) return fail('no cells were run');
+  if (cells.length === 0) return result(e, [{ state: 'na', text: 'no cells were run' }]);
   if (leftCells.length === 0) {
-    return fail(`${whereText(e.left.where)} matches no cell; cells: ${cells.map((c) => c.id).join('; ')}`);
+    const detail = `${e.expression}: failed (${whereText(e.left.where)} matches no cell; cells: ${cells.map((c) => c.id).join('; ')})`;
+    return { expression: e.expression, passed: false, state: 'fail', detail };
   }
 
   const verdicts: Verdict[] = [];
   for (const { cell, params } of leftCells) {
     if (cell.status === 'skipped') {
-      verdicts.push({ ok: true, skip: true, text: notMeasured(cell) });
+      verdicts.push({ state: 'na', skippedCell: true, text: notMeasured(cell) });
       continue;
     }
     if (!MEASURED.has(cell.status)) {
-      verdicts.push({ ok: false, text: notMeasured(cell) });
+      verdicts.push({ state: 'bad', text: notMeasured(cell) });
       continue;
     }
     if (e.right.kind === 'number') {
-      const bound = e.right.value;
       if (e.everyTrial) {
-        const trials = cell.trials ?? [];
-        if (trials.length === 0) {
-          verdicts.push({ ok: false, text: `${cell.id}: no trials recorded` });
-          continue;
-        }
-        const values = trials.map((t) => lookup({ ledger: t.ledger }, e.left.path));
-        const ok = values.every((v) => v !== undefined && compare(v, e.op, bound));
-        const shown = values.map((v) => (v === undefined ? 'not recorded' : formatNumber(v))).join(', ');
-        verdicts.push({ ok, text: `${cell.id}: trials ${shown}${statusNote(cell)}` });
+        verdicts.push(...trialVerdicts(e, cell, hasFault, e.right.value));
+        continue;
+      }
+      const why = cellNotEvaluable(e.left.path, cell, hasFault);
+      if (why) {
+        verdicts.push({ state: 'na', text: why });
         continue;
       }
       const v = metricValue(cell, e.left.path);
       if (v === undefined) {
-        verdicts.push({ ok: false, text: `${cell.id}: ${e.left.path} not recorded` });
+        verdicts.push({ state: 'bad', text: `${cell.id}: ${e.left.path} not recorded` });
         continue;
       }
-      verdicts.push({ ok: compare(v, e.op, bound), text: `${cell.id}: ${formatNumber(v)}${statusNote(cell)}` });
+      verdicts.push({ state: compare(v, e.op, e.right.value) ? 'ok' : 'bad', text: `${cell.id}: ${formatNumber(v)}${statusNote(cell)}` });
       continue;
     }
 
@@ -339,42 +383,71 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
         [...new Set([...Object.keys(params), ...Object.keys(r.params)])].every((k) => free.has(k) || params[k] === r.params[k]),
     );
     if (partners.length === 0) {
-      verdicts.push({ ok: false, text: `${cell.id}: no cell ${whereText(metric.where)} with the same other settings` });
+      verdicts.push({ state: 'bad', text: `${cell.id}: no cell ${whereText(metric.where)} with the same other settings` });
+      continue;
+    }
+    const leftWhy = cellNotEvaluable(e.left.path, cell, hasFault);
+    if (leftWhy) {
+      verdicts.push({ state: 'na', text: leftWhy });
       continue;
     }
     const lv = metricValue(cell, e.left.path);
     for (const r of partners) {
       if (r.cell.status === 'skipped') {
-        verdicts.push({ ok: true, skip: true, text: notMeasured(r.cell) });
+        verdicts.push({ state: 'na', skippedCell: true, text: notMeasured(r.cell) });
         continue;
       }
       if (!MEASURED.has(r.cell.status)) {
-        verdicts.push({ ok: false, text: notMeasured(r.cell) });
+        verdicts.push({ state: 'bad', text: notMeasured(r.cell) });
+        continue;
+      }
+      const rightWhy = cellNotEvaluable(metric.path, r.cell, hasFault);
+      if (rightWhy) {
+        verdicts.push({ state: 'na', text: rightWhy });
         continue;
       }
       const rv = metricValue(r.cell, metric.path);
       if (lv === undefined || rv === undefined) {
         const missing = lv === undefined ? `${cell.id}: ${e.left.path}` : `${r.cell.id}: ${metric.path}`;
-        verdicts.push({ ok: false, text: `${missing} not recorded` });
+        verdicts.push({ state: 'bad', text: `${missing} not recorded` });
         continue;
       }
       const scaled = factor * rv;
       const rhs = factor === 1 ? `${r.cell.id} ${formatNumber(rv)}` : `${formatNumber(factor)} * ${r.cell.id} ${formatNumber(rv)} = ${formatNumber(scaled)}`;
-      verdicts.push({ ok: compare(lv, e.op, scaled), text: `${cell.id} ${formatNumber(lv)} ${e.op} ${rhs}` });
+      verdicts.push({ state: compare(lv, e.op, scaled) ? 'ok' : 'bad', text: `${cell.id} ${formatNumber(lv)} ${e.op} ${rhs}` });
     }
   }
+  return result(e, verdicts);
+}
 
-  if (verdicts.length > 0 && verdicts.every((v) => v.skip)) {
-    return { expression: e.expression, passed: false, skipped: true, detail: `${e.expression}: not evaluated (${verdicts.map((v) => v.text).join('; ')})` };
+/**
+ * FAIL when any judged part fails; PASS when every judged part holds and at least one was
+ * judged; NOT EVALUATED when no part could be judged. Parts left out are named either way.
+ */
+function result(e: Expectation, verdicts: Verdict[]): ExpectationResult {
+  const texts = (state: Verdict['state']) => verdicts.filter((v) => v.state === state).map((v) => v.text);
+  const [ok, bad, na] = [texts('ok'), texts('bad'), texts('na')];
+  const state: ExpectationState = bad.length > 0 ? 'fail' : ok.length > 0 ? 'pass' : 'not-evaluated';
+  const reason = na.length ? na.join('; ') : undefined;
+  const left = reason ? `; not evaluated: ${reason}` : '';
+  let detail: string;
+  if (state === 'not-evaluated') {
+    detail = `${e.expression}: not evaluated (${reason ?? 'nothing to judge'})`;
+  } else if (state === 'pass') {
+    const body = e.right.kind === 'number' ? `cells ${ok.join('; ')}` : ok.join('; ');
+    detail = `${e.expression}: passed (${body}${left})`;
+  } else {
+    detail = `${e.expression}: failed (failing ${bad.join('; ')}${ok.length ? `; passing ${ok.join('; ')}` : ''}${left})`;
   }
-  const passed = verdicts.every((v) => v.ok);
-  if (passed) {
-    const body = e.right.kind === 'number' ? `cells ${verdicts.map((v) => v.text).join('; ')}` : verdicts.map((v) => v.text).join('; ');
-    return { expression: e.expression, passed: true, detail: `${e.expression}: passed (${body})` };
-  }
-  const failing = verdicts.filter((v) => !v.ok).map((v) => v.text);
-  const passing = verdicts.filter((v) => v.ok).map((v) => v.text);
-  return fail(`failing ${failing.join('; ')}${passing.length ? `; passing ${passing.join('; ')}` : ''}`);
+  const allSkippedCells = state === 'not-evaluated' && verdicts.length > 0 && verdicts.every((v) => v.skippedCell);
+  return {
+    expression: e.expression,
+    passed: state === 'pass',
+    ...(allSkippedCells ? { skipped: true } : {}),
+    state,
+    ...(reason ? { reason } : {}),
+    detail,
+  };
 }
 
 export function evaluateExpectations(scenario: Scenario, cells: CellResult[]): ExpectationResult[] {
