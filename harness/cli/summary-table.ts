@@ -48,11 +48,8 @@ export function summaryTable(run: RunResult): string {
   if (disk) out.push('', disk);
   if (run.expectations.length) {
     out.push('', 'expectations:');
-    for (const e of run.expectations) {
-      const state = expectationState(e);
-      out.push(`  ${STATE_LABEL[state]}  ${e.detail}`);
-      if (state === 'not-evaluated' && e.reason) out.push(`      why: ${e.reason}`);
-    }
+    // A NOT EVALUATED detail carries its reason; a PASS or FAIL names the parts it left out.
+    for (const e of run.expectations) out.push(`  ${STATE_LABEL[expectationState(e)]}  ${e.detail}`);
   }
   return out.join('\n');
 }

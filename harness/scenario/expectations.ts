@@ -294,7 +294,8 @@ interface Verdict {
 
 /** Why a trial's figures cannot judge an expectation, or null when they can. */
 export function trialNotEvaluable(trial: Trial, hasFault: boolean): string | null {
-  if (hasFault && !trial.fault) return `trial ${trial.index}: the fault did not fire${trial.note ? ` (${trial.note})` : ''}`;
+  // The runner's note says why (the load ended first, Ctrl-C); without one, say what is missing.
+  if (hasFault && !trial.fault) return `trial ${trial.index}: ${trial.note ?? 'the fault did not fire'}`;
   if (trial.suspect) return `trial ${trial.index}: suspect (${trial.note ?? 'no reason recorded'})`;
   return null;
 }
