@@ -217,9 +217,13 @@ export function expectationsTable(run: RunResult): string {
     (e) => {
       const state = expectationState(e);
       const [cls, status] = ({ pass: ['pass', 'ok'], fail: ['fail', 'failed'], 'not-evaluated': ['not-evaluated', 'skipped'] } as const)[state];
-      const reason = state === 'not-evaluated' && e.reason ? `<div class="reason"><b>why not evaluated:</b> ${escapeHtml(e.reason)}</div>` : '';
+      // A NOT EVALUATED detail is its reason; say it once, labelled.
+      const body =
+        state === 'not-evaluated' && e.reason
+          ? `<div class="reason"><b>why not evaluated:</b> ${escapeHtml(e.reason)}</div>`
+          : escapeHtml(e.detail);
       return `<tr class="${cls}" data-state="${state}"><td><span class="status status-${status}">${STATE_LABEL[state]}</span></td>` +
-      `<td class="mono">${escapeHtml(e.expression)}</td><td>${escapeHtml(e.detail)}${reason}</td></tr>`;
+      `<td class="mono">${escapeHtml(e.expression)}</td><td>${body}</td></tr>`;
     },
   );
   return `<table id="expectations-table"><thead><tr>${th('')}${th('expectation')}${th('detail')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
