@@ -43,7 +43,7 @@ trials with 0 acknowledged records, and an expectation over skipped cells judges
 
 exit codes:
   0    every expectation passed (or none is stated) and some cell was measured
-  1    an expectation failed, or the run failed or is incomplete
+  1    an expectation failed, the run failed or is incomplete, or the scenario is malformed
   2    bad command line
   3    no expectation failed, but one was NOT EVALUATED, or nothing was measured (every cell skipped)
   130  interrupted (Ctrl-C)`;
