@@ -24,7 +24,7 @@ describe('checkLedger', () => {
       { offset: 4, sentMs: 3, ackMs: 4 },
     ]);
     const r = checkLedger(ledger, [{ partition: 0, batches: [served(0, 0), served(4, 4)], corrupt: 0 }]);
-    expect(r).toMatchObject({ acked: 8, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, offsetChanged: 0, unackedPresent: 0 });
+    expect(r).toMatchObject({ acked: 8, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, offsetChanged: 0, inconsistentOffsets: 0, unackedPresent: 0 });
   });
 
   it('counts lost records, the loss window and the lost offsets', () => {
@@ -51,16 +51,83 @@ describe('checkLedger', () => {
     expect(r.unackedPresent).toBe(4);
   });
 
-  it('counts duplicates, moved offsets and corrupt batches', () => {
+  it('counts duplicates, moved records, the offsets they took over, and corrupt batches', () => {
     const ledger = ledgerWith([
       { offset: 0, sentMs: 1, ackMs: 2 },
       { offset: 4, sentMs: 3, ackMs: 4 },
     ]);
+    // batch 1 served twice (0 and 4); batch 2 pushed from 4 to 8
     const r = checkLedger(ledger, [{ partition: 0, batches: [served(0, 0), served(4, 0), served(8, 4)], corrupt: 1 }]);
     expect(r.duplicates).toBe(4);
-    expect(r.offsetChanged).toBe(1);
+    // every record of batch 2 sits at another offset than acknowledged
+    expect(r.offsetChanged).toBe(4);
+    // offsets 4-7 were acknowledged for batch 2 and now hold batch 1's records
+    expect(r.inconsistentOffsets).toBe(4);
+    expect(r.inconsistentOffsetsSample).toEqual([4, 5, 6, 7].map((offset) => ({ partition: 0, offset })));
     expect(r.corrupt).toBe(1);
     expect(r.ackedLost).toBe(0);
+  });
+
+  it('counts two acknowledged batches that swapped offsets as inconsistent, not as lost', () => {
+    const ledger = ledgerWith([
+      { offset: 0, sentMs: 1, ackMs: 2 },
+      { offset: 4, sentMs: 3, ackMs: 4 },
+    ]);
+    // batch 1 (seq 0-3, acked at 0) is served at 4; batch 2 (seq 4-7, acked at 4) at 0
+    const r = checkLedger(ledger, [{ partition: 0, batches: [served(0, 4), served(4, 0)], corrupt: 0 }]);
+    expect(r.ackedLost).toBe(0);
+    expect(r.duplicates).toBe(0);
+    expect(r.inconsistentOffsets).toBe(8);
+    expect(r.offsetChanged).toBe(8);
+    expect(r.perPartition[0]).toMatchObject({ acked: 8, ackedLost: 0, served: 8, inconsistentOffsets: 8 });
+  });
+
+  it('counts an acknowledged offset reused by another producer, and the acknowledged records as lost', () => {
+    const ledger = ledgerWith([
+      { offset: 0, sentMs: 1, ackMs: 2 },
+      { offset: 4, sentMs: 3, ackMs: 4 },
+    ]);
+    const stranger: ServedBatch = { baseOffset: 4, lastOffset: 7, producerId: 77, baseSequence: 4, records: PER };
+    const r = checkLedger(ledger, [{ partition: 0, batches: [served(0, 0), stranger], corrupt: 0 }]);
+    // same sequence numbers, other producer: not ours, so batch 2 is lost and its offsets hold another record
+    expect(r.ackedLost).toBe(4);
+    expect(r.inconsistentOffsets).toBe(4);
+    expect(r.offsetChanged).toBe(0);
+  });
+
+  it('counts an offset served with two different records over several reads, and not a batch read twice', () => {
+    const ledger = ledgerWith([
+      { offset: 0, sentMs: 1, ackMs: 2 },
+      { offset: null, sentMs: 3, ackMs: -1 },
+      { offset: null, sentMs: 5, ackMs: -1 },
+    ]);
+    // read 1 serves batch 2 (unacknowledged) at 4; read 2 serves batch 3 there instead, and batch 1 again
+    const reads = [served(0, 0), served(4, 4), served(0, 0), served(4, 8)];
+    const r = checkLedger(ledger, [{ partition: 0, batches: reads, corrupt: 0 }]);
+    expect(r.inconsistentOffsets).toBe(4);
+    expect(r.duplicates).toBe(0);
+    expect(r.unackedPresent).toBe(8);
+    expect(r.offsetChanged).toBe(0);
+  });
+
+  it('looks at every record of a batch for offsetChanged', () => {
+    const ledger = ledgerWith([{ offset: 0, sentMs: 1, ackMs: 2 }]);
+    // the first two records sit where acknowledged, the last two one offset further
+    const r = checkLedger(ledger, [{ partition: 0, batches: [served(0, 0, 2), { ...served(3, 2, 2) }], corrupt: 0 }]);
+    expect(r.offsetChanged).toBe(2);
+    expect(r.ackedLost).toBe(0);
+    // offset 3 was acknowledged for seq 3 and now holds seq 2
+    expect(r.inconsistentOffsets).toBe(1);
+  });
+
+  it('counts records served at or above the high watermark as not served', () => {
+    const ledger = ledgerWith([
+      { offset: 0, sentMs: 1, ackMs: 2 },
+      { offset: 4, sentMs: 3, ackMs: 4 },
+    ]);
+    const r = checkLedger(ledger, [{ partition: 0, batches: [served(0, 0), served(4, 4)], corrupt: 0, highWatermark: 6 }]);
+    expect(r.ackedLost).toBe(2);
+    expect(r.lost.map((l) => l.ackedOffset)).toEqual([4]);
   });
 
   it('flags a batch that landed below one acknowledged before it was sent', () => {

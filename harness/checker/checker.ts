@@ -1,6 +1,19 @@
-// The checker: what the ledger says was acknowledged versus what a log serves now.
-// Identity of a record is (producerId, sequence) from its batch header, so a record that
-// moved to another offset, appeared twice or vanished is told apart from one never acked.
+// The checker: what the ledger says was acknowledged versus what a log serves now, in the
+// terms of Jepsen's Kafka checker. Inputs are the served batches per partition (from one read
+// or several: the same batch read twice is one observation), so it does not care how they
+// were consumed. Identity of a record is (producerId, sequence) from its batch header, and an
+// offset -> identity map is built from every served batch, so it tells apart:
+//
+// - lost: acknowledged, never served below the HW (ackedLost);
+// - inconsistent offsets: an acknowledged offset that now holds another record, or one offset
+//   served with two different records (inconsistentOffsets);
+// - duplicates: one record served at several offsets;
+// - out of order: per producer, a record acknowledged before another was sent sits above it;
+// - unacknowledged present: served but never acknowledged (allowed, counted);
+// - corrupt served: batches failing their CRC or framing;
+// - offsetChanged: acknowledged records served, but not at the offset acknowledged.
+// HW went back and replica divergence need the brokers, not only the served batches: they
+// are computed in after-fault.ts and replicas.ts and land in the same LedgerSummary.
 import type { AckLedger, LedgerBatch } from '../workload/ledger.ts';
 import type { LedgerSummary } from '../results/types.ts';
 
@@ -14,9 +27,12 @@ export interface ServedBatch {
 
 export interface PartitionLog {
   partition: number;
+  /** Every batch served during the run, from any number of reads. */
   batches: ServedBatch[];
   /** Batches that failed validation when served (CRC, framing): must be 0. */
   corrupt: number;
+  /** When given, records at or above it are not counted as served (a consumer sees only below the HW). */
+  highWatermark?: number;
 }
 
 export interface LostBatch {
@@ -29,11 +45,55 @@ export interface LostBatch {
 
 export interface CheckReport extends LedgerSummary {
   ackedBatches: number;
+  /** Acknowledged records served, but none of them at the offset acknowledged. */
   offsetChanged: number;
+  /** Offsets that held two different records, or an acknowledged offset holding another record. */
+  inconsistentOffsets: number;
+  /** The lowest few inconsistent offsets per partition, for the report. */
+  inconsistentOffsetsSample: Array<{ partition: number; offset: number }>;
   lost: LostBatch[];
   /** cutMs - ack time of the oldest lost record, when a cut time is given. */
   lossWindowSec: number | null;
-  perPartition: Array<{ partition: number; acked: number; ackedLost: number; served: number }>;
+  perPartition: Array<{ partition: number; acked: number; ackedLost: number; served: number; inconsistentOffsets: number }>;
+}
+
+/** What one partition serves: offset -> record identity, and our producer's sequence -> offsets. */
+interface ServedIndex {
+  /** offset -> identity key of the first record seen there. */
+  byOffset: Map<number, number>;
+  /** Offsets seen with two different identities. */
+  conflicting: Set<number>;
+  /** Our producer's sequence -> distinct offsets it is served at. */
+  bySequence: Map<number, number[]>;
+}
+
+const SEQ_SPAN = 2 ** 32;
+
+function indexServed(log: PartitionLog, producerId: number): ServedIndex {
+  const producerIndex = new Map<number, number>([[producerId, 0]]);
+  const key = (pid: number, seq: number) => {
+    let i = producerIndex.get(pid);
+    if (i === undefined) producerIndex.set(pid, (i = producerIndex.size));
+    return i * SEQ_SPAN + (seq >>> 0);
+  };
+  const hw = log.highWatermark ?? Infinity;
+  const index: ServedIndex = { byOffset: new Map(), conflicting: new Set(), bySequence: new Map() };
+  for (const b of log.batches) {
+    for (let i = 0; i < b.records; i++) {
+      const offset = b.baseOffset + i;
+      if (offset >= hw) break;
+      const seq = b.baseSequence + i;
+      const id = key(b.producerId, seq);
+      const seen = index.byOffset.get(offset);
+      if (seen === undefined) index.byOffset.set(offset, id);
+      else if (seen !== id) index.conflicting.add(offset);
+      if (seen === id || b.producerId !== producerId) continue; // the same record read again, or not ours
+      const at = index.bySequence.get(seq);
+      if (!at) index.bySequence.set(seq, [offset]);
+      else if (!at.includes(offset)) at.push(offset);
+    }
+  }
+  return index;
 }
 
 export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cutMs?: number; lostSample?: number } = {}): CheckReport {
@@ -47,33 +107,26 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     lostOffsetsSample: [],
     ackedBatches: 0,
     offsetChanged: 0,
+    inconsistentOffsets: 0,
+    inconsistentOffsetsSample: [],
     lost: [],
     lossWindowSec: null,
     perPartition: [],
   };
+  const sample = opts.lostSample ?? 20;
   const byPartition = new Map(logs.map((l) => [l.partition, l]));
   for (const partition of ledger.partitions()) {
     const log = byPartition.get(partition) ?? { partition, batches: [], corrupt: 0 };
     report.corrupt += log.corrupt;
     const producerId = ledger.producerIdOf(partition);
-    // sequence -> offsets where that record is served
-    const served = new Map<number, number[]>();
-    let servedRecords = 0;
-    for (const b of log.batches) {
-      if (b.producerId !== producerId) continue;
-      for (let i = 0; i < b.records; i++) {
-        const seq = b.baseSequence + i;
-        const at = served.get(seq);
-        if (at) at.push(b.baseOffset + i);
-        else served.set(seq, [b.baseOffset + i]);
-        servedRecords++;
-      }
-    }
+    const served = indexServed(log, producerId);
+    const ownKey = (seq: number) => seq >>> 0; // our producer is index 0 in indexServed
+    const inconsistent = new Set(served.conflicting);
     let ackedHere = 0;
     let lostHere = 0;
     const found: Array<{ offset: number; sentMs: number; ackMs: number }> = [];
     for (const batch of ledger.batches(partition)) {
-      const present = presentRecords(batch, served);
+      const present = presentRecords(batch, served.bySequence);
       // The workload never retries, so a record served twice is a broker bug whether or not
       // its answer arrived.
       report.duplicates += present.duplicates;
@@ -84,23 +137,31 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
       report.ackedBatches++;
       report.acked += batch.records;
       ackedHere += batch.records;
+      for (let i = 0; i < batch.records; i++) {
+        const ackedOffset = batch.baseOffset + i;
+        const seq = batch.baseSequence + i;
+        const there = served.byOffset.get(ackedOffset);
+        if (there !== undefined && there !== ownKey(seq)) inconsistent.add(ackedOffset);
+        const at = served.bySequence.get(seq);
+        if (at && !at.includes(ackedOffset)) report.offsetChanged++;
+      }
       if (present.count < batch.records) {
         const missing = batch.records - present.count;
         report.ackedLost += missing;
         lostHere += missing;
         report.lost.push({ partition, baseSequence: batch.baseSequence, records: missing, ackedOffset: batch.baseOffset, ackMs: batch.ackMs });
       }
-      if (present.firstOffset !== null) {
-        if (present.firstOffset !== batch.baseOffset) report.offsetChanged++;
-        found.push({ offset: present.firstOffset, sentMs: batch.sentMs, ackMs: batch.ackMs });
-      }
+      if (present.firstOffset !== null) found.push({ offset: present.firstOffset, sentMs: batch.sentMs, ackMs: batch.ackMs });
     }
+    // One producer per partition: real-time order is checked per producer.
     report.outOfOrder += countRealTimeOrderViolations(found);
-    report.perPartition.push({ partition, acked: ackedHere, ackedLost: lostHere, served: servedRecords });
+    report.inconsistentOffsets += inconsistent.size;
+    report.inconsistentOffsetsSample.push(...[...inconsistent].sort((a, b) => a - b).slice(0, sample).map((offset) => ({ partition, offset })));
+    report.perPartition.push({ partition, acked: ackedHere, ackedLost: lostHere, served: served.byOffset.size, inconsistentOffsets: inconsistent.size });
   }
-  const sample = opts.lostSample ?? 20;
   // Lowest offsets first: where the lost range of the log begins.
   report.lostOffsetsSample = [...report.lost].sort((a, b) => a.partition - b.partition || a.ackedOffset - b.ackedOffset).slice(0, sample).map((l) => l.ackedOffset);
+  report.inconsistentOffsetsSample = report.inconsistentOffsetsSample.slice(0, sample);
   if (opts.cutMs !== undefined && report.lost.length > 0) {
     const oldest = Math.min(...report.lost.map((l) => l.ackMs));
     report.lossWindowSec = Math.max(0, (opts.cutMs - oldest) / 1000);
@@ -108,6 +169,7 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
   return report;
 }
 
+/** How many of a batch's records are served, how many extra times, and where its first served record sits. */
 function presentRecords(batch: LedgerBatch, served: Map<number, number[]>): { count: number; duplicates: number; firstOffset: number | null } {
   let count = 0;
   let duplicates = 0;
@@ -117,7 +179,7 @@ function presentRecords(batch: LedgerBatch, served: Map<number, number[]>): { co
     if (!at) continue;
     count++;
     duplicates += at.length - 1;
-    if (i === 0) firstOffset = at[0];
+    if (firstOffset === null) firstOffset = Math.min(...at) - i;
   }
   return { count, duplicates, firstOffset };
 }

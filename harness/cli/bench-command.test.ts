@@ -60,6 +60,7 @@ describe('durolab bench', () => {
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toMatch(/acks=1\s+[\d,]+/);
     expect(r.stdout).toContain('PASS  ackedLost == 0');
+    expect(r.stdout).toContain('verdict: PASS (3 expectation(s)); exit 0');
     const run = JSON.parse(readFileSync(path.join(results, 'tiny', 'latest', 'run.json'), 'utf8')) as RunResult;
     expect(run.status).toBe('complete');
     expect(run.cells.map((c) => c.params.acks)).toEqual([1, 'all']);
@@ -78,6 +79,51 @@ describe('durolab bench', () => {
     expect(r.stdout).toContain(html);
     expect(brokerPids()).toEqual([]);
   }, 120_000);
+
+  it('a fault that never fires: the per-trial expectation is NOT EVALUATED and the exit code is 3', async () => {
+    const file = scenarioFile(
+      'unfired',
+      `question: Does a kill that never comes lose anything?
+target: process
+cluster: { brokers: 1, topic: unfired, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 }
+settings: { flush: never, acks: 1 }
+workload: { recordBytes: 256, recordsPerBatch: 4, connections: 2, pipelining: 1, rate: closed, warmup: 0s, duration: 2s, repetitions: 1 }
+faults:
+  - kind: process-kill
+    target: all
+    when: { afterAcked: 1000000000 }
+expectations:
+  - ackedLost == 0 in every trial
+  - corrupt == 0
+`,
+    );
+    const results = path.join(work, 'unfired-results');
+    const reports = path.join(work, 'unfired-reports');
+    const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', results, '--reports-dir', reports], { reject: false, timeout: 90_000 });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(3);
+    expect(r.stdout).toContain('NOT EVALUATED  ackedLost == 0 in every trial: not evaluated (');
+    expect(r.stdout).toMatch(/NOT EVALUATED {2}ackedLost == 0 in every trial: not evaluated \(base trial 0: the fault \(after 1000000000 acknowledged records\) never fired: the load ended first/);
+    // a cell-level figure of a fault scenario whose every trial missed its fault judges nothing either
+    expect(r.stdout).toContain('NOT EVALUATED  corrupt == 0: not evaluated (base: no trial is evaluable (trial 0: the fault');
+    expect(r.stdout).toContain('verdict: NOT EVALUATED (2 of 2 expectation(s) lacked the evidence to judge; none failed); exit 3');
+    const run = JSON.parse(readFileSync(path.join(results, 'unfired', 'latest', 'run.json'), 'utf8')) as RunResult;
+    expect(run.cells[0].ledger.acked).toBeGreaterThan(0);
+    expect(run.cells[0].trials?.[0]).toMatchObject({ suspect: true });
+    expect(run.cells[0].trials?.[0].fault).toBeUndefined();
+    expect(run.expectations.map((e) => e.state)).toEqual(['not-evaluated', 'not-evaluated']);
+    const html = readFileSync(path.join(reports, 'unfired', run.runId, 'index.html'), 'utf8');
+    expect(html).toContain('data-state="not-evaluated"');
+    expect(html).toContain('why not evaluated:');
+    expect(brokerPids()).toEqual([]);
+  }, 120_000);
+
+  it('every cell skipped: nothing measured, expectations NOT EVALUATED, exit 3', async () => {
+    const file = scenarioFile('all-skipped', `requiresRoot: true\n${tiny().replace('matrix:\n  acks: [1, all]', 'matrix:\n  vm.dirty_ratio: [5, 10]')}`);
+    const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', path.join(work, 'skip-results'), '--no-report'], { reject: false, timeout: 30_000 });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(3);
+    expect(r.stdout).toContain('NOT EVALUATED  ackedLost == 0: not evaluated (');
+    expect(r.stdout).toContain('verdict: NOTHING MEASURED (every cell was skipped or failed to run); exit 3');
+  }, 60_000);
 
   it('refuses a malformed scenario with file, line and field, and starts nothing', async () => {
     const file = scenarioFile('bad', tiny().replace('flush: never', 'flsuh: never').replace('connections: 4', 'connections: lots'));

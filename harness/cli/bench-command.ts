@@ -8,6 +8,7 @@ import { processTarget } from '../targets/process-target.ts';
 import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { trialSummary } from '../runner/trial-summary.ts';
+import { EXIT, runVerdict } from '../results/verdict.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from '../targets/types.ts';
 
@@ -33,7 +34,19 @@ the load runs until the fault fires, stops there, the hit brokers are restarted 
 disks, recover, and the checker compares every acknowledged record with what they serve.
 process-kill works on the process target; power-cut needs target: vm (QEMU).
 
-Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.`;
+Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.
+
+Each expectation ends PASS, FAIL or NOT EVALUATED (with the reason): an "in every trial"
+expectation leaves out trials whose fault did not fire or that are suspect, a loss figure
+(ackedLost, offsetChanged, inconsistentOffsets, outOfOrder, hwWentBack) leaves out cells and
+trials with 0 acknowledged records, and an expectation over skipped cells judges nothing.
+
+exit codes:
+  0    every expectation passed (or none is stated) and some cell was measured
+  1    an expectation failed, the run failed or is incomplete, or the scenario is malformed
+  2    bad command line
+  3    no expectation failed, but one was NOT EVALUATED, or nothing was measured (every cell skipped)
+  130  interrupted (Ctrl-C)`;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags('bench', argv, {
@@ -50,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
   }, true);
   if (values.help) {
     console.log(HELP);
-    return 0;
+    return EXIT.passed;
   }
   if (values.list) {
     for (const s of listScenarios()) console.log(`${s.name.padEnd(20)} ${s.question}`);
@@ -58,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (positionals.length !== 1) {
     console.error(`durolab bench: expected one scenario name or file, found ${positionals.length}\n\n${HELP}`);
-    return 2;
+    return EXIT.usage;
   }
   const durationSec = parsePositive('--duration', values.duration);
   const repeat = parsePositive('--repeat', values.repeat);
@@ -112,11 +125,9 @@ export async function main(argv: string[]): Promise<number> {
       await writeReportsIndex({ resultsDir, reportsDir });
       console.log(`report:  ${path.relative(process.cwd(), report) || report}  (open it in a browser: file://${report})`);
     }
-    if (outcome.run.status !== 'complete') {
-      console.log(`run status: ${outcome.run.status}`);
-      return abort.signal.aborted ? 130 : 1;
-    }
-    return outcome.run.expectations.every((e) => e.passed || e.skipped) ? 0 : 1;
+    const verdict = runVerdict(outcome.run, abort.signal.aborted);
+    console.log(verdict.line);
+    return verdict.code;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -1,5 +1,7 @@
 // The terminal summary at the end of a bench: one row per cell, then the expectations.
 import type { RunResult } from '../results/types.ts';
+import { STATE_LABEL, expectationState } from '../results/verdict.ts';
+import { diskModelText } from '../results/disk-models.ts';
 
 function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -31,12 +33,12 @@ function correctedTable(run: RunResult): string | null {
 }
 
 export function summaryTable(run: RunResult): string {
-  const headers = ['cell', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'max µs', 'errors', 'acked', 'lost', 'dup', 'ooo', 'corrupt', 'flushes', 'segments'];
+  const headers = ['cell', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'max µs', 'errors', 'acked', 'lost', 'incons', 'dup', 'ooo', 'corrupt', 'flushes', 'segments'];
   const rows = run.cells.map((c) => {
     const errors = Object.values(c.errors).reduce((a, b) => a + b, 0);
     const label = Object.entries(c.params).map(([k, v]) => `${k}=${v}`).join(' ') || c.id;
     if (c.status === 'skipped' || c.status === 'failed') {
-      return [label, c.status, '', '', '', '', '', '', '', '', '', '', '', '', ''];
+      return [label, c.status, ...headers.slice(2).map(() => '')];
     }
     return [
       label + (c.status === 'interrupted' ? ' (interrupted)' : ''),
@@ -49,6 +51,7 @@ export function summaryTable(run: RunResult): string {
       fmt(errors),
       fmt(c.ledger.acked),
       fmt(c.ledger.ackedLost),
+      c.ledger.inconsistentOffsets === undefined ? '-' : fmt(c.ledger.inconsistentOffsets),
       fmt(c.ledger.duplicates),
       fmt(c.ledger.outOfOrder),
       fmt(c.ledger.corrupt),
@@ -61,9 +64,12 @@ export function summaryTable(run: RunResult): string {
   if (corrected) out.push('', corrected);
   const notes = run.cells.filter((c) => c.note).map((c) => `  ${c.id}: ${c.note}`);
   if (notes.length) out.push('', 'notes:', ...notes);
+  const disk = diskModelText(run);
+  if (disk) out.push('', disk);
   if (run.expectations.length) {
     out.push('', 'expectations:');
-    for (const e of run.expectations) out.push(`  ${e.skipped ? 'SKIP' : e.passed ? 'PASS' : 'FAIL'}  ${e.detail}`);
+    // A NOT EVALUATED detail carries its reason; a PASS or FAIL names the parts it left out.
+    for (const e of run.expectations) out.push(`  ${STATE_LABEL[expectationState(e)]}  ${e.detail}`);
   }
   return out.join('\n');
 }

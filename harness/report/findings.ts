@@ -3,6 +3,7 @@
 // virtual disk say little; ratios within one run do.
 
 import type { CellResult, RunResult, TimePoint } from '../results/types.ts';
+import { expectationState, nothingMeasured } from '../results/verdict.ts';
 import {
   errorCount,
   fmtBytes,
@@ -234,12 +235,15 @@ export function findings(run: RunResult): string[] {
 /** One word for the run's expectations, for the page header and the index. */
 export function verdict(run: RunResult): { text: string; tone: 'pass' | 'fail' | 'none' } {
   const n = run.expectations.length;
+  if (nothingMeasured(run)) return { text: 'NOTHING MEASURED (every cell skipped or failed)', tone: 'fail' };
   if (n === 0) return { text: 'no expectations', tone: 'none' };
-  const passed = run.expectations.filter((e) => e.passed).length;
-  const skipped = run.expectations.filter((e) => !e.passed && e.skipped).length;
-  const failed = n - passed - skipped;
-  const skipNote = skipped ? `, ${skipped} not evaluated (cells skipped)` : '';
-  if (failed === 0 && passed === 0) return { text: `not evaluated: ${skipped} of ${n} (cells skipped)`, tone: 'none' };
-  if (failed === 0) return { text: `passed ${passed}/${n}${skipNote}`, tone: 'pass' };
-  return { text: `FAILED ${failed} of ${n}${skipNote}`, tone: 'fail' };
+  const states = run.expectations.map(expectationState);
+  const passed = states.filter((s) => s === 'pass').length;
+  const notEvaluated = states.filter((s) => s === 'not-evaluated').length;
+  const failed = states.filter((s) => s === 'fail').length;
+  const naNote = notEvaluated ? `, ${notEvaluated} NOT EVALUATED` : '';
+  if (failed > 0) return { text: `FAILED ${failed} of ${n}${naNote}`, tone: 'fail' };
+  // Missing evidence is not a pass: the run exits non-zero, and the page says so in the same tone.
+  if (notEvaluated > 0) return { text: `NOT EVALUATED ${notEvaluated} of ${n} (passed ${passed})`, tone: 'fail' };
+  return { text: `passed ${passed}/${n}`, tone: 'pass' };
 }

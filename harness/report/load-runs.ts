@@ -25,6 +25,7 @@ const ledger = z.object({
   unackedPresent: z.number().optional(),
   lostOffsetsSample: z.array(z.number()).optional(),
   offsetChanged: z.number().optional(),
+  inconsistentOffsets: z.number().optional(),
   replicasDisagree: z.number().optional(),
   hwWentBack: z.number().optional(),
 });
@@ -131,8 +132,18 @@ const runSchema = z.object({
   }),
   settings: z.record(z.string(), z.unknown()),
   target: z.enum(['process', 'vm']),
+  diskModel: z.string().optional(),
   cells: z.array(cell),
-  expectations: z.array(z.object({ expression: z.string(), passed: z.boolean(), skipped: z.boolean().optional(), detail: z.string() })),
+  expectations: z.array(
+    z.object({
+      expression: z.string(),
+      passed: z.boolean(),
+      skipped: z.boolean().optional(),
+      state: z.enum(['pass', 'fail', 'not-evaluated']).optional(),
+      reason: z.string().optional(),
+      detail: z.string(),
+    }),
+  ),
 });
 
 // Keeps the schema honest: it fails to typecheck if it drifts from harness/results/types.ts.

@@ -34,7 +34,8 @@ export function integrityText(l: Trial['ledger']): string {
     l.corrupt ? `${fmtInt(l.corrupt)} corrupt batch${l.corrupt === 1 ? '' : 'es'} served` : '',
     l.replicasDisagree ? `replicas disagree below HW (${fmtInt(l.replicasDisagree)} partition${l.replicasDisagree === 1 ? '' : 's'})` : '',
     l.hwWentBack ? `HW went back ${fmtInt(l.hwWentBack)} offsets` : '',
-    l.offsetChanged ? `${fmtInt(l.offsetChanged)} acked batch${l.offsetChanged === 1 ? '' : 'es'} at another offset` : '',
+    l.offsetChanged ? `${fmtInt(l.offsetChanged)} acked record${l.offsetChanged === 1 ? '' : 's'} at another offset` : '',
+    l.inconsistentOffsets ? `${fmtInt(l.inconsistentOffsets)} inconsistent offset${l.inconsistentOffsets === 1 ? '' : 's'}` : '',
   ]
     .filter(Boolean)
     .join('; ');
@@ -46,7 +47,8 @@ function integritySummary(ts: Trial[]): string {
     ['corrupt', 'corrupt batches served'],
     ['replicasDisagree', 'replicas disagree below HW'],
     ['hwWentBack', 'HW went back'],
-    ['offsetChanged', 'acked batches at another offset'],
+    ['offsetChanged', 'acked records at another offset'],
+    ['inconsistentOffsets', 'inconsistent offsets'],
   ];
   return kinds
     .map(([k, label]) => {

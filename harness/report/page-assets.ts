@@ -15,6 +15,7 @@ a { color: #0b57d0; }
 .banner { margin: 12px 0; padding: 10px 14px; border-radius: 4px; font-weight: 600; }
 .banner.incomplete, .banner.failed { background: #fdecea; color: var(--bad); border: 1px solid #f2b8b5; }
 .banner.tcg { background: #fff4e0; color: var(--warn); border: 1px solid #f0d39b; font-weight: 500; }
+.banner.disk-model { background: var(--soft); color: var(--fg); border: 1px solid var(--line); font-weight: 500; }
 .banner.env { background: var(--soft); color: var(--fg); border: 1px solid var(--line); font-weight: 400; }
 .verdict { display: inline-block; padding: 2px 10px; border-radius: 12px; font-weight: 600; font-size: 13px; }
 .verdict.pass { background: #e3f3e6; color: var(--good); }
@@ -38,6 +39,8 @@ tr.trial-row td { background: #fbfcfd; font-size: 12px; }
 tr.trial-row td.trial-label { padding-left: 22px; white-space: nowrap; }
 tbody th[scope=row] { white-space: nowrap; }
 tr.fail td { background: #fff6f5; }
+tr.not-evaluated td { background: #fffaf0; }
+.reason { margin-top: 4px; color: var(--warn); }
 .status { display: inline-block; padding: 0 6px; border-radius: 3px; font-size: 12px; background: var(--soft); }
 .status-ok, .status-complete { background: #e3f3e6; color: var(--good); }
 .status-failed, .status-incomplete, .status-unreadable { background: #fdecea; color: var(--bad); }

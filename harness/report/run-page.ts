@@ -3,6 +3,7 @@
 
 import { stringify as toYaml } from 'yaml';
 import type { RunResult } from '../results/types.ts';
+import { diskModelText } from '../results/disk-models.ts';
 import { compileChart, runCharts, type Chart } from './charts.ts';
 import { findings, verdict } from './findings.ts';
 import { escapeHtml, jsonForScript } from './format.ts';
@@ -46,6 +47,8 @@ function banners(run: RunResult): string {
         'Figures cover only what was recorded.</div>',
     );
   }
+  const disk = diskModelText(run);
+  if (disk) out.push(`<div class="banner disk-model" id="disk-model">${escapeHtml(disk)}</div>`);
   const tcg = run.cells.filter((c) => c.accelerator === 'tcg');
   if (tcg.length) {
     out.push(
@@ -63,7 +66,7 @@ function lossFigures(run: RunResult, chart: Chart | null): string {
   if (!hasFaultTrials(run)) return '';
   const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
   const accel = run.target === 'vm'
-    ? `<p class="muted" id="loss-accelerator">Guests ran under ${escapeHtml(accels.join(' and ') || 'an unrecorded accelerator')}${accels.includes('tcg') ? ' (software emulation): loss and recovery figures hold, throughput is not comparable to the process target' : ''}.</p>`
+    ? `<p class="muted" id="loss-accelerator">Guests ran under ${escapeHtml(accels.join(' and ') || 'an unrecorded accelerator')}${accels.includes('tcg') ? ' (software emulation): loss and recovery figures hold for the disk model above, throughput is not comparable to the process target' : ''}.</p>`
     : '<p class="muted" id="loss-accelerator">Process target: brokers ran as host processes, so a kill left the host page cache intact (a crash, not a power failure).</p>';
   return (
     '<h3>Distribution over trials</h3>' +

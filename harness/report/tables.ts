@@ -2,6 +2,7 @@
 // page's sorter orders by value, not by formatted text.
 
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import { STATE_LABEL, expectationState } from '../results/verdict.ts';
 import {
   errorCount,
   escapeHtml,
@@ -61,6 +62,7 @@ export function summaryTable(run: RunResult): string {
     th('acked', 'records acknowledged to the producer', true),
     th('acked lost', 'acknowledged records missing afterwards', true),
     th('duplicates', undefined, true),
+    th('inconsistent offsets', 'offsets served with two different records, or acknowledged offsets now holding another record', true),
     th('flushes', 'fsync/fdatasync calls by the broker', true),
     th('segments', 'segment files at the end', true),
   ];
@@ -86,6 +88,7 @@ export function summaryTable(run: RunResult): string {
       show(c.ledger.acked, fmtInt) +
       show(c.ledger.ackedLost, fmtInt, c.ledger.ackedLost > 0 ? 'bad' : '') +
       show(c.ledger.duplicates, fmtInt, c.ledger.duplicates > 0 ? 'bad' : '') +
+      show(c.ledger.inconsistentOffsets, fmtInt, (c.ledger.inconsistentOffsets ?? 0) > 0 ? 'bad' : '') +
       show(c.broker.flushes, fmtInt) +
       show(c.broker.segments, fmtInt) +
       '</tr>'
@@ -212,9 +215,15 @@ export function expectationsTable(run: RunResult): string {
   if (run.expectations.length === 0) return '<p class="muted">The scenario states no expectations.</p>';
   const rows = run.expectations.map(
     (e) => {
-      const [cls, status, word] = e.passed ? ['pass', 'ok', 'pass'] : e.skipped ? ['skip', 'skipped', 'not evaluated'] : ['fail', 'failed', 'FAIL'];
-      return `<tr class="${cls}"><td><span class="status status-${status}">${word}</span></td>` +
-      `<td class="mono">${escapeHtml(e.expression)}</td><td>${escapeHtml(e.detail)}</td></tr>`;
+      const state = expectationState(e);
+      const [cls, status] = ({ pass: ['pass', 'ok'], fail: ['fail', 'failed'], 'not-evaluated': ['not-evaluated', 'skipped'] } as const)[state];
+      // A NOT EVALUATED detail is its reason; say it once, labelled.
+      const body =
+        state === 'not-evaluated' && e.reason
+          ? `<div class="reason"><b>why not evaluated:</b> ${escapeHtml(e.reason)}</div>`
+          : escapeHtml(e.detail);
+      return `<tr class="${cls}" data-state="${state}"><td><span class="status status-${status}">${STATE_LABEL[state]}</span></td>` +
+      `<td class="mono">${escapeHtml(e.expression)}</td><td>${body}</td></tr>`;
     },
   );
   return `<table id="expectations-table"><thead><tr>${th('')}${th('expectation')}${th('detail')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;

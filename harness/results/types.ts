@@ -23,8 +23,10 @@ export interface LedgerSummary {
   unackedPresent?: number;
   /** First few lost offsets, for the report. */
   lostOffsetsSample?: number[];
-  /** Acknowledged records found at another offset than the one acknowledged (must be 0). */
+  /** Acknowledged records served, but not at the offset acknowledged (must be 0). */
   offsetChanged?: number;
+  /** Offsets served with two different records, or acknowledged offsets now holding another record (Jepsen's inconsistent offsets; must be 0). */
+  inconsistentOffsets?: number;
   /** Partitions whose replicas' log hashes differ below the lowest replica HW (must be 0). */
   replicasDisagree?: number;
   /** Offsets by which a leader's HW after recovery is below the highest HW a produce answer reported before the fault, summed over partitions (0 = never went back). */
@@ -122,11 +124,19 @@ export interface CellResult {
   accelerator?: 'kvm' | 'tcg';
 }
 
+/** PASS, FAIL, or NOT EVALUATED: the evidence the expectation needs was not there. */
+export type ExpectationState = 'pass' | 'fail' | 'not-evaluated';
+
 export interface ExpectationResult {
   expression: string;
+  /** state === 'pass' (kept for readers of older run.json files). */
   passed: boolean;
-  /** Every cell it speaks of was skipped on purpose (e.g. host sysctls without opt-in): not a failure. */
+  /** Every cell it speaks of was skipped on purpose (e.g. host sysctls without opt-in). */
   skipped?: boolean;
+  /** Absent in run.json files written before verdict states existed: read it with expectationState(). */
+  state?: ExpectationState;
+  /** Why it is not evaluated (or, for a pass or fail, which parts were left out and why). */
+  reason?: string;
   detail: string;
 }
 
@@ -155,6 +165,8 @@ export interface RunResult {
   environment: Environment;
   settings: Record<string, unknown>;
   target: 'process' | 'vm';
+  /** VM target: the id of the disk model in harness/results/disk-models.ts (what a power cut loses). */
+  diskModel?: string;
   cells: CellResult[];
   expectations: ExpectationResult[];
 }

@@ -101,6 +101,7 @@ export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
     unackedPresent: r.unackedPresent,
     lostOffsetsSample: r.lostOffsetsSample,
     offsetChanged: r.offsetChanged,
+    inconsistentOffsets: r.inconsistentOffsets,
     replicasDisagree: check.replicasDisagree,
     hwWentBack: check.hwWentBack,
   };

@@ -42,7 +42,7 @@ expectations:
     // fired as soon as 2,000 were acknowledged: within one 20 ms poll's worth of acks
     expect(t.fault!.ackedBeforeCut).toBeGreaterThanOrEqual(2000);
     expect(t.fault!.ackedBeforeCut).toBeLessThan(6000);
-    expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0, replicasDisagree: 0, hwWentBack: 0, offsetChanged: 0 });
+    expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0, replicasDisagree: 0, hwWentBack: 0, offsetChanged: 0, inconsistentOffsets: 0 });
     const check = JSON.parse(readFileSync(path.join(results, 'leader', 'latest', 'cells', '01-base', 'rep-1', 'check.json'), 'utf8')) as {
       recovery: { caughtUp: boolean };
       check: { partitions: Array<{ hashes: Record<string, string>; upTo: number; leaderHw: number }> };

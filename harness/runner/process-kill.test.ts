@@ -68,7 +68,7 @@ expectations:
       expect(f.atMs).toBeLessThan(2600);
       expect(f.ackedBeforeCut).toBeGreaterThan(0);
       expect(t.ledger.acked).toBeGreaterThanOrEqual(f.ackedBeforeCut);
-      expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0, duplicates: 0, offsetChanged: 0, replicasDisagree: 0, hwWentBack: 0 });
+      expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0, duplicates: 0, offsetChanged: 0, inconsistentOffsets: 0, replicasDisagree: 0, hwWentBack: 0 });
       // The recovery report came from the restarted broker's GET /v1/health.
       expect(f.recovery).toHaveLength(1);
       expect(f.recovery[0]).toMatchObject({ broker: 1, cleanShutdown: false });

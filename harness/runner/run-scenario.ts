@@ -24,6 +24,7 @@ import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { encodeHistogram, latencySummary, mergeTimeseries, median, skippedCell, emptyLedger } from './cell-result.ts';
 import { summarizeBrokers } from './broker-figures.ts';
+import { diskModelIdFor } from '../results/disk-models.ts';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -81,6 +82,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       ...(scenario.vm ? { vm: scenario.vm } : {}),
     },
     target: opts.target.kind,
+    ...(diskModelIdFor(opts.target) ? { diskModel: diskModelIdFor(opts.target) } : {}),
     cells: [],
     expectations: [],
   };
@@ -270,6 +272,7 @@ async function runCell(
             unackedPresent: report.unackedPresent,
             lostOffsetsSample: report.lostOffsetsSample,
             offsetChanged: report.offsetChanged,
+            inconsistentOffsets: report.inconsistentOffsets,
           },
         };
         if (!caught.caughtUp) {
@@ -337,7 +340,7 @@ function groupByLeader(leaders: Map<number, { url: string }>): LoadTarget[] {
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  const sum = (k: 'offsetChanged' | 'replicasDisagree' | 'hwWentBack') =>
+  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'hwWentBack') =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
@@ -348,6 +351,7 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     unackedPresent: (a.unackedPresent ?? 0) + (b.unackedPresent ?? 0),
     lostOffsetsSample: [...(a.lostOffsetsSample ?? []), ...(b.lostOffsetsSample ?? [])].slice(0, 20),
     ...sum('offsetChanged'),
+    ...sum('inconsistentOffsets'),
     ...sum('replicasDisagree'),
     ...sum('hwWentBack'),
   };

@@ -75,7 +75,8 @@ export function trialSummary(run: RunResult): string {
       l.corrupt ? `${l.corrupt} corrupt batches served` : '',
       l.replicasDisagree ? `replicas disagree below HW in ${l.replicasDisagree} partition-trials` : '',
       l.hwWentBack ? `HW went back by ${l.hwWentBack} offsets` : '',
-      l.offsetChanged ? `${l.offsetChanged} acknowledged batches moved offset` : '',
+      l.offsetChanged ? `${l.offsetChanged} acknowledged records served at another offset` : '',
+      l.inconsistentOffsets ? `${l.inconsistentOffsets} inconsistent offsets (two records at one offset, or an acknowledged offset holding another record)` : '',
     ].filter(Boolean);
     return bad.length ? [`  ${c.id}: ${bad.join('; ')}`] : [];
   });

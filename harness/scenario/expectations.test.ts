@@ -16,7 +16,7 @@ ${expectations.map((e) => `  - ${JSON.stringify(e)}`).join('\n')}
   return compileScenario(text, 'x.yaml', { defaultName: 'x' });
 }
 
-const CLEAN: LedgerSummary = { acked: 1000, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0 };
+const CLEAN: LedgerSummary = { acked: 1000, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, inconsistentOffsets: 0 };
 
 function cell(id: string, params: CellResult['params'], over: Partial<CellResult> & { p99?: number } = {}): CellResult {
   const { p99 = 1000, ...rest } = over;
@@ -119,6 +119,7 @@ describe('evaluation', () => {
       {
         expression: 'ackedLost == 0 where flush == per-batch',
         passed: true,
+        state: 'pass',
         detail: 'ackedLost == 0 where flush == per-batch: passed (cells io=buffered,flush=per-batch: 0; io=direct,flush=per-batch: 0)',
       },
     ]);
@@ -143,6 +144,7 @@ describe('evaluation', () => {
     expect(r).toEqual({
       expression: 'ackedLost == 0 where flush == per-batch',
       passed: false,
+      state: 'fail',
       detail: 'ackedLost == 0 where flush == per-batch: failed (where flush == per-batch matches no cell; cells: io=buffered,flush=never; io=direct,flush=never)',
     });
   });
@@ -239,8 +241,114 @@ describe('evaluation', () => {
     expect(r.detail).toBe('ackedLost == 0 where flush == per-batch: failed (failing legacy: 1)');
   });
 
-  it('no cells at all fails', () => {
+  it('no cells at all is not evaluated', () => {
     const [r] = evaluateExpectations(scenario(['ackedLost == 0']), []);
-    expect(r).toMatchObject({ passed: false, detail: 'ackedLost == 0: failed (no cells were run)' });
+    expect(r).toMatchObject({ passed: false, state: 'not-evaluated', reason: 'no cells were run', detail: 'ackedLost == 0: not evaluated (no cells were run)' });
+  });
+});
+
+describe('verdict states', () => {
+  const FAULT = 'faults:\n  - kind: process-kill\n    target: all\n    when: { afterAcked: 1000000000 }\n';
+  const faulted = (index: number) => ({
+    index,
+    ledger: { ...CLEAN },
+    fault: { kind: 'process-kill' as const, targets: [1], atMs: 3000, ackedBeforeCut: 900, recovery: [] },
+  });
+  const unfired = (index: number) => ({
+    index,
+    ledger: { ...CLEAN },
+    suspect: true,
+    note: 'the fault (after 1000000000 acked) never fired: the load ended first with 1,000 records acknowledged',
+  });
+
+  it('an every-trial expectation leaves out trials whose fault did not fire, and is NOT EVALUATED when none fired', () => {
+    const s = scenario(['ackedLost == 0 in every trial'], FAULT);
+    const [none] = evaluateExpectations(s, fourCells(Object.fromEntries(fourCells().map((c) => [c.id, { trials: [unfired(0), unfired(1)] }]))));
+    expect(none.state).toBe('not-evaluated');
+    expect(none.passed).toBe(false);
+    expect(none.reason).toContain('io=buffered,flush=never trial 0: the fault (after 1000000000 acked) never fired: the load ended first');
+    expect(none.detail).toMatch(/^ackedLost == 0 in every trial: not evaluated \(/);
+
+    const mixed = fourCells(Object.fromEntries(fourCells().map((c) => [c.id, { trials: [faulted(0), unfired(1)] }])));
+    mixed[0].trials![1].ledger = { ...CLEAN, ackedLost: 7 }; // an unfired trial's figures judge nothing, either way
+    const [some] = evaluateExpectations(s, mixed);
+    expect(some.state).toBe('pass');
+    expect(some.detail).toContain('io=buffered,flush=never: trials 0');
+    expect(some.detail).toContain('not evaluated: io=buffered,flush=never trial 1: the fault (after 1000000000 acked) never fired');
+    // without a note from the runner, the reason still says what is missing
+    delete mixed[0].trials![1].note;
+    expect(evaluateExpectations(s, mixed)[0].detail).toContain('io=buffered,flush=never trial 1: the fault did not fire');
+  });
+
+  it('a suspect trial is left out even when its fault fired', () => {
+    const s = scenario(['ackedLost == 0 where io == direct in every trial'], FAULT);
+    const suspect = { ...faulted(1), ledger: { ...CLEAN, ackedLost: 5 }, suspect: true, note: 'no acknowledgement in the last 1.4 s' };
+    const [r] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials: [faulted(0), suspect] }, 'io=direct,flush=per-batch': { trials: [suspect] } }));
+    expect(r.state).toBe('pass');
+    expect(r.reason).toBe(
+      'io=direct,flush=never trial 1: suspect (no acknowledgement in the last 1.4 s); io=direct,flush=per-batch trial 1: suspect (no acknowledgement in the last 1.4 s)',
+    );
+  });
+
+  it('a cell-level loss figure in a fault scenario is NOT EVALUATED when no trial of the cell faulted', () => {
+    const s = scenario(['ackedLost == 0 where flush == never'], FAULT);
+    const [r] = evaluateExpectations(s, fourCells({ 'io=buffered,flush=never': { trials: [unfired(0)] }, 'io=direct,flush=never': { trials: [unfired(0)] } }));
+    expect(r.state).toBe('not-evaluated');
+    expect(r.reason).toContain('io=buffered,flush=never: no trial is evaluable');
+  });
+
+  it('a loss figure is NOT EVALUATED for a cell with 0 acknowledged records; other figures still are', () => {
+    const s = scenario(['ackedLost == 0', 'inconsistentOffsets == 0 where io == buffered', 'corrupt == 0 where io == buffered']);
+    const nothingAcked = { ledger: { ...CLEAN, acked: 0 } };
+    const cells = fourCells({ 'io=buffered,flush=never': nothingAcked, 'io=buffered,flush=per-batch': nothingAcked });
+    const [lost, incons, corrupt] = evaluateExpectations(s, cells);
+    expect(lost.state).toBe('pass');
+    expect(lost.detail).toContain('not evaluated: io=buffered,flush=never: 0 acknowledged records');
+    expect(incons).toMatchObject({ state: 'not-evaluated', passed: false });
+    expect(incons.reason).toBe(
+      'io=buffered,flush=never: 0 acknowledged records, so nothing was promised that could be lost or moved; ' +
+        'io=buffered,flush=per-batch: 0 acknowledged records, so nothing was promised that could be lost or moved',
+    );
+    expect(corrupt.state).toBe('pass');
+  });
+
+  it('every cell skipped: NOT EVALUATED, marked skipped', () => {
+    const s = scenario(['ackedLost == 0']);
+    const skipped = { status: 'skipped' as const, note: 'needs --allow-host-sysctl' };
+    const [r] = evaluateExpectations(s, fourCells(Object.fromEntries(fourCells().map((c) => [c.id, skipped]))));
+    expect(r).toMatchObject({ state: 'not-evaluated', skipped: true, passed: false });
+    expect(r.reason).toContain('io=buffered,flush=never: not measured (skipped: needs --allow-host-sysctl)');
+  });
+
+  it('a failure wins over parts not evaluated', () => {
+    const s = scenario(['ackedLost == 0']);
+    const [r] = evaluateExpectations(s, fourCells({ 'io=buffered,flush=never': { ledger: { ...CLEAN, ackedLost: 2 } }, 'io=direct,flush=never': { ledger: { ...CLEAN, acked: 0 } } }));
+    expect(r.state).toBe('fail');
+    expect(r.detail).toContain('failing io=buffered,flush=never: 2');
+    expect(r.detail).toContain('not evaluated: io=direct,flush=never: 0 acknowledged records');
+  });
+
+  it('offsetChanged and inconsistentOffsets are assertable, per cell and per trial', () => {
+    const s = scenario(['offsetChanged == 0 in every trial', 'inconsistentOffsets == 0']);
+    const trials = [{ index: 0, ledger: { ...CLEAN, offsetChanged: 0 } }, { index: 1, ledger: { ...CLEAN, offsetChanged: 4 } }];
+    const [moved, incons] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials, ledger: { ...CLEAN, inconsistentOffsets: 8 } } }));
+    expect(moved.state).toBe('fail');
+    expect(moved.detail).toContain('io=direct,flush=never: trials 0, 4');
+    expect(incons.state).toBe('fail');
+    expect(incons.detail).toBe('inconsistentOffsets == 0: failed (failing io=direct,flush=never: 8; passing io=buffered,flush=never: 0; io=buffered,flush=per-batch: 0; io=direct,flush=per-batch: 0)');
+  });
+
+  it('refuses an error name that no broker answer or client failure produces, listing the known ones', () => {
+    const r = parseExpectation('errors.TIMEOUT == 0');
+    expect(r).toMatchObject({ offset: 0, found: "'errors.TIMEOUT'" });
+    const expected = (r as { expected: string }).expected;
+    expect(expected).toContain('a known error name (');
+    for (const name of ['NOT_ENOUGH_REPLICAS', 'REQUEST_TIMED_OUT', 'CLIENT_TIMEOUT', 'CLIENT_ECONNREFUSED', 'HTTP_<status>']) expect(expected).toContain(name);
+    // each known name once
+    const names = expected.slice(expected.indexOf('(') + 1, -1).split(', ');
+    expect(new Set(names).size).toBe(names.length);
+    for (const ok of ['errors.CLIENT_ECONNREFUSED == 0', 'errors.HTTP_502 == 0', 'errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND == 0']) {
+      expect(parseExpectation(ok)).toHaveProperty('left');
+    }
   });
 });

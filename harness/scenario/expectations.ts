@@ -1,5 +1,6 @@
 // Expectations: one-line assertions on a run's cells, parsed when the scenario loads (so a
-// typo stops the run before it starts) and evaluated on the CellResults at the end.
+// typo stops the run before it starts) and evaluated on the CellResults at the end
+// (evaluate-expectations.ts).
 //
 //   <metric> <op> <number> [where <param> == <value> [and ...]] [in every trial]
 //   <metric> [where ...] <op> [<k> *] <metric> [where ...]
@@ -8,13 +9,15 @@
 // that agree on every other setting (so `p99 where flush == per-batch <= 5 * p99 where
 // flush == never` pairs cells of the same io mode).
 
-import { ERROR_STATUS } from '../../engine/replication/errors.ts';
-import type { CellResult, ExpectationResult } from '../results/types.ts';
+import { KNOWN_ERROR_NAMES, isKnownErrorName, knownErrorNamesText } from '../workload/error-names.ts';
 import { suggest } from './errors.ts';
-import { DEFAULT_SETTINGS, SETTINGS, SETTING_NAMES, overlaySettings, type SettingValue } from './settings.ts';
-import type { CompareOp, Condition, Expectation, MetricRef, Operand, Scenario } from './types.ts';
+import { SETTINGS, SETTING_NAMES } from './settings.ts';
+import type { CompareOp, Condition, Expectation, MetricRef, Operand } from './types.ts';
 
-const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'replicasDisagree', 'hwWentBack'];
+// Evaluation lives in evaluate-expectations.ts; these names stay importable from here.
+export { effectiveParams, evaluateExpectations, formatNumber, trialNotEvaluable } from './evaluate-expectations.ts';
+
+const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'inconsistentOffsets', 'replicasDisagree', 'hwWentBack'];
 const LATENCY_FIELDS = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count'];
 
 export const METRICS: readonly string[] = [
@@ -26,7 +29,6 @@ export const METRICS: readonly string[] = [
   ...['p50', 'p99', 'p999', 'max'].map((f) => `broker.flushTimeUs.${f}`),
 ];
 
-const KAFKA_ERRORS = Object.keys(ERROR_STATUS);
 const OPS: readonly CompareOp[] = ['==', '!=', '<', '<=', '>', '>='];
 const NUMBER_RE = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
 const KEYWORDS = ['where', 'and', 'in', 'every', 'trial'];
@@ -99,14 +101,16 @@ class Parser {
     const t = this.take(METRIC_HINT);
     const path = resolveMetric(t.text);
     if (path === undefined) {
-      const close = suggest(t.text, [...LEDGER_FIELDS, ...METRICS, ...KAFKA_ERRORS.map((e) => `errors.${e}`)]);
+      const close = suggest(t.text, [...LEDGER_FIELDS, ...METRICS, ...KNOWN_ERROR_NAMES.map((e) => `errors.${e}`)]);
       this.fail(close ? `a metric (did you mean '${close}'?)` : METRIC_HINT, t);
     }
     if (path.startsWith('errors.')) {
       const name = path.slice('errors.'.length);
-      const close = suggest(name, KAFKA_ERRORS);
-      // An unknown name that is one slip away from Kafka's is a typo, not a new error kind.
-      if (!KAFKA_ERRORS.includes(name) && close) this.fail(`a Kafka error name (did you mean 'errors.${close}'?)`, t);
+      if (!isKnownErrorName(name)) {
+        // A name no broker answer or client failure produces could never be counted: the expectation could never fail.
+        const close = suggest(name, KNOWN_ERROR_NAMES);
+        this.fail(close ? `a known error name (did you mean 'errors.${close}'?)` : `a known error name (${knownErrorNamesText()})`, t);
+      }
     }
     return { path, where: [] };
   }
@@ -200,183 +204,4 @@ export function parseExpectation(text: string): Omit<Expectation, 'line' | 'colu
 
 export function isSyntaxError(x: unknown): x is ExpectationSyntaxError {
   return typeof x === 'object' && x !== null && 'offset' in x && 'expected' in x;
-}
-
-// ---------------------------------------------------------------------------------------
-// Evaluation
-
-/** Every setting in force for a cell: defaults, cluster, base settings, then the cell's own. */
-export function effectiveParams(scenario: Scenario, cellParams: Record<string, SettingValue>): Record<string, SettingValue> {
-  return overlaySettings(
-    DEFAULT_SETTINGS,
-    { 'min.insync.replicas': scenario.cluster.minInsyncReplicas },
-    scenario.settings,
-    cellParams,
-  );
-}
-
-function paramsOfResult(scenario: Scenario, cell: CellResult): Record<string, SettingValue> {
-  const known = scenario.matrix.find((c) => c.id === cell.id);
-  if (known) return effectiveParams(scenario, known.params);
-  // A cell the scenario does not list (an older run.json): read its params as written.
-  const params: Record<string, SettingValue> = {};
-  for (const [k, v] of Object.entries(cell.params ?? {})) params[k] = SETTINGS[k]?.parse(v) ?? v;
-  return effectiveParams(scenario, params);
-}
-
-function matchesWhere(params: Record<string, SettingValue>, where: Condition[]): boolean {
-  return where.every((c) => params[c.param] === c.value);
-}
-
-function lookup(obj: unknown, path: string): number | undefined {
-  let cur: unknown = obj;
-  for (const seg of path.split('.')) {
-    if (typeof cur !== 'object' || cur === null) return undefined;
-    cur = (cur as Record<string, unknown>)[seg];
-  }
-  return typeof cur === 'number' && Number.isFinite(cur) ? cur : undefined;
-}
-
-function metricValue(cell: CellResult, path: string): number | undefined {
-  const v = lookup(cell, path);
-  // Error counters are sparse: a name never seen happened zero times.
-  if (v === undefined && path.startsWith('errors.') && cell.errors) return 0;
-  return v;
-}
-
-function compare(a: number, op: CompareOp, b: number): boolean {
-  switch (op) {
-    case '==':
-      return a === b;
-    case '!=':
-      return a !== b;
-    case '<':
-      return a < b;
-    case '<=':
-      return a <= b;
-    case '>':
-      return a > b;
-    case '>=':
-      return a >= b;
-  }
-}
-
-export function formatNumber(n: number): string {
-  if (Number.isInteger(n)) return String(n);
-  return String(Number(n.toPrecision(4)));
-}
-
-function whereText(where: Condition[]): string {
-  return where.length ? `where ${where.map((c) => c.text).join(' and ')}` : '(all cells)';
-}
-
-const MEASURED = new Set<CellResult['status']>(['ok', 'interrupted']);
-
-function statusNote(cell: CellResult): string {
-  return cell.status === 'ok' ? '' : ` (${cell.status})`;
-}
-
-function notMeasured(cell: CellResult): string {
-  return `${cell.id}: not measured (${cell.status}${cell.note ? `: ${cell.note}` : ''})`;
-}
-
-interface Verdict {
-  ok: boolean;
-  /** The cell was skipped on purpose: it neither passes nor fails the expectation. */
-  skip?: boolean;
-  text: string;
-}
-
-function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): ExpectationResult {
-  const withParams = cells.map((cell) => ({ cell, params: paramsOfResult(scenario, cell) }));
-  const leftCells = withParams.filter((c) => matchesWhere(c.params, e.left.where));
-  const fail = (detail: string): ExpectationResult => ({ expression: e.expression, passed: false, detail: `${e.expression}: failed (${detail})` });
-
-  if (cells.length === 0) return fail('no cells were run');
-  if (leftCells.length === 0) {
-    return fail(`${whereText(e.left.where)} matches no cell; cells: ${cells.map((c) => c.id).join('; ')}`);
-  }
-
-  const verdicts: Verdict[] = [];
-  for (const { cell, params } of leftCells) {
-    if (cell.status === 'skipped') {
-      verdicts.push({ ok: true, skip: true, text: notMeasured(cell) });
-      continue;
-    }
-    if (!MEASURED.has(cell.status)) {
-      verdicts.push({ ok: false, text: notMeasured(cell) });
-      continue;
-    }
-    if (e.right.kind === 'number') {
-      const bound = e.right.value;
-      if (e.everyTrial) {
-        const trials = cell.trials ?? [];
-        if (trials.length === 0) {
-          verdicts.push({ ok: false, text: `${cell.id}: no trials recorded` });
-          continue;
-        }
-        const values = trials.map((t) => lookup({ ledger: t.ledger }, e.left.path));
-        const ok = values.every((v) => v !== undefined && compare(v, e.op, bound));
-        const shown = values.map((v) => (v === undefined ? 'not recorded' : formatNumber(v))).join(', ');
-        verdicts.push({ ok, text: `${cell.id}: trials ${shown}${statusNote(cell)}` });
-        continue;
-      }
-      const v = metricValue(cell, e.left.path);
-      if (v === undefined) {
-        verdicts.push({ ok: false, text: `${cell.id}: ${e.left.path} not recorded` });
-        continue;
-      }
-      verdicts.push({ ok: compare(v, e.op, bound), text: `${cell.id}: ${formatNumber(v)}${statusNote(cell)}` });
-      continue;
-    }
-
-    const { factor, metric } = e.right;
-    const free = new Set([...e.left.where, ...metric.where].map((c) => c.param));
-    const partners = withParams.filter(
-      (r) =>
-        r.cell !== cell &&
-        matchesWhere(r.params, metric.where) &&
-        [...new Set([...Object.keys(params), ...Object.keys(r.params)])].every((k) => free.has(k) || params[k] === r.params[k]),
-    );
-    if (partners.length === 0) {
-      verdicts.push({ ok: false, text: `${cell.id}: no cell ${whereText(metric.where)} with the same other settings` });
-      continue;
-    }
-    const lv = metricValue(cell, e.left.path);
-    for (const r of partners) {
-      if (r.cell.status === 'skipped') {
-        verdicts.push({ ok: true, skip: true, text: notMeasured(r.cell) });
-        continue;
-      }
-      if (!MEASURED.has(r.cell.status)) {
-        verdicts.push({ ok: false, text: notMeasured(r.cell) });
-        continue;
-      }
-      const rv = metricValue(r.cell, metric.path);
-      if (lv === undefined || rv === undefined) {
-        const missing = lv === undefined ? `${cell.id}: ${e.left.path}` : `${r.cell.id}: ${metric.path}`;
-        verdicts.push({ ok: false, text: `${missing} not recorded` });
-        continue;
-      }
-      const scaled = factor * rv;
-      const rhs = factor === 1 ? `${r.cell.id} ${formatNumber(rv)}` : `${formatNumber(factor)} * ${r.cell.id} ${formatNumber(rv)} = ${formatNumber(scaled)}`;
-      verdicts.push({ ok: compare(lv, e.op, scaled), text: `${cell.id} ${formatNumber(lv)} ${e.op} ${rhs}` });
-    }
-  }
-
-  if (verdicts.length > 0 && verdicts.every((v) => v.skip)) {
-    return { expression: e.expression, passed: false, skipped: true, detail: `${e.expression}: not evaluated (${verdicts.map((v) => v.text).join('; ')})` };
-  }
-  const passed = verdicts.every((v) => v.ok);
-  if (passed) {
-    const body = e.right.kind === 'number' ? `cells ${verdicts.map((v) => v.text).join('; ')}` : verdicts.map((v) => v.text).join('; ');
-    return { expression: e.expression, passed: true, detail: `${e.expression}: passed (${body})` };
-  }
-  const failing = verdicts.filter((v) => !v.ok).map((v) => v.text);
-  const passing = verdicts.filter((v) => v.ok).map((v) => v.text);
-  return fail(`failing ${failing.join('; ')}${passing.length ? `; passing ${passing.join('; ')}` : ''}`);
-}
-
-export function evaluateExpectations(scenario: Scenario, cells: CellResult[]): ExpectationResult[] {
-  return scenario.expectations.map((e) => evaluateOne(scenario, e, cells));
 }

@@ -37,6 +37,16 @@ describe('durolab scenario', () => {
     ]);
   });
 
+  it('check refuses an error name nothing can produce, listing the known ones, and accepts a known one', async () => {
+    const file = path.join(tmp, 'timeout.yaml');
+    writeFileSync(file, 'question: q\nexpectations:\n  - errors.TIMEOUT == 0\n  - errors.REQUEST_TIMED_OUT == 0\n  - errors.CLIENT_ECONNREFUSED == 0\n');
+    const out = capture();
+    expect(await main(['check', file])).toBe(1);
+    expect(out[0]).toBe(`error ${file}: 1 problem(s)`);
+    expect(out[1]).toMatch(new RegExp(`^  ${file.replace(/[.]/g, '\\.')}:3:5 expectations\\[0\\]: expected a known error name \\(NOT_LEADER_OR_FOLLOWER, .*REQUEST_TIMED_OUT, .*CLIENT_TIMEOUT, .*HTTP_<status>\\), found 'errors.TIMEOUT'$`));
+    expect(out).toHaveLength(2);
+  });
+
   it('show prints the expanded cells with their resolved settings', async () => {
     const out = capture();
     expect(await main(['show', 'power-cut-all', '--dir', SCENARIOS, '--duration', '8'])).toBe(0);

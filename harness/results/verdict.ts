@@ -1,0 +1,57 @@
+// A run's verdict: each expectation's state (PASS, FAIL, NOT EVALUATED) and the exit code of
+// `durolab bench`, in one place for the terminal summary, the report and the CLI.
+import type { ExpectationResult, ExpectationState, RunResult } from './types.ts';
+
+/** The state of an expectation, also for run.json files written before states existed. */
+export function expectationState(e: ExpectationResult): ExpectationState {
+  return e.state ?? (e.passed ? 'pass' : e.skipped ? 'not-evaluated' : 'fail');
+}
+
+export const STATE_LABEL: Record<ExpectationState, string> = { pass: 'PASS', fail: 'FAIL', 'not-evaluated': 'NOT EVALUATED' };
+
+/** Exit codes of `durolab bench` (also in its --help and the README). */
+export const EXIT = {
+  /** Every expectation passed (or the scenario states none) and something was measured. */
+  passed: 0,
+  /** An expectation failed, or the run failed or stopped incomplete. */
+  failed: 1,
+  /** Bad command line or scenario. */
+  usage: 2,
+  /** No expectation failed, but one was NOT EVALUATED or no cell was measured. */
+  notEvaluated: 3,
+  /** Ctrl-C. */
+  interrupted: 130,
+} as const;
+
+/** No cell ran its load: every one was skipped or failed to start. */
+export function nothingMeasured(run: RunResult): boolean {
+  return !run.cells.some((c) => c.status === 'ok' || c.status === 'interrupted');
+}
+
+export interface RunVerdict {
+  code: number;
+  /** One line for the terminal, saying why the code is what it is. */
+  line: string;
+}
+
+export function runVerdict(run: RunResult, aborted: boolean): RunVerdict {
+  if (run.status !== 'complete') {
+    return aborted
+      ? { code: EXIT.interrupted, line: `run status: ${run.status} (interrupted)` }
+      : { code: EXIT.failed, line: `run status: ${run.status}` };
+  }
+  const states = run.expectations.map(expectationState);
+  const count = (s: ExpectationState) => states.filter((x) => x === s).length;
+  const failed = count('fail');
+  const notEvaluated = count('not-evaluated');
+  if (failed > 0) {
+    return { code: EXIT.failed, line: `verdict: FAIL (${failed} of ${states.length} expectation(s) failed${notEvaluated ? `, ${notEvaluated} not evaluated` : ''}); exit ${EXIT.failed}` };
+  }
+  if (nothingMeasured(run)) {
+    return { code: EXIT.notEvaluated, line: `verdict: NOTHING MEASURED (every cell was skipped or failed to run); exit ${EXIT.notEvaluated}` };
+  }
+  if (notEvaluated > 0) {
+    return { code: EXIT.notEvaluated, line: `verdict: NOT EVALUATED (${notEvaluated} of ${states.length} expectation(s) lacked the evidence to judge; none failed); exit ${EXIT.notEvaluated}` };
+  }
+  return { code: EXIT.passed, line: states.length ? `verdict: PASS (${states.length} expectation(s)); exit 0` : 'verdict: no expectations; exit 0' };
+}
