@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { latencyHistogram, makeRun } from '../report/test-fixtures.ts';
 import { summaryTable } from './summary-table.ts';
 
-const HEADER = 'cell  records/s  MB/s  p50 µs  p99 µs  p99.9 µs  max µs  errors  acked  lost  dup  ooo  corrupt  flushes  segments';
+const HEADER = 'cell  records/s  MB/s  p50 µs  p99 µs  p99.9 µs  max µs  errors  acked  lost  incons  dup  ooo  corrupt  flushes  segments';
 
 describe('summaryTable', () => {
   it('closed-loop cells: the cell table only, no corrected latency', () => {
