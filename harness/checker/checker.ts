@@ -4,20 +4,9 @@
 import type { AckLedger, LedgerBatch } from '../workload/ledger.ts';
 import type { LedgerSummary } from '../results/types.ts';
 
-export interface ServedBatch {
-  baseOffset: number;
-  lastOffset: number;
-  producerId: number;
-  baseSequence: number;
-  records: number;
-}
-
-export interface PartitionLog {
-  partition: number;
-  batches: ServedBatch[];
-  /** Batches that failed validation when served (CRC, framing): must be 0. */
-  corrupt: number;
-}
+// Served batches are the client driver's (harness/drivers/types.ts): any driver's consumer yields them.
+import type { ServedBatch, PartitionLog } from '../drivers/types.ts';
+export type { ServedBatch, PartitionLog };
 
 export interface LostBatch {
   partition: number;

@@ -4,12 +4,10 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { loadScenario, listScenarios } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
-import { processTarget } from '../targets/process-target.ts';
 import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { trialSummary } from '../runner/trial-summary.ts';
-import type { Scenario } from '../scenario/types.ts';
-import type { Target } from '../targets/types.ts';
+import { loadTarget } from '../targets/registry.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -72,7 +70,8 @@ export async function main(argv: string[]): Promise<number> {
     throw new Error(`--seed: expected a whole number from 0 to 4294967295, found '${values.seed}'`);
   }
   const scenario = loadScenario(positionals[0], { durationSec, repeat });
-  const target = await targetFor(scenario);
+  // Loaded only for the scenario's target: the process path never pulls in the QEMU code.
+  const target = await loadTarget(scenario.target, { scenario, log: (line) => console.log(line) });
   const root = findRepoRoot();
   const resultsDir = path.resolve(values['results-dir'] ?? path.join(root, 'results'));
   const reportsDir = path.resolve(values['reports-dir'] ?? path.join(root, 'reports'));
@@ -125,13 +124,6 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-}
-
-async function targetFor(scenario: Scenario): Promise<Target> {
-  if (scenario.target === 'process') return processTarget();
-  // Loaded only for VM scenarios: the process path never pulls in the QEMU code.
-  const { vmTarget } = await import('../targets/vm-target.ts');
-  return vmTarget({ vm: scenario.vm, log: (line) => console.log(`[vm] ${line}`) });
 }
 
 function parsePositive(flag: string, v: string | undefined): number | undefined {

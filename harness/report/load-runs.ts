@@ -5,6 +5,8 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RunResult } from '../results/types.ts';
+import { faultKindSchema } from '../faults/registry.ts';
+import { targetKindSchema } from '../targets/registry.ts';
 
 const latency = z.object({
   p50: z.number(),
@@ -45,7 +47,7 @@ const timePoint = z.object({
 });
 
 const fault = z.object({
-  kind: z.enum(['power-cut', 'process-kill']),
+  kind: faultKindSchema,
   targets: z.array(z.number()),
   atMs: z.number(),
   ackedBeforeCut: z.number(),
@@ -130,7 +132,7 @@ const runSchema = z.object({
     note: z.string().optional(),
   }),
   settings: z.record(z.string(), z.unknown()),
-  target: z.enum(['process', 'vm']),
+  target: targetKindSchema,
   cells: z.array(cell),
   expectations: z.array(z.object({ expression: z.string(), passed: z.boolean(), skipped: z.boolean().optional(), detail: z.string() })),
 });

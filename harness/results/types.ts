@@ -1,5 +1,7 @@
 // Shape of results/<scenario>/<run id>/run.json: the contract between the runner
 // (harness/run), the checker, and the report (harness/report).
+import type { FaultKind } from '../faults/registry.ts';
+import type { TargetKind } from '../targets/registry.ts';
 
 export type Params = Record<string, string | number | boolean>;
 
@@ -57,7 +59,7 @@ export interface BrokerSummary {
 }
 
 export interface FaultOutcome {
-  kind: 'power-cut' | 'process-kill';
+  kind: FaultKind;
   targets: number[];
   atMs: number; // since load start
   ackedBeforeCut: number;
@@ -154,7 +156,7 @@ export interface RunResult {
   gitCommit: string | null;
   environment: Environment;
   settings: Record<string, unknown>;
-  target: 'process' | 'vm';
+  target: TargetKind;
   cells: CellResult[];
   expectations: ExpectationResult[];
 }
