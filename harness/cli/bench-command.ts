@@ -7,7 +7,9 @@ import { runScenario } from '../runner/run-scenario.ts';
 import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { trialSummary } from '../runner/trial-summary.ts';
-import { loadTarget } from '../targets/registry.ts';
+import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from '../targets/registry.ts';
+import { FAULTS, FAULT_KINDS, canDeliver } from '../faults/registry.ts';
+import { DRIVERS, DRIVER_NAMES } from '../drivers/registry.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -29,7 +31,13 @@ options:
 Faults (the scenario's faults:): each repetition of a cell is one trial on a fresh cluster:
 the load runs until the fault fires, stops there, the hit brokers are restarted on the same
 disks, recover, and the checker compares every acknowledged record with what they serve.
-process-kill works on the process target; power-cut needs target: vm (QEMU).
+${FAULT_KINDS.map((k) => `  ${k.padEnd(14)}${FAULTS[k].summary}; targets: ${TARGET_KINDS.filter((t) => canDeliver(k, capabilitiesOf(t).faultActions)).join(', ')}`).join('\n')}
+
+Targets (target:):
+${TARGET_KINDS.map((t) => `  ${t.padEnd(14)}${TARGETS[t].summary}`).join('\n')}
+
+Client drivers (workload.driver:):
+${DRIVER_NAMES.map((d) => `  ${d.padEnd(14)}${DRIVERS[d].summary}`).join('\n')}
 
 Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.`;
 
