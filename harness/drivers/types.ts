@@ -140,6 +140,7 @@ export interface ReplicaLog {
   brokerId: number;
   upTo: number;
   batches: ServedBatch[];
+  /** Invalid batches met in the segments read (a torn tail counts, also past `upTo` in the last segment read). */
   corrupt: number;
   /** The batches' bytes, concatenated as stored. */
   bytes: Buffer;
