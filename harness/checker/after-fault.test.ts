@@ -12,13 +12,15 @@ import { processTarget } from '../targets/process-target.ts';
 import type { FaultableCluster } from '../targets/types.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
-import { runLoad } from '../workload/load.ts';
+import { loadDriver } from '../drivers/registry.ts';
+import type { ClusterClient } from '../drivers/types.ts';
 import { checkAfterFault } from './after-fault.ts';
 import { waitForReplicasCaughtUp } from './replicas.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-after-fault-'));
 const topic = 'checked';
 let cluster: FaultableCluster;
+let client: ClusterClient;
 let ledger: AckLedger;
 
 beforeAll(async () => {
@@ -32,10 +34,11 @@ workload: { recordBytes: 256, recordsPerBatch: 8, connections: 4, warmup: 0s, du
     { defaultName: 'inline' },
   );
   cluster = (await processTarget().start({ cluster: scenario.cluster, settings: cellSettings(scenario, scenario.matrix[0]), workDir: work })) as FaultableCluster;
+  client = (await loadDriver('http')).connect(cluster, { dataOnHost: true });
   const leaders = await cluster.leaders(topic);
   ledger = new AckLedger({ recordsPerBatch: 8, producerIdBase: 7000, partitions: [0] });
-  await runLoad({
-    targets: [{ url: leaders.get(0)!.url, partitions: [0] }],
+  await client.produce({
+    leaders: new Map([[0, leaders.get(0)!.id]]),
     topic,
     acks: 'all',
     timeoutMs: 10_000,
@@ -57,8 +60,8 @@ afterAll(async () => {
 describe('checkAfterFault', () => {
   it('finds a clean cluster clean: nothing lost, replicas agree, HW where the answers said', async () => {
     expect(ledger.counts().ackedRecords).toBeGreaterThan(100);
-    expect((await waitForReplicasCaughtUp(cluster, topic, [0], 10_000)).caughtUp).toBe(true);
-    const c = await checkAfterFault({ source: cluster, topic, ledger, cutMs: Date.now() });
+    expect((await waitForReplicasCaughtUp(client, topic, [0], 10_000)).caughtUp).toBe(true);
+    const c = await checkAfterFault({ source: client, topic, ledger, cutMs: Date.now() });
     expect(c.report.ackedLost).toBe(0);
     expect(c.report.corrupt).toBe(0);
     expect(c.replicasDisagree).toBe(0);
@@ -76,9 +79,9 @@ describe('checkAfterFault', () => {
       const seq = inflated.send(0, b.sentMs);
       if (b.status === 'acked') inflated.ack(0, seq, b.baseOffset, b.ackMs);
     }
-    const settledHw = (await checkAfterFault({ source: cluster, topic, ledger, cutMs: Date.now() })).hwAfter;
+    const settledHw = (await checkAfterFault({ source: client, topic, ledger, cutMs: Date.now() })).hwAfter;
     inflated.noteHw(0, settledHw + 40);
-    const c = await checkAfterFault({ source: cluster, topic, ledger: inflated, cutMs: Date.now() });
+    const c = await checkAfterFault({ source: client, topic, ledger: inflated, cutMs: Date.now() });
     expect(c.hwWentBack).toBe(40);
     expect(c.report.ackedLost).toBe(0);
   }, 30_000);
@@ -99,8 +102,8 @@ describe('checkAfterFault', () => {
     writeFileSync(segment, buf);
     const [recovery] = await cluster.restart([follower.id]);
     expect(recovery.partitions[0]).toMatchObject({ topic, partition: 0, cleanShutdown: false });
-    expect((await waitForReplicasCaughtUp(cluster, topic, [0], 15_000)).caughtUp).toBe(true);
-    const c = await checkAfterFault({ source: cluster, topic, ledger, cutMs: Date.now() });
+    expect((await waitForReplicasCaughtUp(client, topic, [0], 15_000)).caughtUp).toBe(true);
+    const c = await checkAfterFault({ source: client, topic, ledger, cutMs: Date.now() });
     expect(c.replicasDisagree).toBe(1);
     expect(c.partitions[0].agree).toBe(false);
     expect(c.partitions[0].hashes[follower.id]).not.toBe(c.partitions[0].hashes[leader]);

@@ -3,8 +3,8 @@
 // lowest HW, and each leader's HW against the highest HW a produce answer reported before the
 // fault (an HW a client was told must not go back).
 import type { AckLedger } from '../workload/ledger.ts';
+import type { ClusterClient } from '../drivers/types.ts';
 import { checkLedger, type CheckReport } from './checker.ts';
-import { consumePartition } from './consume.ts';
 import { checkReplicaAgreement, type PartitionAgreement, type ReplicaSource } from './replicas.ts';
 import { lossTimeline, type LossTimeline } from './loss-timeline.ts';
 
@@ -22,7 +22,8 @@ export interface FaultCheck {
 }
 
 export interface AfterFaultOptions {
-  source: ReplicaSource;
+  /** The client driver connected to the cluster: replicas and the consumer go through it. */
+  source: ReplicaSource & Pick<ClusterClient, 'consume'>;
   topic: string;
   ledger: AckLedger;
   /** Wall-clock ms of the cut (the loss window is measured back from it). */
@@ -38,7 +39,7 @@ export async function checkAfterFault(opts: AfterFaultOptions): Promise<FaultChe
     partitions.map((p) => {
       const leader = source.leaderId(topic, p);
       if (leader === null) throw new Error(`check ${topic}-${p}: no leader after recovery`);
-      return consumePartition({ url: source.urlOf(leader), topic, partition: p, timeoutMs: opts.consumeTimeoutMs ?? 120_000 });
+      return source.consume({ topic, partition: p, brokerId: leader, timeoutMs: opts.consumeTimeoutMs ?? 120_000 });
     }),
   );
   const report = checkLedger(ledger, logs, { cutMs: opts.cutMs });

@@ -17,23 +17,9 @@
 import type { AckLedger, LedgerBatch } from '../workload/ledger.ts';
 import type { LedgerSummary } from '../results/types.ts';
 
-export interface ServedBatch {
-  baseOffset: number;
-  lastOffset: number;
-  producerId: number;
-  baseSequence: number;
-  records: number;
-}
-
-export interface PartitionLog {
-  partition: number;
-  /** Every batch served during the run, from any number of reads. */
-  batches: ServedBatch[];
-  /** Batches that failed validation when served (CRC, framing): must be 0. */
-  corrupt: number;
-  /** When given, records at or above it are not counted as served (a consumer sees only below the HW). */
-  highWatermark?: number;
-}
+// Served batches are the client driver's (harness/drivers/types.ts): any driver's consumer yields them.
+import type { ServedBatch, PartitionLog } from '../drivers/types.ts';
+export type { ServedBatch, PartitionLog };
 
 export interface LostBatch {
   partition: number;

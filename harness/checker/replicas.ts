@@ -1,55 +1,17 @@
-// Every replica's view of a partition, over GET /v1/admin/log-hash: its HW, its log end offset
-// and the sha256 of its stored batches below an offset. Replicas that agree hash the same bytes
+// Every replica's view of a partition, through the client driver: its HW, its log end offset
+// and a digest of its stored batches below an offset. Replicas that agree hash the same bytes
 // up to the lowest HW among them; a difference there means a committed record differs between
 // copies, which leader-epoch truncation (KIP-101) exists to prevent.
+import type { ClusterClient, ReplicaDigest } from '../drivers/types.ts';
 
-/** What the checker needs from a cluster: who the brokers are, where they answer, who leads. */
-export interface ReplicaSource {
-  readonly brokers: ReadonlyArray<{ id: number }>;
-  urlOf(brokerId: number): string;
-  leaderId(topic: string, partition: number): number | null;
-}
+/** What the checker needs from a cluster: who the brokers are, who leads, and each replica's digest. */
+export type ReplicaSource = Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest'>;
 
-export interface ReplicaState {
-  brokerId: number;
-  hw: number;
-  leo: number;
-  upTo: number;
-  hash: string;
-}
-
-interface LogHashAnswer {
-  brokerId: number;
-  hw: number;
-  leo: number;
-  upTo: number;
-  hash: string;
-  error?: string;
-}
-
-async function logHash(url: string, topic: string, partition: number, upTo: number | undefined): Promise<LogHashAnswer | null> {
-  const q = `topic=${encodeURIComponent(topic)}&partition=${partition}${upTo === undefined ? '' : `&upTo=${upTo}`}`;
-  const res = await fetch(`${url}/v1/admin/log-hash?${q}`, { signal: AbortSignal.timeout(10_000) });
-  const text = await res.text();
-  let body: LogHashAnswer;
-  try {
-    body = JSON.parse(text) as LogHashAnswer;
-  } catch {
-    throw new Error(`GET ${url}/v1/admin/log-hash?${q} answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
-  }
-  if (res.status === 200) return body;
-  if (body.error === 'UNKNOWN_TOPIC_OR_PARTITION') return null; // this broker holds no replica
-  throw new Error(`GET ${url}/v1/admin/log-hash?${q} answered ${res.status}: ${text.slice(0, 200)}`);
-}
+export type ReplicaState = ReplicaDigest;
 
 /** One state per broker that holds a replica of the partition (hash up to `upTo`, default its own HW). */
 export async function replicaStates(source: ReplicaSource, topic: string, partition: number, upTo?: number): Promise<ReplicaState[]> {
-  const answers = await Promise.all(
-    source.brokers.map(async (b) => {
-      const a = await logHash(source.urlOf(b.id), topic, partition, upTo);
-      return a ? { brokerId: b.id, hw: a.hw, leo: a.leo, upTo: a.upTo, hash: a.hash } : null;
-    }),
-  );
+  const answers = await Promise.all(source.brokers.map((b) => source.replicaDigest(b.id, topic, partition, upTo)));
   return answers.filter((a): a is ReplicaState => a !== null);
 }
 

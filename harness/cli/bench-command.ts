@@ -4,13 +4,15 @@ import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
 import { loadScenario, listScenarios } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
-import { processTarget } from '../targets/process-target.ts';
 import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { trialSummary } from '../runner/trial-summary.ts';
 import { EXIT, runVerdict } from '../results/verdict.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from '../targets/types.ts';
+import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from '../targets/registry.ts';
+import { FAULTS, FAULT_KINDS, canDeliver } from '../faults/registry.ts';
+import { DRIVERS, DRIVER_NAMES } from '../drivers/registry.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -32,7 +34,13 @@ options:
 Faults (the scenario's faults:): each repetition of a cell is one trial on a fresh cluster:
 the load runs until the fault fires, stops there, the hit brokers are restarted on the same
 disks, recover, and the checker compares every acknowledged record with what they serve.
-process-kill works on the process target; power-cut needs target: vm (QEMU).
+${FAULT_KINDS.map((k) => `  ${k.padEnd(14)}${FAULTS[k].summary}; targets: ${TARGET_KINDS.filter((t) => canDeliver(k, capabilitiesOf(t).faultActions)).join(', ')}`).join('\n')}
+
+Targets (target:):
+${TARGET_KINDS.map((t) => `  ${t.padEnd(14)}${TARGETS[t].summary}`).join('\n')}
+
+Client drivers (workload.driver:):
+${DRIVER_NAMES.map((d) => `  ${d.padEnd(14)}${DRIVERS[d].summary}`).join('\n')}
 
 Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.
 
@@ -81,7 +89,8 @@ export async function main(argv: string[]): Promise<number> {
     throw new Error(`--seed: expected a whole number from 0 to 4294967295, found '${values.seed}'`);
   }
   const scenario = loadScenario(positionals[0], { durationSec, repeat });
-  const target = await targetFor(scenario);
+  // Loaded only for the scenario's target: the process path never pulls in the QEMU code.
+  const target = await loadTarget(scenario.target, { scenario, log: (line) => console.log(line) });
   const root = findRepoRoot();
   const resultsDir = path.resolve(values['results-dir'] ?? path.join(root, 'results'));
   const reportsDir = path.resolve(values['reports-dir'] ?? path.join(root, 'reports'));
@@ -132,13 +141,6 @@ export async function main(argv: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-}
-
-async function targetFor(scenario: Scenario): Promise<Target> {
-  if (scenario.target === 'process') return processTarget();
-  // Loaded only for VM scenarios: the process path never pulls in the QEMU code.
-  const { vmTarget } = await import('../targets/vm-target.ts');
-  return vmTarget({ vm: scenario.vm, log: (line) => console.log(`[vm] ${line}`) });
 }
 
 function parsePositive(flag: string, v: string | undefined): number | undefined {

@@ -2,7 +2,7 @@
 // collect each one's recovery report, wait for the controller to give every partition a
 // serving leader, then for the followers to catch up (and truncate what diverged) so the
 // checker compares settled replicas.
-import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
+import { waitForReplicasCaughtUp, type ReplicaSource } from '../checker/replicas.ts';
 import type { BrokerRecovery, FaultableCluster } from '../targets/types.ts';
 
 export interface RecoveryOutcome {
@@ -21,11 +21,12 @@ export interface RecoverOptions {
   timeoutMs: number;
 }
 
-export async function recoverAfterFault(cluster: FaultableCluster, brokerIds: number[], opts: RecoverOptions): Promise<RecoveryOutcome> {
+/** `replicas`: the client driver connected to the cluster (it reads each replica's state). */
+export async function recoverAfterFault(cluster: FaultableCluster, replicas: ReplicaSource, brokerIds: number[], opts: RecoverOptions): Promise<RecoveryOutcome> {
   const t0 = Date.now();
   const recoveries = await cluster.restart(brokerIds);
   await cluster.waitForLeaders(opts.topic, opts.timeoutMs);
-  const sync = await waitForReplicasCaughtUp(cluster, opts.topic, opts.partitions, opts.timeoutMs);
+  const sync = await waitForReplicasCaughtUp(replicas, opts.topic, opts.partitions, opts.timeoutMs);
   return {
     recoveries,
     recoverMs: Date.now() - t0,

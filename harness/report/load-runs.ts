@@ -5,6 +5,8 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RunResult } from '../results/types.ts';
+import { faultKindSchema } from '../faults/registry.ts';
+import { targetKindSchema } from '../targets/registry.ts';
 
 const latency = z.object({
   p50: z.number(),
@@ -46,7 +48,7 @@ const timePoint = z.object({
 });
 
 const fault = z.object({
-  kind: z.enum(['power-cut', 'process-kill']),
+  kind: faultKindSchema,
   targets: z.array(z.number()),
   atMs: z.number(),
   ackedBeforeCut: z.number(),
@@ -131,7 +133,7 @@ const runSchema = z.object({
     note: z.string().optional(),
   }),
   settings: z.record(z.string(), z.unknown()),
-  target: z.enum(['process', 'vm']),
+  target: targetKindSchema,
   diskModel: z.string().optional(),
   cells: z.array(cell),
   expectations: z.array(

@@ -1,5 +1,7 @@
 // Shape of results/<scenario>/<run id>/run.json: the contract between the runner
 // (harness/run), the checker, and the report (harness/report).
+import type { FaultKind } from '../faults/registry.ts';
+import type { TargetKind } from '../targets/registry.ts';
 
 export type Params = Record<string, string | number | boolean>;
 
@@ -59,7 +61,7 @@ export interface BrokerSummary {
 }
 
 export interface FaultOutcome {
-  kind: 'power-cut' | 'process-kill';
+  kind: FaultKind;
   targets: number[];
   atMs: number; // since load start
   ackedBeforeCut: number;
@@ -164,7 +166,7 @@ export interface RunResult {
   gitCommit: string | null;
   environment: Environment;
   settings: Record<string, unknown>;
-  target: 'process' | 'vm';
+  target: TargetKind;
   /** VM target: the id of the disk model in harness/results/disk-models.ts (what a power cut loses). */
   diskModel?: string;
   cells: CellResult[];

@@ -1,44 +1,32 @@
-// What the brokers did during a cell: flushes and flush time from GET /v1/metrics, segment and
-// index files counted on disk (the segment-roll incident is about files, not counters).
+// What the brokers did during a cell: flushes and flush time from the client driver's broker
+// metrics, segment and index files counted on disk where the data dirs are on this host (the
+// segment-roll incident is about files, not counters).
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { BrokerSummary } from '../results/types.ts';
+import type { BrokerMetrics, PartitionFigures } from '../drivers/types.ts';
 
-interface PartitionMetricsLike {
-  role?: string;
-  bytes?: number;
-  flushes?: number;
-  rolls?: number;
-  flushTimeUs?: { p50?: number; p99?: number; p999?: number; max?: number };
-}
-
-function partitionsOf(metrics: unknown): PartitionMetricsLike[] {
-  if (!metrics || typeof metrics !== 'object') return [];
-  const parts = (metrics as { partitions?: unknown }).partitions;
-  return Array.isArray(parts) ? (parts as PartitionMetricsLike[]) : [];
-}
-
-export function summarizeBrokers(all: Array<{ brokerId: number; metrics: unknown }>, dataDirs: string[]): BrokerSummary {
+export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[]): BrokerSummary {
   let flushes = 0;
   let bytes = 0;
   let rolls = 0;
-  let busiest: PartitionMetricsLike | null = null;
-  for (const { metrics } of all) {
-    for (const p of partitionsOf(metrics)) {
-      flushes += p.flushes ?? 0;
-      rolls += p.rolls ?? 0;
-      if (p.role === 'leader') bytes += p.bytes ?? 0;
-      if (!busiest || (p.flushes ?? 0) > (busiest.flushes ?? 0)) busiest = p;
+  let busiest: PartitionFigures | null = null;
+  for (const { partitions } of all) {
+    for (const p of partitions) {
+      flushes += p.flushes;
+      rolls += p.rolls;
+      if (p.role === 'leader') bytes += p.bytes;
+      if (!busiest || p.flushes > busiest.flushes) busiest = p;
     }
   }
   const files = countLogFiles(dataDirs);
   return {
     flushes,
     flushTimeUs: {
-      p50: busiest?.flushTimeUs?.p50 ?? 0,
-      p99: busiest?.flushTimeUs?.p99 ?? 0,
-      p999: busiest?.flushTimeUs?.p999 ?? 0,
-      max: busiest?.flushTimeUs?.max ?? 0,
+      p50: busiest?.flushTimeUs.p50 ?? 0,
+      p99: busiest?.flushTimeUs.p99 ?? 0,
+      p999: busiest?.flushTimeUs.p999 ?? 0,
+      max: busiest?.flushTimeUs.max ?? 0,
     },
     segments: files.segments,
     indexFiles: files.indexFiles,

@@ -3,7 +3,7 @@
 import * as hdr from 'hdr-histogram-js';
 import type { BrokerSummary, CellResult, LatencySummaryUs, LedgerSummary, TimePoint } from '../results/types.ts';
 import type { ProbePoint } from '../probes/index.ts';
-import type { SecondPoint } from '../workload/load.ts';
+import type { SecondPoint } from '../drivers/types.ts';
 
 export function latencySummary(h: hdr.Histogram): LatencySummaryUs {
   if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, p9999: 0, max: 0, count: 0 };

@@ -12,6 +12,7 @@ import { resolveVictims } from '../faults/victims.ts';
 import { injectFault } from '../faults/inject.ts';
 import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
 import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
+import type { ClusterClient } from '../drivers/types.ts';
 
 /** A trial whose last acknowledgement came longer than this before the cut is flagged. */
 export const QUIET_BEFORE_CUT_MS = 1000;
@@ -74,6 +75,8 @@ export function ackFiguresAt(ledger: AckLedger, cutMs: number): AckFigures {
 
 export interface RecoverAndCheckOptions {
   cluster: FaultableCluster;
+  /** The client driver connected to the cluster: the checker reads through it. */
+  client: ClusterClient;
   fired: FiredFault;
   topic: string;
   ledger: AckLedger;
@@ -81,12 +84,12 @@ export interface RecoverAndCheckOptions {
 }
 
 export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ recovery: RecoveryOutcome; check: FaultCheck }> {
-  const recovery = await recoverAfterFault(opts.cluster, opts.fired.targets, {
+  const recovery = await recoverAfterFault(opts.cluster, opts.client, opts.fired.targets, {
     topic: opts.topic,
     partitions: opts.ledger.partitions(),
     timeoutMs: opts.timeoutMs,
   });
-  const check = await checkAfterFault({ source: opts.cluster, topic: opts.topic, ledger: opts.ledger, cutMs: opts.fired.cut.atMs });
+  const check = await checkAfterFault({ source: opts.client, topic: opts.topic, ledger: opts.ledger, cutMs: opts.fired.cut.atMs });
   return { recovery, check };
 }
 

@@ -12,13 +12,14 @@ import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
 import { ProbeSampler, perSecond, collectEnvironment, type ProbeSeries } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
-import { runLoad, type LoadResult, type LoadTarget } from '../workload/load.ts';
 import { checkLedger } from '../checker/checker.ts';
-import { consumePartition } from '../checker/consume.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
+import { loadDriver } from '../drivers/registry.ts';
+import type { ClientDriver, ClusterClient, ProduceResult } from '../drivers/types.ts';
 import { RunStore, newRunId, writeFileAtomic } from '../results/store.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
+import type { TargetCapabilities } from '../targets/registry.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
@@ -88,6 +89,8 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
   };
   let runFile = store.save(run);
   const sysctls = new HostSysctls();
+  const caps = opts.target.capabilities;
+  const driver = await loadDriver(scenario.workload.driver);
   const started = Date.now();
   try {
     for (const [i, cell] of scenario.matrix.entries()) {
@@ -95,7 +98,9 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       const settings = cellSettings(scenario, cell);
       const prefix = `[cell ${i + 1}/${scenario.matrix.length} ${cell.label}]`;
       const hasSysctls = Object.keys(settings.sysctls).length > 0;
-      if (hasSysctls && opts.target.kind === 'process' && !opts.allowHostSysctl) {
+      // On a target whose sysctls are the host's, only with --allow-host-sysctl; a VM sets them in its guest.
+      const onHost = hasSysctls && caps.sysctls === 'host';
+      if (onHost && !opts.allowHostSysctl) {
         const note = `sets host sysctls (${Object.keys(settings.sysctls).join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards)`;
         log(`${prefix} skipped: ${note}`);
         run.cells.push(skippedCell(cell.id, cell.params, 'skipped', note));
@@ -103,8 +108,8 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
         continue;
       }
       try {
-        if (hasSysctls && opts.target.kind === 'process') sysctls.apply(settings.sysctls);
-        const result = await runCell(opts, store, i, cell, settings, (line) => log(`${prefix} ${line}`), started);
+        if (onHost) sysctls.apply(settings.sysctls);
+        const result = await runCell(opts, driver, store, i, cell, settings, (line) => log(`${prefix} ${line}`), started);
         run.cells.push(result);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
@@ -134,6 +139,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
 
 async function runCell(
   opts: RunOptions,
+  driver: ClientDriver,
   store: RunStore,
   index: number,
   cell: MatrixCell,
@@ -142,6 +148,7 @@ async function runCell(
   runStartMs: number,
 ): Promise<CellResult> {
   const { scenario } = opts;
+  const caps = opts.target.capabilities;
   const w = scenario.workload;
   const cellDir = store.cellDir(index, cell.id);
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
@@ -166,16 +173,16 @@ async function runCell(
     const trialStartMs = Date.now();
     let cluster: RunningCluster | null = null;
     let sampler: ProbeSampler | null = null;
-    let loadPromise: Promise<LoadResult> | null = null;
+    let loadPromise: Promise<ProduceResult> | null = null;
     const stopForFault = new AbortController();
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal });
       accelerator = cluster.accelerator;
       const fault = scenario.faults[0];
-      if (fault) assertCanInject(scenario.faults, cluster, opts.target.kind);
-      const leaders = await cluster.leaders(scenario.cluster.topic);
-      const targets = groupByLeader(leaders);
+      if (fault) assertCanInject(scenario.faults, cluster, opts.target);
+      const client = driver.connect(cluster, { dataOnHost: caps.dataOnHost });
+      const leaders = new Map([...(await cluster.leaders(scenario.cluster.topic))].map(([p, b]) => [p, b.id]));
       const ledger = new AckLedger({
         recordsPerBatch: w.recordsPerBatch,
         producerIdBase: (Date.now() % 1_000_000) * 1000,
@@ -183,11 +190,11 @@ async function runCell(
       });
       const factory = new BatchFactory({ recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch });
       // A VM target probes inside the guest (its page cache is the one a power cut loses).
-      const probedBroker = [...leaders.values()][0]?.id ?? cluster.brokers[0].id;
-      sampler = hasGuestProbes(cluster) ? null : await startSampler(cluster, opts.target.kind, log);
+      const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
+      sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
       const loadStartMs = Date.now();
-      loadPromise = runLoad({
-        targets,
+      loadPromise = client.produce({
+        leaders,
         topic: scenario.cluster.topic,
         acks: settings.acks,
         timeoutMs: 30_000,
@@ -244,21 +251,22 @@ async function runCell(
         );
         const { recovery, check } = await recoverAndCheck({
           cluster: cluster as FaultableCluster,
+          client,
           fired,
           topic: scenario.cluster.topic,
           ledger,
-          timeoutMs: opts.target.kind === 'vm' ? 120_000 : 30_000,
+          timeoutMs: caps.recoveryTimeoutMs,
         });
-        broker = summarizeBrokers(await cluster.metrics(), cluster.brokers.map((b) => b.dataDir));
+        broker = await brokerFigures(client, cluster, caps, log);
         writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check }, null, 1));
         trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
       } else {
         // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
         // followers, so wait until the replicas caught up before the checker reads.
-        const caught = await waitForReplicasCaughtUp(cluster as FaultableCluster, scenario.cluster.topic, [...leaders.keys()], 30_000, 0);
+        const caught = await waitForReplicasCaughtUp(client, scenario.cluster.topic, [...leaders.keys()], 30_000, 0);
         // The checker reads every partition back from its leader, as a consumer would.
         const logs = await Promise.all(
-          [...leaders.entries()].map(([partition, b]) => consumePartition({ url: b.url, topic: scenario.cluster.topic, partition })),
+          [...leaders.entries()].map(([partition, brokerId]) => client.consume({ topic: scenario.cluster.topic, partition, brokerId })),
         );
         const report = checkLedger(ledger, logs);
         trial = {
@@ -283,7 +291,7 @@ async function runCell(
           trial.suspect = true;
           trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
         }
-        broker = summarizeBrokers(await cluster.metrics(), cluster.brokers.map((b) => b.dataDir));
+        broker = await brokerFigures(client, cluster, caps, log);
       }
       writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
       trial.cycleMs = Date.now() - trialStartMs;
@@ -333,10 +341,11 @@ async function runCell(
   };
 }
 
-function groupByLeader(leaders: Map<number, { url: string }>): LoadTarget[] {
-  const byUrl = new Map<string, number[]>();
-  for (const [p, b] of leaders) byUrl.set(b.url, [...(byUrl.get(b.url) ?? []), p]);
-  return [...byUrl.entries()].map(([url, partitions]) => ({ url, partitions }));
+/** Broker figures through the client driver; segment files are counted where the data dirs are on this host. */
+async function brokerFigures(client: ClusterClient, cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<CellResult['broker']> {
+  const { brokers, down } = await client.brokerMetrics();
+  for (const d of down) log(`broker ${d.brokerId}: no figures (${d.reason})`);
+  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : []);
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
@@ -369,16 +378,8 @@ function faultLine(t: Trial): string {
   return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
 }
 
-interface GuestProbing {
-  guestProbes(brokerId: number): ProbeSeries;
-}
-
-function hasGuestProbes(c: RunningCluster): c is RunningCluster & GuestProbing {
-  return typeof (c as Partial<GuestProbing>).guestProbes === 'function';
-}
-
 function guestSeries(c: RunningCluster, brokerId: number, log: (line: string) => void): ProbeSeries | null {
-  if (!hasGuestProbes(c)) return null;
+  if (!c.guestProbes) return null;
   try {
     return c.guestProbes(brokerId);
   } catch (err) {
@@ -387,14 +388,14 @@ function guestSeries(c: RunningCluster, brokerId: number, log: (line: string) =>
   }
 }
 
-/** Host probes watch the device under the first broker's data dir; a VM's data lives in a guest, so there they are best effort. */
-async function startSampler(cluster: RunningCluster, kind: Target['kind'], log: (line: string) => void): Promise<ProbeSampler | null> {
+/** Host probes watch the device under the first broker's data dir; where data dirs are not on this host (a VM's disk image), they are best effort. */
+async function startSampler(cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<ProbeSampler | null> {
   const sampler = new ProbeSampler({ dataDir: cluster.brokers[0].dataDir });
   try {
     await sampler.start();
     return sampler;
   } catch (err) {
-    if (kind !== 'vm') throw err;
+    if (caps.dataOnHost) throw err;
     log(`host probes off for this cell: ${(err as Error).message}`);
     return null;
   }

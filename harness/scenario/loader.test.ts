@@ -103,7 +103,7 @@ describe('shipped scenarios', () => {
   it('io-modes is 3 cells x 5 s, buffered/direct/dsync with flush never', () => {
     const s = loadScenario('io-modes', { scenariosDir: SCENARIOS });
     expect(s.matrix.map((c) => c.id)).toEqual(['io=buffered', 'io=direct', 'io=dsync']);
-    expect(s.workload).toMatchObject({ durationSec: 5, recordBytes: 1024, recordsPerBatch: 16, connections: 8, rate: null });
+    expect(s.workload).toMatchObject({ durationSec: 5, recordBytes: 1024, recordsPerBatch: 16, connections: 8, rate: null, driver: 'http' });
     expect(cellSettings(s, s.matrix[1])).toMatchObject({ io: 'direct', flush: { kind: 'never' } });
   });
 
@@ -345,6 +345,24 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     path: 'matrix.min.insync.replicas[2]',
     expected: /at most the replication factor \(3\)/,
     found: '4',
+  },
+  {
+    name: 'a client driver that is not in the driver registry',
+    text: `question: q\nworkload: { driver: kafka }\n`,
+    line: 2,
+    column: 21,
+    path: 'workload.driver',
+    expected: /^http$/,
+    found: "'kafka'",
+  },
+  {
+    name: 'a fault kind that is not in the fault registry',
+    text: `question: q\nfaults:\n  - { kind: freeze, target: all, when: { at: 2 } }\n`,
+    line: 3,
+    column: 13,
+    path: 'faults[0].kind',
+    expected: /^power-cut\|process-kill$/,
+    found: "'freeze'",
   },
   {
     name: 'power cut on the process target',

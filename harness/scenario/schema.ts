@@ -6,6 +6,9 @@
 import * as z from 'zod';
 import { SETTINGS, SETTING_NAMES, type SettingValue } from './settings.ts';
 import type { FaultVictims, FaultWhen } from './types.ts';
+import { FAULTS, FAULT_KINDS, faultKindSchema } from '../faults/registry.ts';
+import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
+import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
@@ -89,6 +92,7 @@ export const workloadSchema = z.strictObject({
   warmup: seconds('a duration >= 0 (seconds, or a string like 500ms, 2s)', (s) => s >= 0).default(1),
   duration: seconds('a duration > 0 (seconds, or a string like 5s, 1m)', (s) => s > 0).default(5),
   repetitions: intBetween(1, 1000).default(1),
+  driver: driverNameSchema.default(DEFAULT_DRIVER),
 });
 
 const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | all', (v) => {
@@ -135,11 +139,26 @@ const whenSchema = z
     return { afterAcked: w.afterAcked as number };
   });
 
-export const faultSchema = z.strictObject({
-  kind: z.enum(['power-cut', 'process-kill']),
-  target: faultTarget,
-  when: whenSchema,
-});
+/** Fields some fault kind declares beyond kind/target/when (harness/faults/registry.ts), optional here and refused on other kinds. */
+const kindFields: z.ZodRawShape = Object.fromEntries(
+  FAULT_KINDS.flatMap((k) => Object.entries(FAULTS[k].fields).map(([name, schema]) => [name, (schema as z.ZodType).optional()])),
+);
+
+export const faultSchema = z
+  .strictObject({
+    kind: faultKindSchema,
+    target: faultTarget,
+    when: whenSchema,
+    ...kindFields,
+  })
+  .superRefine((f, ctx) => {
+    const own = FAULTS[f.kind].fields;
+    for (const name of Object.keys(kindFields)) {
+      if (!(name in own) && (f as Record<string, unknown>)[name] !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `expected no ${name} on a ${f.kind} fault`, path: [name], input: (f as Record<string, unknown>)[name] });
+      }
+    }
+  });
 
 export const faultsSchema = z.array(faultSchema).default([]);
 
@@ -151,7 +170,7 @@ export const SECTION_SCHEMAS = {
   ).optional(),
   question: nonEmptyString('the question this scenario answers (a non-empty string; required)'),
   description: z.string().optional(),
-  target: z.enum(['process', 'vm']).default('process'),
+  target: targetKindSchema.default(DEFAULT_TARGET),
   vm: vmSchema.optional(),
   cluster: clusterSchema.prefault({}),
   settings: settingsSchema.prefault({}),

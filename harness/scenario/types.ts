@@ -1,8 +1,11 @@
 // What a loaded scenario looks like to the runner, the faults and the report.
 
 import type { SettingValue } from './settings.ts';
+import type { FaultKind } from '../faults/registry.ts';
+import type { TargetKind } from '../targets/registry.ts';
+import type { DriverName } from '../drivers/registry.ts';
 
-export type Target = 'process' | 'vm';
+export type Target = TargetKind;
 
 export interface VmOptions {
   /** auto: try KVM, fall back to TCG when the guest does not come up (see notes/vm-power-cut.md). */
@@ -40,6 +43,8 @@ export interface WorkloadSpec {
   warmupSec: number;
   durationSec: number;
   repetitions: number;
+  /** The client driver the load and the checker go through (harness/drivers/registry.ts). */
+  driver: DriverName;
 }
 
 export type FaultVictims = { broker: number } | 'leader' | 'all';
@@ -53,7 +58,7 @@ export type FaultWhen =
   | { afterAcked: number };
 
 export interface Fault {
-  kind: 'power-cut' | 'process-kill';
+  kind: FaultKind;
   target: FaultVictims;
   when: FaultWhen;
 }

@@ -8,6 +8,8 @@ import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
 import { effectiveParams, isSyntaxError, parseExpectation } from './expectations.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS, faultSchema } from './schema.ts';
+import { canDeliver, deliverableKinds } from '../faults/registry.ts';
+import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
 import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
 import type { Expectation, Fault, Scenario } from './types.ts';
@@ -60,9 +62,10 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
 
   // A misspelt target is reported once, not again through every check that depends on it.
   const targetKnown = s.target !== undefined;
-  const target = s.target ?? 'process';
-  if (targetKnown && target === 'process' && doc.vm !== undefined) {
-    issues.push(src.issue(['vm'], 'no vm: block on target: process (set target: vm to run in QEMU guests)', 'a vm: block', { key: true }));
+  const target = s.target ?? DEFAULT_TARGET;
+  if (targetKnown && !capabilitiesOf(target).vmOptions && doc.vm !== undefined) {
+    const vmTargets = TARGET_KINDS.filter((t) => capabilitiesOf(t).vmOptions).join(' | ');
+    issues.push(src.issue(['vm'], `no vm: block on target: ${target} (set target: ${vmTargets} to run in QEMU guests)`, 'a vm: block', { key: true }));
   }
 
   // Cluster shape.
@@ -117,11 +120,11 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       }
     }
   }
-  if (targetKnown && target === 'process' && firstSysctl && s.requiresRoot !== true) {
+  if (targetKnown && capabilitiesOf(target).sysctls === 'host' && firstSysctl && s.requiresRoot !== true) {
     issues.push(
       src.issue(
         firstSysctl,
-        'requiresRoot: true at the top of the file (on target: process, vm.* settings rewrite the host\'s global sysctls)',
+        `requiresRoot: true at the top of the file (on target: ${target}, vm.* settings rewrite the host's global sysctls)`,
         `${String(firstSysctl[firstSysctl.length - 1])} without requiresRoot`,
         { key: true },
       ),
@@ -154,6 +157,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         warmupSec: s.workload.warmup,
         durationSec: opts.durationSec ?? s.workload.duration,
         repetitions: opts.repeat ?? s.workload.repetitions,
+        driver: s.workload.driver,
       }
     : undefined;
 
@@ -167,8 +171,17 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     : [];
   faultItems.forEach((f, i) => {
     if (!f) return;
-    if (targetKnown && f.kind === 'power-cut' && target !== 'vm') {
-      issues.push(src.issue(['faults', i, 'kind'], 'process-kill on target: process (power-cut needs target: vm)', "'power-cut'"));
+    // Refused here, with the target named, not only when its cluster starts.
+    if (targetKnown && !canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
+      const can = deliverableKinds(capabilitiesOf(target).faultActions);
+      const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
+      issues.push(
+        src.issue(
+          ['faults', i, 'kind'],
+          `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'})`,
+          `'${f.kind}'`,
+        ),
+      );
     }
     if (typeof f.target === 'object' && s.cluster && f.target.broker >= s.cluster.brokers) {
       issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${s.cluster.brokers - 1} | leader | all`, String(f.target.broker)));
@@ -226,7 +239,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     question: s.question!,
     ...(s.description !== undefined ? { description: s.description } : {}),
     target,
-    ...(target === 'vm' ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
+    ...(capabilitiesOf(target).vmOptions ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
     cluster: {
       brokers: cluster.brokers,
       topic: cluster.topic,

@@ -6,6 +6,7 @@
 import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
+import { capabilitiesOf } from './registry.ts';
 
 interface HealthAnswer {
   brokerId?: number;
@@ -33,8 +34,6 @@ export async function readRecovery(url: string, brokerId: number, restartMs: num
 }
 
 class ProcessCluster implements FaultableCluster {
-  readonly supportsPowerCut = false;
-
   constructor(private readonly cluster: Cluster) {}
 
   get brokers(): TargetBroker[] {
@@ -113,6 +112,7 @@ class ProcessCluster implements FaultableCluster {
 export function processTarget(): Target {
   return {
     kind: 'process',
+    capabilities: capabilitiesOf('process'),
     async start(opts: ClusterStartOptions): Promise<FaultableCluster> {
       const { cluster: spec, settings } = opts;
       const cluster = await startCluster({

@@ -1,8 +1,10 @@
 // A target is how brokers are started (Jepsen's "db" + "os"): local processes now, QEMU VMs
 // for power cuts. The runner, the faults and the checker see only this interface.
 import { SCENARIO_SETTINGS, isServerSetting } from '../../engine/settings/index.ts';
+import type { ProbeSeries } from '../probes/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
+import type { TargetCapabilities, TargetKind } from './registry.ts';
 
 export interface TargetBroker {
   id: number;
@@ -26,13 +28,19 @@ export interface RunningCluster {
   readonly accelerator?: 'kvm' | 'tcg';
   /** Current leader URL of every partition of the topic, from the controller. */
   leaders(topic: string): Promise<Map<number, TargetBroker>>;
-  /** GET /v1/metrics of every live broker. */
+  /** Current leader broker id of a partition (from the controller), or null when offline. */
+  leaderId(topic: string, partition: number): number | null;
+  /** The target's own view of every live broker's figures (the runner reads them through the client driver instead). */
   metrics(): Promise<Array<{ brokerId: number; metrics: unknown }>>;
+  /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
+  guestProbes?(brokerId: number): ProbeSeries;
   stop(): Promise<void>;
 }
 
 export interface Target {
-  readonly kind: 'process' | 'vm';
+  readonly kind: TargetKind;
+  /** What its clusters can do; the runner reads these instead of the kind. */
+  readonly capabilities: TargetCapabilities;
   start(opts: ClusterStartOptions): Promise<RunningCluster>;
 }
 
@@ -61,13 +69,11 @@ export interface CutInfo {
 }
 
 /**
- * A cluster the faults can act on. The process target implements processKill; the VM target
- * implements both (powerCut = SIGKILL of the QEMU process: the guest's page cache dies too).
+ * A cluster the faults can act on. Which of powerCut/processKill really deliver is declared by
+ * the target's capabilities.faultActions (harness/targets/registry.ts); the others throw. The VM
+ * target does both (powerCut = SIGKILL of the QEMU process: the guest's page cache dies too).
  */
 export interface FaultableCluster extends RunningCluster {
-  readonly supportsPowerCut: boolean;
-  /** Current leader broker id of a partition (from the controller), or null when offline. */
-  leaderId(topic: string, partition: number): number | null;
   powerCut(brokerIds: number[]): Promise<CutInfo>;
   processKill(brokerIds: number[]): Promise<CutInfo>;
   /** Brings the brokers back on the same disks / data dirs; waits until they serve. */

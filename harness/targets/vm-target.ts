@@ -13,6 +13,7 @@ import { repoRoot } from '../vm/paths.ts';
 import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
+import { capabilitiesOf } from './registry.ts';
 import { VmBroker, type BootRecord, type BrokerHealth, type GuestStateAtFault } from './vm-broker.ts';
 import { planNetwork } from './vm-network.ts';
 
@@ -86,7 +87,6 @@ export interface VmTargetBroker extends TargetBroker {
 }
 
 class VmCluster implements FaultableCluster {
-  readonly supportsPowerCut = true;
   private stopping: Promise<void> | null = null;
 
   constructor(
@@ -410,6 +410,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
   let imagePromise: Promise<VmImage> | null = opts.image ? Promise.resolve(opts.image) : null;
   return {
     kind: 'vm',
+    capabilities: capabilitiesOf('vm'),
     async start(o: ClusterStartOptions): Promise<VmCluster> {
       const { cluster: spec, settings, signal } = o;
       if (signal?.aborted) throw new Error('interrupted before the VM cluster started');

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrokerProcess, tempDir, type BrokerProcess } from '../../engine/server/test-support.ts';
 import { BatchFactory } from './batch-factory.ts';
 import { AckLedger } from './ledger.ts';
-import { runLoad } from './load.ts';
+import { loadDriver } from '../drivers/registry.ts';
+import type { ProduceResult } from '../drivers/types.ts';
 
 let dir: string;
 let broker: BrokerProcess;
@@ -53,10 +54,14 @@ describe('coordinated-omission correction (fixed rate, broker frozen by SIGSTOP)
         thawedAt = Date.now();
       }, freezeMs);
     }, 2000);
-    let r: Awaited<ReturnType<typeof runLoad>>;
+    const client = (await loadDriver('http')).connect(
+      { brokers: [{ id: 1, url: broker.url, dataDir: dir }], leaderId: () => 1 },
+      { dataOnHost: true },
+    );
+    let r: ProduceResult;
     try {
-      r = await runLoad({
-        targets: [{ url: broker.url, partitions: [0] }],
+      r = await client.produce({
+        leaders: new Map([[0, 1]]),
         topic: 'co',
         acks: 1,
         timeoutMs: 10_000,

@@ -1,6 +1,7 @@
-// The load generator against a real broker process: every acknowledged batch is in the ledger
-// with the offset the broker gave it, pipelined answers are matched to their requests, and a
-// fixed-rate run keeps a coordinated-omission-corrected histogram.
+// The workload through the client-driver seam (the http driver) against a real broker process:
+// every acknowledged batch is in the ledger with the offset the broker gave it, pipelined answers
+// are matched to their requests, a fixed-rate run keeps a coordinated-omission-corrected
+// histogram, and a replica's stored bytes read back from disk match its log hash.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -8,17 +9,21 @@ import path from 'node:path';
 import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
 import { AckLedger } from './ledger.ts';
 import { BatchFactory } from './batch-factory.ts';
-import { runLoad } from './load.ts';
-import { consumePartition } from '../checker/consume.ts';
+import { createHash } from 'node:crypto';
 import { checkLedger } from '../checker/checker.ts';
+import { loadDriver } from '../drivers/registry.ts';
+import type { ClusterClient } from '../drivers/types.ts';
 
 let cluster: Cluster;
+let client: ClusterClient;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durolab-load-test-'));
 
 beforeAll(async () => {
   // min ISR 2 on one broker: acks=1 works, acks=all is refused with NOT_ENOUGH_REPLICAS.
   cluster = await startCluster({ brokers: 1, dir, port: 0, topics: [{ name: 'load', partitions: 2, replicationFactor: 1 }], set: ['min.insync.replicas=2'] });
   await cluster.waitForLeaders();
+  const driver = await loadDriver('http');
+  client = driver.connect({ brokers: cluster.brokers, leaderId: (t, p) => cluster.leaderOf(t, p)?.id ?? null }, { dataOnHost: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -26,12 +31,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('runLoad', () => {
+describe('produce through the http driver', () => {
   it('pipelined closed loop: the ledger matches what the log serves', async () => {
     const ledger = new AckLedger({ recordsPerBatch: 8, producerIdBase: 5000, partitions: [0, 1] });
     const factory = new BatchFactory({ recordBytes: 100, recordsPerBatch: 8 });
-    const r = await runLoad({
-      targets: [{ url: cluster.brokers[0].url, partitions: [0, 1] }],
+    const id = cluster.brokers[0].id;
+    const r = await client.produce({
+      leaders: new Map([[0, id], [1, id]]),
       topic: 'load',
       acks: 1,
       timeoutMs: 10_000,
@@ -50,18 +56,35 @@ describe('runLoad', () => {
     expect(r.latencyUs.totalCount).toBeGreaterThan(0);
     // requests still in flight when the run ended are the only unacknowledged ones
     expect(counts.pending).toBeLessThanOrEqual(3 * 4);
-    const logs = await Promise.all([0, 1].map((partition) => consumePartition({ url: cluster.brokers[0].url, topic: 'load', partition })));
+    const logs = await Promise.all([0, 1].map((partition) => client.consume({ topic: 'load', partition })));
     const report = checkLedger(ledger, logs);
     expect(report).toMatchObject({ ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, offsetChanged: 0 });
     expect(report.acked).toBe(counts.ackedRecords);
     expect(report.unackedPresent).toBeLessThanOrEqual(3 * 4 * 8);
+
+    // The replica's stored batches below its HW, read from its data dir, are what the consumer
+    // was served, and hash to what the broker's own log hash says.
+    const digest = await client.replicaDigest(id, 'load', 0);
+    expect(digest).not.toBeNull();
+    expect(digest!.upTo).toBe(logs[0].highWatermark);
+    const stored = await client.readReplicaLog(id, 'load', 0, digest!.upTo);
+    expect(stored!.corrupt).toBe(0);
+    expect(stored!.batches).toEqual(logs[0].batches);
+    expect(createHash('sha256').update(stored!.bytes).digest('hex')).toBe(digest!.hash);
+    expect(await client.replicaDigest(id, 'no-such-topic', 0)).toBeNull();
+
+    const figures = await client.brokerMetrics();
+    expect(figures.down).toEqual([]);
+    const p0 = figures.brokers[0].partitions.find((p) => p.topic === 'load' && p.partition === 0)!;
+    expect(p0).toMatchObject({ role: 'leader', hw: digest!.hw, leo: digest!.leo, isr: [id] });
+    expect(p0.bytes).toBe(stored!.bytes.length);
   }, 30_000);
 
   it('fixed rate: holds the rate and keeps a corrected histogram', async () => {
     const ledger = new AckLedger({ recordsPerBatch: 4, producerIdBase: 7000, partitions: [0] });
     const factory = new BatchFactory({ recordBytes: 64, recordsPerBatch: 4 });
-    const r = await runLoad({
-      targets: [{ url: cluster.brokers[0].url, partitions: [0] }],
+    const r = await client.produce({
+      leaders: new Map([[0, cluster.brokers[0].id]]),
       topic: 'load',
       acks: 1,
       timeoutMs: 10_000,
@@ -83,8 +106,8 @@ describe('runLoad', () => {
   it('refused produces are marked failed in the ledger, counted by name, and kept out of the latency', async () => {
     const ledger = new AckLedger({ recordsPerBatch: 2, producerIdBase: 9000, partitions: [1] });
     const factory = new BatchFactory({ recordBytes: 32, recordsPerBatch: 2 });
-    const r = await runLoad({
-      targets: [{ url: cluster.brokers[0].url, partitions: [1] }],
+    const r = await client.produce({
+      leaders: new Map([[1, cluster.brokers[0].id]]),
       topic: 'load',
       acks: 'all',
       timeoutMs: 5_000,

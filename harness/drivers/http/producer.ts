@@ -1,61 +1,28 @@
-// Drives produce load with autocannon. Each request body is a fresh RecordBatch carrying a
-// producer id and sequence; the response hook writes the ack ledger. Latency comes from
-// autocannon's response events (hrtime-based, fractional ms) into an HdrHistogram in integer
-// microseconds: autocannon's own histogram is whole milliseconds, too coarse for fsync.
+// The HTTP driver's producer: produce load with autocannon against durolab's /v1 API. Each
+// request body is a fresh RecordBatch carrying a producer id and sequence; the response hook
+// writes the ack ledger. Latency comes from autocannon's response events (hrtime-based,
+// fractional ms) into an HdrHistogram in integer microseconds: autocannon's own histogram is
+// whole milliseconds, too coarse for fsync.
 import autocannon from 'autocannon';
 import * as hdr from 'hdr-histogram-js';
-import type { AckLedger } from './ledger.ts';
-import type { BatchFactory } from './batch-factory.ts';
+import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
 
-import type { Acks } from '../../engine/settings/values.ts';
-export type { Acks };
-
+/** One broker's share of the load: the partitions it leads. */
 export interface LoadTarget {
   /** Base URL of the broker leading `partitions`, e.g. http://127.0.0.1:9092 */
   url: string;
   partitions: number[];
 }
 
-export interface LoadOptions {
-  targets: LoadTarget[];
-  topic: string;
-  acks: Acks;
-  timeoutMs: number;
-  connections: number;
-  pipelining: number;
-  /** Batches per second over all connections; null = closed loop. */
-  rate: number | null;
-  warmupSec: number;
-  durationSec: number;
-  ledger: AckLedger;
-  factory: BatchFactory;
-  /** Called once a second with the last second's figures (progress line, time series). */
-  onSecond?: (point: SecondPoint) => void;
-  signal?: AbortSignal;
-}
-
-export interface SecondPoint {
-  t: number;
-  recordsPerSec: number;
-  requestsPerSec: number;
-  p99Us: number | null;
-}
-
-export interface LoadResult {
-  latencyUs: hdr.Histogram;
-  /** Coordinated-omission corrected (expected interval = connections / rate); fixed-rate runs only. */
-  correctedLatencyUs: hdr.Histogram | null;
-  errors: Record<string, number>;
-  timeseries: SecondPoint[];
-  /** Seconds of the measured window (after warm-up), as actually run. */
-  measuredSec: number;
-  measuredRequests: number;
-  measuredRecords: number;
-  measuredBytes: number;
-  loadStartMs: number;
-  measureStartMs: number;
-  endMs: number;
-  interrupted: boolean;
+/** Groups the partitions by the URL of the broker leading them. */
+export function loadTargets(cluster: DriverCluster, leaders: ReadonlyMap<number, number>): LoadTarget[] {
+  const byUrl = new Map<string, number[]>();
+  for (const [partition, id] of leaders) {
+    const b = cluster.brokers.find((x) => x.id === id);
+    if (!b) throw new Error(`produce: partition ${partition} is led by broker ${id}, which is not in the cluster (brokers ${cluster.brokers.map((x) => x.id).join(', ')})`);
+    byUrl.set(b.url, [...(byUrl.get(b.url) ?? []), partition]);
+  }
+  return [...byUrl.entries()].map(([url, partitions]) => ({ url, partitions }));
 }
 
 const MAX_LATENCY_US = 120_000_000;
@@ -82,14 +49,15 @@ export function splitConnections(total: number, targets: LoadTarget[]): number[]
   return shares;
 }
 
-export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions): Promise<ProduceResult> {
   const { ledger, factory } = opts;
+  const targets = loadTargets(cluster, opts.leaders);
   const latencyUs = newHistogram();
   const correctedLatencyUs = opts.rate ? newHistogram() : null;
   const errors: Record<string, number> = {};
   const timeseries: SecondPoint[] = [];
   const recordsPerBatch = ledger.recordsPerBatch;
-  const connections = splitConnections(opts.connections, opts.targets);
+  const connections = splitConnections(opts.connections, targets);
   const totalSec = opts.warmupSec + opts.durationSec;
   const loadStartMs = Date.now();
   const measureStartMs = loadStartMs + opts.warmupSec * 1000;
@@ -106,7 +74,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     errors[name] = (errors[name] ?? 0) + 1;
   };
 
-  const instances = opts.targets.map((target, ti) => {
+  const instances = targets.map((target, ti) => {
     const url = new URL(target.url);
     let next = 0;
     const request: autocannon.Request = {
@@ -236,13 +204,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   };
 }
 
-function partitionOfProducer(ledger: AckLedger, producerId: number | undefined): number | null {
+function partitionOfProducer(ledger: ProduceLedger, producerId: number | undefined): number | null {
   if (producerId === undefined) return null;
   for (const p of ledger.partitions()) if (ledger.producerIdOf(p) === producerId) return p;
   return null;
 }
 
-function settleUnconfirmed(ledger: AckLedger, atMs: number): void {
+function settleUnconfirmed(ledger: ProduceLedger, atMs: number): void {
   for (const p of ledger.partitions()) {
     for (const b of ledger.batches(p)) if (b.status === 'pending') ledger.unconfirmed(p, b.baseSequence, atMs);
   }

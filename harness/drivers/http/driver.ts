@@ -1,0 +1,54 @@
+// The first client driver: durolab's own /v1 HTTP API. Produce is autocannon with RecordBatch
+// bodies (producer.ts), consume is GET .../records from the leader (consumer.ts), replicas and
+// broker figures come from /v1/admin/log-hash and /v1/metrics (admin.ts). This folder is the
+// only place in the harness's runner, checker and workload paths that builds a /v1 URL.
+import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
+import { brokerMetrics, logHash, readReplicaFromDisk } from './admin.ts';
+import { consumeOverHttp } from './consumer.ts';
+import { runHttpLoad } from './producer.ts';
+
+function brokerOf(cluster: DriverCluster, brokerId: number): { id: number; url: string; dataDir: string } {
+  const b = cluster.brokers.find((x) => x.id === brokerId);
+  if (!b) throw new Error(`http driver: no broker ${brokerId} in the cluster (brokers ${cluster.brokers.map((x) => x.id).join(', ')})`);
+  return b;
+}
+
+export function httpClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
+  return {
+    driver: 'http',
+    get brokers() {
+      return cluster.brokers;
+    },
+    leaderId: (topic, partition) => cluster.leaderId(topic, partition),
+    produce: (o) => runHttpLoad(cluster, o),
+    consume: (o) => {
+      const id = o.brokerId ?? cluster.leaderId(o.topic, o.partition);
+      if (id === null) throw new Error(`consume ${o.topic}-${o.partition}: the partition has no leader`);
+      return consumeOverHttp({ url: brokerOf(cluster, id).url, topic: o.topic, partition: o.partition, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+    },
+    replicaDigest: (brokerId, topic, partition, upTo) => logHash(brokerOf(cluster, brokerId).url, brokerId, topic, partition, upTo),
+    readReplicaLog: async (brokerId, topic, partition, upTo) => {
+      if (!opts.dataOnHost) {
+        throw new Error(
+          `read replica log ${topic}-${partition} of broker ${brokerId}: the http driver reads stored batches from the broker's data dir, ` +
+            "which this target keeps off the host (compare replicaDigest instead)",
+        );
+      }
+      return readReplicaFromDisk(brokerOf(cluster, brokerId).dataDir, brokerId, topic, partition, upTo);
+    },
+    brokerMetrics: async () => {
+      const settled = await Promise.allSettled(cluster.brokers.map((b) => brokerMetrics(b.url, b.id)));
+      const brokers = [];
+      const down = [];
+      for (const [i, r] of settled.entries()) {
+        if (r.status === 'fulfilled') brokers.push(r.value);
+        else down.push({ brokerId: cluster.brokers[i]!.id, reason: (r.reason as Error).message });
+      }
+      return { brokers, down };
+    },
+  };
+}
+
+export function httpDriver(): ClientDriver {
+  return { name: 'http', connect: httpClient };
+}

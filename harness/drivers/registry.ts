@@ -1,0 +1,28 @@
+// The one list of client drivers (how the harness talks to the system under test), selected by
+// a scenario's `workload.driver`. Each loads lazily: validating a scenario never pulls in a
+// client library.
+import * as z from 'zod';
+import type { ClientDriver } from './types.ts';
+
+export const DRIVER_NAMES = ['http'] as const;
+export type DriverName = (typeof DRIVER_NAMES)[number];
+
+export interface DriverSpec {
+  summary: string;
+  load(): Promise<ClientDriver>;
+}
+
+export const DRIVERS: Record<DriverName, DriverSpec> = {
+  http: {
+    summary: "durolab's /v1 HTTP API: autocannon produce of RecordBatch bodies, fetch, log-hash, metrics",
+    load: async () => (await import('./http/driver.ts')).httpDriver(),
+  },
+};
+
+export const DEFAULT_DRIVER: DriverName = 'http';
+
+export const driverNameSchema = z.enum(DRIVER_NAMES);
+
+export function loadDriver(name: DriverName): Promise<ClientDriver> {
+  return DRIVERS[name].load();
+}

@@ -1,0 +1,187 @@
+// The client-driver seam, in the manner of OpenMessaging Benchmark's BenchmarkDriver: everything
+// the workload, the checker and the broker figures need from the system under test, whatever the
+// protocol. A driver connects to a running cluster and hands back a ClusterClient; the runner,
+// the checker and the workload speak only to that. `http` (durolab's /v1 API) is the first
+// driver; a Kafka wire-protocol driver plugs in beside it (harness/drivers/registry.ts).
+import type * as hdr from 'hdr-histogram-js';
+import type { Acks } from '../scenario/settings.ts';
+import type { BatchFactory } from '../workload/batch-factory.ts';
+import type { DriverName } from './registry.ts';
+
+/** What a driver needs to know about a running cluster (a target's RunningCluster satisfies it). */
+export interface DriverCluster {
+  readonly brokers: ReadonlyArray<{ id: number; url: string; dataDir: string }>;
+  /** Current leader of a partition, from the cluster's controller; null while offline. */
+  leaderId(topic: string, partition: number): number | null;
+}
+
+export interface ConnectOptions {
+  /** Broker data dirs are host directories (TargetCapabilities.dataOnHost): replica logs can be read from disk. */
+  dataOnHost: boolean;
+}
+
+export interface ClientDriver {
+  readonly name: DriverName;
+  connect(cluster: DriverCluster, opts: ConnectOptions): ClusterClient;
+}
+
+/**
+ * The hooks a producer calls as batches go out and answers come back: the ack ledger
+ * (harness/workload/ledger.ts) implements them. Sequences are the idempotent-producer identity
+ * (producer id per partition, base sequence per batch) every batch carries.
+ */
+export interface ProduceLedger {
+  readonly recordsPerBatch: number;
+  partitions(): number[];
+  producerIdOf(partition: number): number;
+  /** A batch is about to be sent; returns its base sequence. */
+  send(partition: number, sentMs: number): number;
+  /** The broker acknowledged the batch at this offset. */
+  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void;
+  /** The broker refused the batch; `error` is Kafka's error name (or the client's, e.g. CLIENT_TIMEOUT). */
+  fail(partition: number, baseSequence: number, error: string, atMs: number): void;
+  /** acks=0: sent, never confirmed. */
+  unconfirmed(partition: number, baseSequence: number, atMs: number): void;
+  /** A produce answer reported this high watermark. */
+  noteHw(partition: number, hw: number): void;
+  batches(partition: number): Iterable<{ baseSequence: number; status: string }>;
+}
+
+export interface ProduceOptions {
+  topic: string;
+  /** Partition -> id of the broker leading it when the load starts. */
+  leaders: ReadonlyMap<number, number>;
+  acks: Acks;
+  /** Produce request timeout (acks=all waits up to this for the ISR). */
+  timeoutMs: number;
+  connections: number;
+  /** Requests in flight per connection. */
+  pipelining: number;
+  /** Batches per second over all connections; null = closed loop. */
+  rate: number | null;
+  warmupSec: number;
+  durationSec: number;
+  ledger: ProduceLedger;
+  /** RecordBatch v2 bodies carrying each batch's producer id and base sequence. */
+  factory: BatchFactory;
+  /** Called once a second with the last second's figures (progress line, time series). */
+  onSecond?: (point: SecondPoint) => void;
+  signal?: AbortSignal;
+}
+
+export interface SecondPoint {
+  t: number;
+  recordsPerSec: number;
+  requestsPerSec: number;
+  p99Us: number | null;
+}
+
+export interface ProduceResult {
+  /** Acknowledged produce latency, integer microseconds. */
+  latencyUs: hdr.Histogram;
+  /** Coordinated-omission corrected (expected interval = connections / rate); fixed-rate runs only. */
+  correctedLatencyUs: hdr.Histogram | null;
+  /** Failures counted by error name. */
+  errors: Record<string, number>;
+  timeseries: SecondPoint[];
+  /** Seconds of the measured window (after warm-up), as actually run. */
+  measuredSec: number;
+  measuredRequests: number;
+  measuredRecords: number;
+  measuredBytes: number;
+  loadStartMs: number;
+  measureStartMs: number;
+  endMs: number;
+  interrupted: boolean;
+}
+
+/** One batch as a consumer was served it. */
+export interface ServedBatch {
+  baseOffset: number;
+  lastOffset: number;
+  producerId: number;
+  baseSequence: number;
+  records: number;
+}
+
+export interface PartitionLog {
+  partition: number;
+  batches: ServedBatch[];
+  /** Batches that failed validation when served (CRC, framing): must be 0. */
+  corrupt: number;
+  /** When given, records at or above it are not counted as served (a consumer sees only below the HW). */
+  highWatermark?: number;
+}
+
+export interface ConsumedPartition extends PartitionLog {
+  highWatermark: number;
+}
+
+export interface ConsumeOptions {
+  topic: string;
+  partition: number;
+  /** Read from this broker; default: the partition's current leader. */
+  brokerId?: number;
+  /** Give up after this long (a broker that keeps failing must not hang the run). Default 120 s. */
+  timeoutMs?: number;
+}
+
+/** A replica's log below an offset: its HW, LEO and a digest of its stored batch bytes. */
+export interface ReplicaDigest {
+  brokerId: number;
+  hw: number;
+  leo: number;
+  /** The digest covers whole batches whose last offset is below this. */
+  upTo: number;
+  /** sha256 hex of those batches' bytes, as stored. */
+  hash: string;
+}
+
+/** A replica's stored batches below an offset, bytes included, for host-side comparison. */
+export interface ReplicaLog {
+  brokerId: number;
+  upTo: number;
+  batches: ServedBatch[];
+  /** Invalid batches met in the segments read (a torn tail counts, also past `upTo` in the last segment read). */
+  corrupt: number;
+  /** The batches' bytes, concatenated as stored. */
+  bytes: Buffer;
+}
+
+/** One partition replica as its broker reports it. */
+export interface PartitionFigures {
+  topic: string;
+  partition: number;
+  role: string;
+  leaderEpoch: number;
+  hw: number;
+  leo: number;
+  isr: number[];
+  /** Bytes appended to this replica's log. */
+  bytes: number;
+  flushes: number;
+  rolls: number;
+  flushTimeUs: { p50: number; p99: number; p999: number; max: number };
+}
+
+export interface BrokerMetrics {
+  brokerId: number;
+  partitions: PartitionFigures[];
+}
+
+/** A driver connected to one running cluster. */
+export interface ClusterClient {
+  readonly driver: DriverName;
+  readonly brokers: ReadonlyArray<{ id: number }>;
+  leaderId(topic: string, partition: number): number | null;
+  /** Runs the produce load, writing every batch's fate into the ledger. */
+  produce(opts: ProduceOptions): Promise<ProduceResult>;
+  /** Everything of a partition from its log start to its high watermark, as a consumer sees it. */
+  consume(opts: ConsumeOptions): Promise<ConsumedPartition>;
+  /** A replica's HW, LEO and digest below `upTo` (default: its HW); null when the broker holds no replica of the partition. */
+  replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
+  /** A replica's stored batches below `upTo`; null when the broker holds no replica of the partition. */
+  readReplicaLog(brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null>;
+  /** Figures of every live broker (a broker that does not answer is left out and named in `down`). */
+  brokerMetrics(): Promise<{ brokers: BrokerMetrics[]; down: Array<{ brokerId: number; reason: string }> }>;
+}

@@ -1,0 +1,58 @@
+// The registries agree with each other and with what they load: every fault kind can be
+// delivered by some target, `scenario check` refuses a kind with the target named, a loaded
+// target carries the capabilities the registry declares, and a driver loads under its name.
+import { describe, expect, it } from 'vitest';
+import { FAULTS, FAULT_KINDS, deliverableKinds } from '../faults/registry.ts';
+import { refusal } from '../faults/inject.ts';
+import { DRIVER_NAMES, loadDriver } from '../drivers/registry.ts';
+import { compileScenario, ScenarioError } from '../scenario/index.ts';
+import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts';
+
+const faultScenario = (target: string, kind: string) =>
+  `question: q\ntarget: ${target}\nfaults:\n  - { kind: ${kind}, target: all, when: { at: 2 } }\n`;
+
+describe('fault and target registries', () => {
+  it('every fault kind is delivered by at least one target', () => {
+    for (const kind of FAULT_KINDS) {
+      expect(TARGET_KINDS.filter((t) => deliverableKinds(capabilitiesOf(t).faultActions).includes(kind)), kind).not.toEqual([]);
+    }
+  });
+
+  it('scenario check accepts exactly the kinds a target delivers and names the target otherwise', () => {
+    for (const target of TARGET_KINDS) {
+      for (const kind of FAULT_KINDS) {
+        const text = faultScenario(target, kind);
+        const can = deliverableKinds(capabilitiesOf(target).faultActions).includes(kind);
+        if (can) {
+          expect(compileScenario(text, 'f.yaml', { defaultName: 'f' }).faults[0]!.kind).toBe(kind);
+          expect(refusal(kind, { kind: target, capabilities: capabilitiesOf(target) })).toBeNull();
+        } else {
+          let err: unknown;
+          try {
+            compileScenario(text, 'f.yaml', { defaultName: 'f' });
+          } catch (e) {
+            err = e;
+          }
+          expect(err).toBeInstanceOf(ScenarioError);
+          const issue = (err as ScenarioError).issues.find((i) => i.path === 'faults[0].kind');
+          expect(issue?.expected).toContain(`on target: ${target}`);
+          expect(refusal(kind, { kind: target, capabilities: capabilitiesOf(target) })).toContain(`target ${target} cannot deliver fault ${kind} (it needs ${FAULTS[kind].needs})`);
+        }
+      }
+    }
+  });
+
+  it('a loaded target carries the capabilities its registry entry declares', async () => {
+    for (const kind of TARGET_KINDS) {
+      const t = await loadTarget(kind, { scenario: {}, log: () => {} });
+      expect(t.kind).toBe(kind);
+      expect(t.capabilities).toBe(TARGETS[kind].capabilities);
+    }
+    expect(capabilitiesOf('process')).toMatchObject({ sysctls: 'host', recoveryTimeoutMs: 30_000, dataOnHost: true, guestProbes: false });
+    expect(capabilitiesOf('vm')).toMatchObject({ sysctls: 'guest', recoveryTimeoutMs: 120_000, dataOnHost: false, guestProbes: true });
+  });
+
+  it('every driver in the registry loads under its name', async () => {
+    for (const name of DRIVER_NAMES) expect((await loadDriver(name)).name).toBe(name);
+  });
+});
