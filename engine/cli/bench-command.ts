@@ -7,7 +7,8 @@ import { runBench, type BaselineChoice, type BenchResult } from './bench-runner.
 import { rowLabel, verifyCosts } from './bench-goals.ts';
 import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from './cli-args.ts';
 import { flushFlag } from './write-command.ts';
-import { fmtBatch, fmtMBps, renderTable } from './text-format.ts';
+import { renderTable } from '../common/text-table.ts';
+import { fmtBatch, fmtMBps } from './text-format.ts';
 
 export const DEFAULT_OUT = path.join('results', 'engine', 'latest.json');
 

@@ -94,10 +94,3 @@ export interface Budget {
 
 export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 3 };
 export const QUICK_BUDGET: Budget = { volumeBytes: 16 * 2 ** 20, maxSeconds: 0.25, reps: 1 };
-
-export function median(xs: number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-}

@@ -7,9 +7,11 @@ import path from 'node:path';
 import { formatFlushPolicy, type IoMode } from '../storage/index.ts';
 import { collectEnvironment } from '../../harness/probes/index.ts';
 import type { Environment } from '../../harness/results/types.ts';
-import { median, planRows, type BenchRowSpec, type Budget, type PlanFilter } from './bench-plan.ts';
+import { planRows, type BenchRowSpec, type Budget, type PlanFilter } from './bench-plan.ts';
 import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideKind, type SideResult } from './bench-side.ts';
 import { evaluateGoals, type GoalResult } from './bench-goals.ts';
+import { writeJsonAtomic } from '../common/atomic-file.ts';
+import { median } from '../common/stats.ts';
 
 export type BaselineChoice = 'auto' | 'fio' | 'writeSync';
 
@@ -97,24 +99,9 @@ export function fsTypeName(dir: string): { name: string; tmpfs: boolean } {
   return { name: known[t] ?? `0x${t.toString(16)}`, tmpfs: t === TMPFS_MAGIC || t === RAMFS_MAGIC };
 }
 
-/** tmp file + fsync + rename: a reader never sees half a file. */
-export function writeJsonAtomic(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    const data = Buffer.from(JSON.stringify(value, null, 2) + '\n');
-    let off = 0;
-    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-}
-
 function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): BenchRow {
-  const m = (f: (r: BenchRep) => number) => median(reps.map(f));
+  // NaN when no repetition ran: the row then says so instead of showing a zero.
+  const m = (f: (r: BenchRep) => number) => median(reps.map(f)) ?? NaN;
   const engineMBps = m((r) => r.engine.mbps);
   const baselineMBps = m((r) => r.baseline.mbps);
   const kinds = new Set(reps.map((r) => r.baseline.kind));

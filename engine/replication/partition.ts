@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CorruptBatchError, LOG_OVERHEAD, readBatchHeader, type BatchHeader } from '../records/index.ts';
 import { Log } from '../storage/index.ts';
+import type { LatencySummary } from '../common/latency.ts';
 import type { LogConfig } from '../storage/types.ts';
 import { BrokerError, type KafkaErrorName } from './errors.ts';
 import { HighWatermarkCheckpoint } from './hw-checkpoint.ts';
@@ -86,8 +87,8 @@ export interface PartitionMetrics {
   records: number;
   bytes: number;
   flushes: number;
-  flushTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
-  writeTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
+  flushTimeUs: LatencySummary;
+  writeTimeUs: LatencySummary;
   followers: FollowerMetrics[];
   isrShrinks: number;
   isrExpands: number;

@@ -3,6 +3,7 @@
 // deletions durable.
 import fs from 'node:fs';
 import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../common/atomic-file.ts';
 
 export const LOG_SUFFIX = '.log';
 export const INDEX_SUFFIX = '.index';
@@ -76,15 +77,6 @@ export function listDir(dir: string): DirListing {
   return out;
 }
 
-export function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /**
  * Kafka's checkpoint text format (version, entry count, entries), with one entry: the
  * partition directory's name and its recovery point.
@@ -113,18 +105,7 @@ export function readCheckpoint(dir: string): { offset: number | null; problem: s
 
 /** tmp + fsync + rename + fsync(dir): a crash leaves the old or the new checkpoint, never a torn one. */
 export function writeCheckpoint(dir: string, recoveryPoint: number): void {
-  const tmp = path.join(dir, CHECKPOINT_TMP);
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    const data = Buffer.from(formatCheckpoint(dir, recoveryPoint));
-    let off = 0;
-    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off, off);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, path.join(dir, CHECKPOINT_FILE));
-  fsyncDir(dir);
+  writeFileAtomic(path.join(dir, CHECKPOINT_FILE), formatCheckpoint(dir, recoveryPoint), { tmp: path.join(dir, CHECKPOINT_TMP) });
 }
 
 export function writeCleanMarker(dir: string): void {

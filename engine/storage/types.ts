@@ -2,6 +2,8 @@
 // has one (segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
 // flush.messages, flush.ms, message.max.bytes).
 
+import type { LatencySummary } from '../common/latency.ts';
+
 export type IoMode = 'buffered' | 'direct' | 'dsync';
 export type SyncCall = 'fsync' | 'fdatasync';
 export type FlushPolicy =
@@ -93,8 +95,8 @@ export interface LogStats {
   records: number;
   bytes: number;
   flushes: number;
-  flushTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
-  writeTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
+  flushTimeUs: LatencySummary;
+  writeTimeUs: LatencySummary;
   segments: number;
   rolls: number;
   logStartOffset: number;

@@ -5,9 +5,10 @@ import path from 'node:path';
 import { loadScenario, listScenarios } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
 import { processTarget } from '../targets/process-target.ts';
-import { writeRunReport, writeReportsIndex, findRepoRoot } from '../report/index.ts';
+import { findRepoRoot } from '../../engine/common/repo-root.ts';
+import { writeRunReport, writeReportsIndex } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
-import { trialSummary } from '../runner/trial-summary.ts';
+import { trialSummary } from './trial-summary.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from '../targets/types.ts';
 

@@ -13,6 +13,7 @@ const latency = z.object({
   p999: z.number(),
   p9999: z.number(),
   max: z.number(),
+  mean: z.number().optional(),
   count: z.number(),
 });
 

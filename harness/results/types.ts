@@ -3,15 +3,9 @@
 
 export type Params = Record<string, string | number | boolean>;
 
-export interface LatencySummaryUs {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  p9999: number;
-  max: number;
-  count: number;
-}
+import type { LatencyBrief, LatencySummary } from '../../engine/common/latency.ts';
+
+export type { LatencyBrief, LatencySummary };
 
 export interface LedgerSummary {
   acked: number;
@@ -49,7 +43,7 @@ export interface TimePoint {
 
 export interface BrokerSummary {
   flushes: number;
-  flushTimeUs: { p50: number; p99: number; p999: number; max: number };
+  flushTimeUs: LatencyBrief;
   segments: number;
   indexFiles?: number;
   bytes: number;
@@ -109,9 +103,9 @@ export interface CellResult {
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   note?: string;
   throughput: { recordsPerSec: number; mbPerSec: number; requestsPerSec: number };
-  latencyUs: LatencySummaryUs;
+  latencyUs: LatencySummary;
   /** Coordinated-omission corrected latency (fixed-rate workloads only). */
-  correctedLatencyUs?: LatencySummaryUs;
+  correctedLatencyUs?: LatencySummary;
   errors: Record<string, number>;
   ledger: LedgerSummary;
   broker: BrokerSummary;

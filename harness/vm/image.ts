@@ -11,7 +11,8 @@ import { buildGuestBundle } from './guest-bundle.ts';
 import { GUEST_MODULES, planModules } from './kernel-modules.ts';
 import { resolveGuestKernel, type KernelSource } from './kernel.ts';
 import { renderInitScript } from './init-script.ts';
-import { defaultVmCacheDir, repoRoot } from './paths.ts';
+import { repoRoot } from '../../engine/common/repo-root.ts';
+import { defaultVmCacheDir } from './paths.ts';
 import { checkVmPrerequisites, requireExecutable } from './prerequisites.ts';
 
 /** Bump when the image layout changes in a way the hashed inputs do not show. */
