@@ -18,17 +18,17 @@ export interface BenchRowSpec {
   verify: boolean;
 }
 
-export const DEFAULT_BATCHES = [4096, 65536, 1048576] as const;
+const DEFAULT_BATCHES = [4096, 65536, 1048576] as const;
 
 /** The write paths and the flush policies worth comparing in each (O_DSYNC needs no explicit flush). */
-export const DEFAULT_MODE_FLUSHES: ReadonlyArray<{ mode: IoMode; flushes: string[] }> = [
+const DEFAULT_MODE_FLUSHES: ReadonlyArray<{ mode: IoMode; flushes: string[] }> = [
   { mode: 'buffered', flushes: ['never', 'per-batch', 'messages:32'] },
   { mode: 'direct', flushes: ['never', 'per-batch'] },
   { mode: 'dsync', flushes: ['never'] },
 ];
 
 /** Rows that also run with verifyBatches=false: where nothing but the write hides the CRC's cost. */
-export const VERIFY_OFF_ROWS: ReadonlyArray<{ mode: IoMode; flush: string }> = [{ mode: 'buffered', flush: 'never' }];
+const VERIFY_OFF_ROWS: ReadonlyArray<{ mode: IoMode; flush: string }> = [{ mode: 'buffered', flush: 'never' }];
 
 export const RECORD_BYTES = 1024;
 

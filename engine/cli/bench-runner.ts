@@ -93,7 +93,7 @@ const ENV_NOTE =
 const TMPFS_MAGIC = 0x01021994;
 const RAMFS_MAGIC = 0x858458f6;
 
-export function fsTypeName(dir: string): { name: string; tmpfs: boolean } {
+function fsTypeName(dir: string): { name: string; tmpfs: boolean } {
   const t = fs.statfsSync(dir).type;
   const known: Record<number, string> = { 0xef53: 'ext4', 0x58465342: 'xfs', 0x9123683e: 'btrfs', [TMPFS_MAGIC]: 'tmpfs', [RAMFS_MAGIC]: 'ramfs', 0x794c7630: 'overlayfs', 0x65735546: 'fuse' };
   return { name: known[t] ?? `0x${t.toString(16)}`, tmpfs: t === TMPFS_MAGIC || t === RAMFS_MAGIC };

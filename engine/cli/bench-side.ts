@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { Log, type IoMode } from '../storage/index.ts';
-import { LatencyRecorder, EMPTY_LATENCY, type LatencySummary } from '../common/latency.ts';
+import { LatencyRecorder, type LatencySummary } from '../common/latency.ts';
 import { encodeSizedBatch } from './sized-batch.ts';
 import type { BenchRowSpec } from './bench-plan.ts';
 
@@ -233,10 +233,6 @@ export async function fioAvailable(): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-export function emptySide(kind: SideKind): SideResult {
-  return { kind, bytes: 0, ops: 0, seconds: 0, mbps: 0, latUs: { ...EMPTY_LATENCY }, syncs: 0, syncLatUs: null, opP50Us: 0 };
 }
 
 export function runDirFor(root: string, rowIndex: number, rep: number, side: string): string {

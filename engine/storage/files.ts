@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../common/atomic-file.ts';
 
-export const LOG_SUFFIX = '.log';
-export const INDEX_SUFFIX = '.index';
-export const TIME_INDEX_SUFFIX = '.timeindex';
+const LOG_SUFFIX = '.log';
+const INDEX_SUFFIX = '.index';
+const TIME_INDEX_SUFFIX = '.timeindex';
 export const CHECKPOINT_FILE = 'recovery-point-offset-checkpoint';
 export const CHECKPOINT_TMP = `${CHECKPOINT_FILE}.tmp`;
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
@@ -81,7 +81,7 @@ export function listDir(dir: string): DirListing {
  * Kafka's checkpoint text format (version, entry count, entries), with one entry: the
  * partition directory's name and its recovery point.
  */
-export function formatCheckpoint(dir: string, recoveryPoint: number): string {
+function formatCheckpoint(dir: string, recoveryPoint: number): string {
   return `0\n1\n${path.basename(dir)} ${recoveryPoint}\n`;
 }
 

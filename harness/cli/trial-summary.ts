@@ -17,7 +17,7 @@ export interface CellTrialStats {
   perTrialLost: number[];
 }
 
-export function cellTrialStats(c: CellResult): CellTrialStats {
+function cellTrialStats(c: CellResult): CellTrialStats {
   const trials: Trial[] = c.trials ?? [];
   return {
     cell: c.id,

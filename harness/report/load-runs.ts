@@ -209,7 +209,7 @@ function startedMs(e: RunEntry): number {
 }
 
 /** Newest first: by start time, then by run id (run ids are time-ordered), then by path. */
-export function newestFirst(a: RunEntry, b: RunEntry): number {
+function newestFirst(a: RunEntry, b: RunEntry): number {
   return startedMs(b) - startedMs(a) || (b.run?.runId ?? '').localeCompare(a.run?.runId ?? '') || b.file.localeCompare(a.file);
 }
 

@@ -54,7 +54,7 @@ export function ninesFromHistogram(base64: string, summary: LatencySummary): Nin
   }
 }
 
-export function ninesFromSummary(s: LatencySummary, problem: string): NinesCurve {
+function ninesFromSummary(s: LatencySummary, problem: string): NinesCurve {
   const pairs: Array<[number, number]> = [
     [50, s.p50],
     [90, s.p90],
