@@ -3,9 +3,10 @@
 
 export type Params = Record<string, string | number | boolean>;
 
+import type { Environment } from '../../engine/common/environment.ts';
 import type { LatencyBrief, LatencySummary } from '../../engine/common/latency.ts';
 
-export type { LatencyBrief, LatencySummary };
+export type { Environment, LatencyBrief, LatencySummary };
 
 export interface LedgerSummary {
   acked: number;
@@ -124,19 +125,6 @@ export interface ExpectationResult {
   detail: string;
 }
 
-export interface Environment {
-  hostname: string;
-  cpu: string;
-  cores: number;
-  memoryBytes: number;
-  kernel: string;
-  os: string;
-  node: string;
-  dataDir: string;
-  filesystem: string;
-  device: string;
-  note?: string;
-}
 
 export interface RunResult {
   schemaVersion: 1;
