@@ -1,5 +1,6 @@
 // Kafka's error names, shared by the partition logic, the HTTP server and the clients that
 // read its answers (harness workload, checker). The HTTP status is what a curl user sees.
+import type { StorageError, StorageErrorKind } from '../storage/errors.ts';
 
 export const ERROR_STATUS = {
   NOT_LEADER_OR_FOLLOWER: 421,
@@ -44,4 +45,19 @@ export class BrokerError extends Error {
   toJSON(): Record<string, unknown> {
     return { error: this.code, message: this.message, ...this.details };
   }
+}
+
+/** The one mapping from the storage layer's errors to Kafka's error names. */
+export const STORAGE_ERROR_NAMES: Readonly<Record<StorageErrorKind, KafkaErrorName>> = {
+  offline: 'KAFKA_STORAGE_ERROR',
+  unreadable: 'KAFKA_STORAGE_ERROR',
+  'corrupt-batch': 'CORRUPT_MESSAGE',
+  'too-large': 'MESSAGE_TOO_LARGE',
+  'out-of-range': 'OFFSET_OUT_OF_RANGE',
+  'invalid-argument': 'INVALID_REQUEST',
+};
+
+/** A storage error as the broker answers it: Kafka's name, the same message and details. */
+export function brokerErrorFromStorage(e: StorageError): BrokerError {
+  return new BrokerError(STORAGE_ERROR_NAMES[e.kind], e.message, e.details);
 }

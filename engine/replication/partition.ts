@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CorruptBatchError, LOG_OVERHEAD, readBatchHeader, type BatchHeader } from '../records/index.ts';
-import { Log } from '../storage/index.ts';
+import { Log, StorageError } from '../storage/index.ts';
 import type { LatencySummary } from '../common/latency.ts';
-import type { LogConfig } from '../storage/types.ts';
-import { BrokerError, type KafkaErrorName } from './errors.ts';
+import type { LogConfig, ReadResult } from '../storage/types.ts';
+import { BrokerError, brokerErrorFromStorage, type KafkaErrorName } from './errors.ts';
 import { HighWatermarkCheckpoint } from './hw-checkpoint.ts';
 import { LeaderEpochCache, UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, type EpochEndOffset } from './leader-epoch-cache.ts';
 import { DelayedProducePurgatory } from './purgatory.ts';
@@ -428,7 +428,7 @@ export class Partition {
       this.updateFollowerFetchState(f, fetchOffset, leo);
       this.maybeExpandIsr(f);
       this.maybeIncrementHw();
-      const r = this.log.read(fetchOffset, maxBytes);
+      const r = this.readLog(fetchOffset, maxBytes);
       return { data: r.data, nextOffset: r.nextOffset, highWatermark: this._hw, leaderEpoch: this._leaderEpoch, logStartOffset: this.log.logStartOffset };
     } catch (e) {
       this.countError(e);
@@ -538,7 +538,7 @@ export class Partition {
       }
       const hw = this._hw;
       if (offset >= hw) return { data: Buffer.alloc(0), nextOffset: offset, highWatermark: hw, logStartOffset: start };
-      const r = this.log.read(offset, maxBytes, hw);
+      const r = this.readLog(offset, maxBytes, hw);
       return { data: r.data, nextOffset: r.nextOffset, highWatermark: hw, logStartOffset: start };
     } catch (e) {
       this.countError(e);
@@ -767,7 +767,7 @@ export class Partition {
     let offset = this.log.logStartOffset;
     const end = Math.min(limit, this.log.logEndOffset);
     outer: while (offset < end) {
-      const r = this.log.read(offset, 1 << 20);
+      const r = this.readLog(offset, 1 << 20);
       if (r.data.length === 0) break;
       for (const { position, header, size } of this.splitBatches(r.data, 'logHash')) {
         if (header.baseOffset + header.lastOffsetDelta >= limit) break outer;
@@ -838,8 +838,18 @@ export class Partition {
     }
   }
 
+  /** log.read, with a storage error turned into the broker's answer. */
+  private readLog(offset: number, maxBytes: number, maxOffset?: number): ReadResult {
+    try {
+      return this.log.read(offset, maxBytes, maxOffset);
+    } catch (e) {
+      throw e instanceof StorageError ? brokerErrorFromStorage(e) : e;
+    }
+  }
+
   private storageError(e: unknown, what: string): unknown {
     if (e instanceof BrokerError) return e;
+    if (e instanceof StorageError) return brokerErrorFromStorage(e);
     if (e instanceof CorruptBatchError) return new BrokerError('CORRUPT_MESSAGE', `${what} ${this.topic}-${this.partition}: ${e.message}`, { reason: e.reason });
     const code = (e as NodeJS.ErrnoException)?.code;
     const msg = e instanceof Error ? e.message : String(e);
