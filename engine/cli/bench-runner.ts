@@ -4,10 +4,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { formatFlushPolicy, type IoMode } from '../storage/index.ts';
+import { formatFlushPolicy } from '../storage/index.ts';
 import { collectEnvironment, type Environment } from '../common/environment.ts';
 import { planRows, type BenchRowSpec, type Budget, type PlanFilter } from './bench-plan.ts';
-import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideKind, type SideResult } from './bench-side.ts';
+import type { BenchRep, BenchRow } from './bench-row.ts';
+import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideResult } from './bench-side.ts';
 import { evaluateGoals, type GoalResult } from './bench-goals.ts';
 import { writeJsonAtomic } from '../common/atomic-file.ts';
 import { median } from '../common/stats.ts';
@@ -25,50 +26,6 @@ export interface BenchOptions {
   signal?: AbortSignal;
   /** Progress lines (one per row). */
   onProgress?: (line: string) => void;
-}
-
-export interface BenchRep {
-  order: 'engine-first' | 'baseline-first';
-  engine: SideResult;
-  baseline: SideResult;
-}
-
-export interface BenchRow {
-  mode: IoMode;
-  flush: string;
-  batchBytes: number;
-  recordsPerBatch: number;
-  /** The baseline syncs every this many writes (0: never). */
-  syncEvery: number;
-  /** The engine checked each batch's CRC-32C and record framing (verifyBatches, the default); false rows are not judged by the targets. */
-  verify: boolean;
-  baseline: SideKind;
-  /** Medians over the repetitions; MB = 10^6 bytes. */
-  engineMBps: number;
-  baselineMBps: number;
-  /** engineMBps / baselineMBps. */
-  ratio: number;
-  /** Engine append latency (around Log.append, flush included), µs. */
-  p50Us: number;
-  p99Us: number;
-  p999Us: number;
-  /** Baseline write latency p50 (fio clat: without the fdatasync), µs. */
-  baselineP50Us: number;
-  /** Baseline fdatasync latency p50, µs, when it synced. */
-  baselineSyncP50Us: number | null;
-  /**
-   * Baseline write + fdatasync per operation p50 (the per-batch comparison), µs. From fio it is
-   * the sum of two p50s (write clat p50 + fdatasync lat p50: fio reports them apart), not the
-   * p50 of per-operation sums; from the writeSync loop it is the p50 of the sums.
-   */
-  baselineOpP50Us: number;
-  engineFlushes: number;
-  engineFlushP50Us: number | null;
-  baselineSyncs: number;
-  reps: BenchRep[];
-  /** Why a baseline other than fio was used, or why a run failed. */
-  notes: string[];
-  error?: string;
 }
 
 export interface BenchResult {
