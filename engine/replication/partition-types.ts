@@ -1,7 +1,6 @@
 // What a Partition (partition.ts) takes and answers: its options, produce and fetch results,
 // and the metrics the broker serves at /v1/metrics.
-import type { LatencySummary } from '../common/latency.ts';
-import type { LogConfig } from '../storage/types.ts';
+import type { LogConfig, LogStats } from '../storage/types.ts';
 import type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
 
 export type PartitionRole = 'leader' | 'follower' | 'none';
@@ -56,7 +55,8 @@ export interface FollowerMetrics {
   inIsr: boolean;
 }
 
-export interface PartitionMetrics {
+/** The partition's state and counters, with its log's append and flush figures. */
+export interface PartitionMetrics extends Pick<LogStats, 'appends' | 'records' | 'bytes' | 'flushes' | 'flushTimeUs' | 'writeTimeUs'> {
   topic: string;
   partition: number;
   role: PartitionRole;
@@ -74,12 +74,6 @@ export interface PartitionMetrics {
   purgatoryExpired: number;
   /** Long-poll fetches waiting in waitForData. */
   longPolls: number;
-  appends: number;
-  records: number;
-  bytes: number;
-  flushes: number;
-  flushTimeUs: LatencySummary;
-  writeTimeUs: LatencySummary;
   followers: FollowerMetrics[];
   isrShrinks: number;
   isrExpands: number;

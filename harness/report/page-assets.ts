@@ -137,3 +137,19 @@ export const CHARTS_JS = `
 /** No network at all: a report must open offline, and anything that tries to fetch shows up as an error. */
 export const CSP =
   "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:";
+
+/**
+ * The top of every report page up to and including <head>'s end: charset, the CSP, viewport,
+ * optional extra <meta> lines (already HTML), the title (already escaped) and the page CSS.
+ */
+export function pageHead(titleHtml: string, extraMeta = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+${extraMeta}<title>${titleHtml}</title>
+<style>${PAGE_CSS}</style>
+</head>`;
+}
