@@ -21,7 +21,7 @@ export interface LatencySummary {
 /** The short form reports and broker figures carry (p50, p99, p99.9, max). */
 export type LatencyBrief = Pick<LatencySummary, 'p50' | 'p99' | 'p999' | 'max'>;
 
-export const EMPTY_LATENCY: Readonly<LatencySummary> = Object.freeze({ p50: 0, p90: 0, p99: 0, p999: 0, p9999: 0, max: 0, mean: 0, count: 0 });
+const EMPTY_LATENCY: Readonly<LatencySummary> = Object.freeze({ p50: 0, p90: 0, p99: 0, p999: 0, p9999: 0, max: 0, mean: 0, count: 0 });
 
 /** A histogram of µs values with 3 significant digits (values up to 2^32 µs). */
 export function newLatencyHistogram(): hdr.Histogram {

@@ -49,7 +49,7 @@ export class BrokerError extends Error {
 }
 
 /** The one mapping from the storage layer's errors to Kafka's error names. */
-export const STORAGE_ERROR_NAMES: Readonly<Record<StorageErrorKind, KafkaErrorName>> = {
+const STORAGE_ERROR_NAMES: Readonly<Record<StorageErrorKind, KafkaErrorName>> = {
   offline: 'KAFKA_STORAGE_ERROR',
   unreadable: 'KAFKA_STORAGE_ERROR',
   'corrupt-batch': 'CORRUPT_MESSAGE',

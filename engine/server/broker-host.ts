@@ -5,7 +5,7 @@ import type { BrokerError, Partition } from '../replication/index.ts';
 import type { BrokerSettings } from './config.ts';
 import type { FetcherStats } from './fetcher.ts';
 
-export type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'unknown';
+type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'unknown';
 
 export class HttpStats {
   requests = 0;

@@ -14,7 +14,7 @@
  * - invalid-argument: a call the log cannot act on (not a Buffer, a follower batch at the wrong
  *   offset, negative limits).
  */
-export const STORAGE_ERROR_KINDS = ['offline', 'unreadable', 'corrupt-batch', 'too-large', 'out-of-range', 'invalid-argument'] as const;
+const STORAGE_ERROR_KINDS = ['offline', 'unreadable', 'corrupt-batch', 'too-large', 'out-of-range', 'invalid-argument'] as const;
 export type StorageErrorKind = (typeof STORAGE_ERROR_KINDS)[number];
 
 /** `details`: facts for the caller's answer (sizes, limits, offsets, errno), never needed to act. */

@@ -1,7 +1,7 @@
 // Stylesheet and browser script shared by the run page and the index page. Plain JS (no
 // build step) that runs from file://.
 
-export const PAGE_CSS = `
+const PAGE_CSS = `
 :root { --fg:#1d2327; --muted:#667; --line:#dde1e5; --bg:#fff; --soft:#f5f7f9; --bad:#b3261e; --good:#1e7b34; --warn:#8a5a00; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
@@ -135,7 +135,7 @@ export const CHARTS_JS = `
 `;
 
 /** No network at all: a report must open offline, and anything that tries to fetch shows up as an error. */
-export const CSP =
+const CSP =
   "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:";
 
 /**
