@@ -66,7 +66,7 @@ export class Partition {
     if (log.logStartOffset > 0) this.epochCache.truncateFromStart(log.logStartOffset);
     this.hwCheckpoint = new HighWatermarkCheckpoint(dir, opts.topic, opts.partition);
     const hw = Math.min(this.hwCheckpoint.read() ?? 0, log.logEndOffset);
-    this.state = new IsrState(this, { now: this.now, proposeIsr: opts.proposeIsr, isClosed: () => this.closed }, hw);
+    this.state = new IsrState(this, { now: this.now, proposeIsr: (req) => opts.proposeIsr(req), isClosed: () => this.closed }, hw);
     this.leader = new LeaderRequests(this, this.state, opts.minInsyncReplicas, this.now);
   }
 
