@@ -19,7 +19,7 @@ import {
   toBrokerError,
 } from './http-util.ts';
 
-export const BINARY_TYPES = [RECORD_BATCH_TYPE, 'application/octet-stream'] as const;
+const BINARY_TYPES = [RECORD_BATCH_TYPE, 'application/octet-stream'] as const;
 export const PRODUCE_TYPES = [...BINARY_TYPES, 'application/json'] as const;
 /** JSON escapes and field names make a JSON produce larger than the batch it becomes. */
 export const JSON_BODY_SLACK = 64 * 1024;

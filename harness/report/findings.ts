@@ -19,7 +19,7 @@ import {
 } from './format.ts';
 import { median } from '../../engine/common/stats.ts';
 
-export function baselineCell(run: RunResult): CellResult | undefined {
+function baselineCell(run: RunResult): CellResult | undefined {
   return run.cells.find((c) => isMeasured(c) && c.throughput.recordsPerSec > 0);
 }
 

@@ -2,7 +2,7 @@
 
 export { renderRunReport, type RenderOptions } from './run-page.ts';
 export { writeRunReport, writeReportsIndex, type WriteOptions } from './write-reports.ts';
-export { findings, verdict, baselineCell } from './findings.ts';
+export { findings, verdict } from './findings.ts';
 export { main } from './report-command.ts';
 export { readRunJson, listRuns, resolveRunFile, asRunResult } from './load-runs.ts';
 export { defaultDirs } from './repo-paths.ts';

@@ -20,7 +20,7 @@ export interface LatencyShape {
   seed: number;
 }
 
-export function latencyHistogram(shape: LatencyShape): { base64: string; summary: LatencySummary } {
+function latencyHistogram(shape: LatencyShape): { base64: string; summary: LatencySummary } {
   const rand = seededRandom(shape.seed);
   const h = build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
   for (let i = 0; i < shape.count; i++) {
@@ -50,7 +50,7 @@ export interface CellShape {
   errors?: Record<string, number>;
 }
 
-export function makeCell(shape: CellShape, seed: number): CellResult {
+function makeCell(shape: CellShape, seed: number): CellResult {
   const { base64, summary } = latencyHistogram({ ...shape.latency, seed });
   const rand = seededRandom(seed + 1);
   const seconds = shape.seconds ?? 30;
