@@ -6,9 +6,10 @@ import { FULL_BUDGET, QUICK_BUDGET, type Budget } from './bench-plan.ts';
 import { runBench, type BaselineChoice, type BenchResult } from './bench-runner.ts';
 import { rowLabel, verifyCosts } from './bench-goals.ts';
 import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from '../common/flags.ts';
-import { fmtBatch, fmtMBps, renderTable } from './text-format.ts';
+import { renderTable } from '../common/text-table.ts';
+import { fmtBatch, fmtMBps } from './text-format.ts';
 
-export const DEFAULT_OUT = path.join('results', 'engine', 'latest.json');
+const DEFAULT_OUT = path.join('results', 'engine', 'latest.json');
 
 const HELP = `usage: durolab engine bench [--quick] [--dir D] [--mb N] [options]
 
@@ -51,7 +52,7 @@ function verifyCell(x: { verify?: boolean }): string {
   return x.verify === false ? 'off' : 'on';
 }
 
-export function formatBenchTable(r: BenchResult): string {
+function formatBenchTable(r: BenchResult): string {
   const header = ['mode', 'flush', 'batch', 'verify', 'baseline', 'engine MB/s', 'base MB/s', 'ratio', 'p50 µs', 'p99 µs', 'p99.9 µs', 'base p50 µs', 'base op p50 µs', 'base fdatasync p50 µs', 'flushes eng/base'];
   const rows = r.rows.map((x) =>
     x.error
@@ -82,7 +83,7 @@ export function formatBenchTable(r: BenchResult): string {
   return out.join('\n');
 }
 
-export function formatGoals(r: BenchResult): string {
+function formatGoals(r: BenchResult): string {
   const out: string[] = [];
   for (const t of r.targets) {
     const verdict = t.pass === null ? 'N/A ' : t.pass ? 'PASS' : 'FAIL';

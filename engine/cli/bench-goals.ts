@@ -1,6 +1,6 @@
 // The engine's performance goals, judged on one bench run's rows (ratios against the
 // baseline measured in the same run, never absolute numbers).
-import type { BenchRow } from './bench-runner.ts';
+import type { BenchRow } from './bench-row.ts';
 import { fmtBatch } from './text-format.ts';
 
 export interface GoalCheck {

@@ -18,17 +18,17 @@ export interface BenchRowSpec {
   verify: boolean;
 }
 
-export const DEFAULT_BATCHES = [4096, 65536, 1048576] as const;
+const DEFAULT_BATCHES = [4096, 65536, 1048576] as const;
 
 /** The write paths and the flush policies worth comparing in each (O_DSYNC needs no explicit flush). */
-export const DEFAULT_MODE_FLUSHES: ReadonlyArray<{ mode: IoMode; flushes: string[] }> = [
+const DEFAULT_MODE_FLUSHES: ReadonlyArray<{ mode: IoMode; flushes: string[] }> = [
   { mode: 'buffered', flushes: ['never', 'per-batch', 'messages:32'] },
   { mode: 'direct', flushes: ['never', 'per-batch'] },
   { mode: 'dsync', flushes: ['never'] },
 ];
 
 /** Rows that also run with verifyBatches=false: where nothing but the write hides the CRC's cost. */
-export const VERIFY_OFF_ROWS: ReadonlyArray<{ mode: IoMode; flush: string }> = [{ mode: 'buffered', flush: 'never' }];
+const VERIFY_OFF_ROWS: ReadonlyArray<{ mode: IoMode; flush: string }> = [{ mode: 'buffered', flush: 'never' }];
 
 export const RECORD_BYTES = 1024;
 
@@ -94,10 +94,3 @@ export interface Budget {
 
 export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 3 };
 export const QUICK_BUDGET: Budget = { volumeBytes: 16 * 2 ** 20, maxSeconds: 0.25, reps: 1 };
-
-export function median(xs: number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-}

@@ -4,12 +4,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { formatFlushPolicy, type IoMode } from '../storage/index.ts';
-import { collectEnvironment } from '../../harness/probes/index.ts';
-import type { Environment } from '../../harness/results/types.ts';
-import { median, planRows, type BenchRowSpec, type Budget, type PlanFilter } from './bench-plan.ts';
-import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideKind, type SideResult } from './bench-side.ts';
+import { formatFlushPolicy } from '../storage/index.ts';
+import { collectEnvironment, type Environment } from '../common/environment.ts';
+import { planRows, type BenchRowSpec, type Budget, type PlanFilter } from './bench-plan.ts';
+import type { BenchRep, BenchRow } from './bench-row.ts';
+import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideResult } from './bench-side.ts';
 import { evaluateGoals, type GoalResult } from './bench-goals.ts';
+import { writeJsonAtomic } from '../common/atomic-file.ts';
+import { median } from '../common/stats.ts';
 
 export type BaselineChoice = 'auto' | 'fio' | 'writeSync';
 
@@ -24,50 +26,6 @@ export interface BenchOptions {
   signal?: AbortSignal;
   /** Progress lines (one per row). */
   onProgress?: (line: string) => void;
-}
-
-export interface BenchRep {
-  order: 'engine-first' | 'baseline-first';
-  engine: SideResult;
-  baseline: SideResult;
-}
-
-export interface BenchRow {
-  mode: IoMode;
-  flush: string;
-  batchBytes: number;
-  recordsPerBatch: number;
-  /** The baseline syncs every this many writes (0: never). */
-  syncEvery: number;
-  /** The engine checked each batch's CRC-32C and record framing (verifyBatches, the default); false rows are not judged by the targets. */
-  verify: boolean;
-  baseline: SideKind;
-  /** Medians over the repetitions; MB = 10^6 bytes. */
-  engineMBps: number;
-  baselineMBps: number;
-  /** engineMBps / baselineMBps. */
-  ratio: number;
-  /** Engine append latency (around Log.append, flush included), µs. */
-  p50Us: number;
-  p99Us: number;
-  p999Us: number;
-  /** Baseline write latency p50 (fio clat: without the fdatasync), µs. */
-  baselineP50Us: number;
-  /** Baseline fdatasync latency p50, µs, when it synced. */
-  baselineSyncP50Us: number | null;
-  /**
-   * Baseline write + fdatasync per operation p50 (the per-batch comparison), µs. From fio it is
-   * the sum of two p50s (write clat p50 + fdatasync lat p50: fio reports them apart), not the
-   * p50 of per-operation sums; from the writeSync loop it is the p50 of the sums.
-   */
-  baselineOpP50Us: number;
-  engineFlushes: number;
-  engineFlushP50Us: number | null;
-  baselineSyncs: number;
-  reps: BenchRep[];
-  /** Why a baseline other than fio was used, or why a run failed. */
-  notes: string[];
-  error?: string;
 }
 
 export interface BenchResult {
@@ -91,30 +49,15 @@ const ENV_NOTE =
 const TMPFS_MAGIC = 0x01021994;
 const RAMFS_MAGIC = 0x858458f6;
 
-export function fsTypeName(dir: string): { name: string; tmpfs: boolean } {
+function fsTypeName(dir: string): { name: string; tmpfs: boolean } {
   const t = fs.statfsSync(dir).type;
   const known: Record<number, string> = { 0xef53: 'ext4', 0x58465342: 'xfs', 0x9123683e: 'btrfs', [TMPFS_MAGIC]: 'tmpfs', [RAMFS_MAGIC]: 'ramfs', 0x794c7630: 'overlayfs', 0x65735546: 'fuse' };
   return { name: known[t] ?? `0x${t.toString(16)}`, tmpfs: t === TMPFS_MAGIC || t === RAMFS_MAGIC };
 }
 
-/** tmp file + fsync + rename: a reader never sees half a file. */
-export function writeJsonAtomic(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    const data = Buffer.from(JSON.stringify(value, null, 2) + '\n');
-    let off = 0;
-    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-}
-
 function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): BenchRow {
-  const m = (f: (r: BenchRep) => number) => median(reps.map(f));
+  // NaN when no repetition ran: the row then says so instead of showing a zero.
+  const m = (f: (r: BenchRep) => number) => median(reps.map(f)) ?? NaN;
   const engineMBps = m((r) => r.engine.mbps);
   const baselineMBps = m((r) => r.baseline.mbps);
   const kinds = new Set(reps.map((r) => r.baseline.kind));

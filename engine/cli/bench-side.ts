@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { Log, type IoMode } from '../storage/index.ts';
-import { LatencyHistogram, type LatencyUs } from './latency.ts';
+import { LatencyRecorder, type LatencySummary } from '../common/latency.ts';
 import { encodeSizedBatch } from './sized-batch.ts';
 import type { BenchRowSpec } from './bench-plan.ts';
 
@@ -18,10 +18,10 @@ export interface SideResult {
   /** 10^6 bytes per second. */
   mbps: number;
   /** Per operation: engine = around Log.append (its flush included); fio = write clat (fdatasync excluded); writeSync = the write call. */
-  latUs: LatencyUs;
+  latUs: LatencySummary;
   syncs: number;
   /** fdatasync latency (engine: its flushes; fio: jobs[].sync.lat_ns), null when the run never synced. */
-  syncLatUs: LatencyUs | null;
+  syncLatUs: LatencySummary | null;
   /** p50 of one operation including its sync when it syncs every write: the figure the per-batch target compares. */
   opP50Us: number;
 }
@@ -31,12 +31,10 @@ export interface RunLimits {
   maxSeconds: number;
 }
 
-const EMPTY: LatencyUs = { p50: 0, p99: 0, p999: 0, max: 0, mean: 0, count: 0 };
-
 export function runEngineSide(spec: BenchRowSpec, dir: string, limits: RunLimits): SideResult {
   const batch = encodeSizedBatch(spec.batchBytes, spec.recordsPerBatch, { producerId: 1, producerEpoch: 0, baseSequence: 0 });
   const log = Log.open(dir, { io: spec.mode, flush: spec.flush, sync: 'fdatasync', verifyBatches: spec.verify });
-  const lat = new LatencyHistogram();
+  const lat = new LatencyRecorder();
   const maxMs = limits.maxSeconds * 1000;
   const opts = { assignOffsets: true };
   let bytes = 0;
@@ -51,7 +49,7 @@ export function runEngineSide(spec: BenchRowSpec, dir: string, limits: RunLimits
       // The same buffer every time: the log stamps the base offset in place (outside the CRC), as a broker does with a request's batch.
       log.append(batch, opts);
       const t1 = performance.now();
-      lat.recordUs((t1 - t0) * 1000);
+      lat.record((t1 - t0) * 1000);
       t0 = t1;
       bytes += batch.length;
       ops++;
@@ -67,7 +65,7 @@ export function runEngineSide(spec: BenchRowSpec, dir: string, limits: RunLimits
       mbps: bytes / seconds / 1e6,
       latUs,
       syncs: stats.flushes,
-      syncLatUs: stats.flushes > 0 ? { ...stats.flushTimeUs, mean: 0 } : null,
+      syncLatUs: stats.flushes > 0 ? stats.flushTimeUs : null,
       opP50Us: latUs.p50,
     };
   } finally {
@@ -92,10 +90,12 @@ export function parseFioJson(stdout: string, syncEvery: number): SideResult {
   }
   if (job.error) throw new Error(`fio job error ${job.error}`);
   const pct = (p: Record<string, number> | undefined, key: string) => Math.round((p?.[key] ?? 0) / 1000);
-  const fromNs = (l: any): LatencyUs => ({
+  const fromNs = (l: any): LatencySummary => ({
     p50: pct(l?.percentile, '50.000000'),
+    p90: pct(l?.percentile, '90.000000'),
     p99: pct(l?.percentile, '99.000000'),
     p999: pct(l?.percentile, '99.900000'),
+    p9999: pct(l?.percentile, '99.990000'),
     max: Math.round((l?.max ?? 0) / 1000),
     mean: Math.round((l?.mean ?? 0) / 100) / 10,
     count: l?.N ?? 0,
@@ -178,9 +178,9 @@ export function runWriteSyncSide(spec: BenchRowSpec, file: string, limits: RunLi
   const buf = mem.buf;
   for (let i = 0; i < buf.length; i++) buf[i] = 0x61 + (i % 26);
   const fd = fs.openSync(file, openFlags(spec.mode), 0o644);
-  const lat = new LatencyHistogram();
-  const opLat = new LatencyHistogram();
-  const syncLat = new LatencyHistogram();
+  const lat = new LatencyRecorder();
+  const opLat = new LatencyRecorder();
+  const syncLat = new LatencyRecorder();
   const maxMs = limits.maxSeconds * 1000;
   let pos = 0;
   let ops = 0;
@@ -199,11 +199,11 @@ export function runWriteSyncSide(spec: BenchRowSpec, file: string, limits: RunLi
       if (spec.syncEvery > 0 && ops % spec.syncEvery === 0) {
         fs.fdatasyncSync(fd);
         t2 = performance.now();
-        syncLat.recordUs((t2 - t1) * 1000);
+        syncLat.record((t2 - t1) * 1000);
         syncs++;
       }
-      lat.recordUs((t1 - t0) * 1000);
-      opLat.recordUs((t2 - t0) * 1000);
+      lat.record((t1 - t0) * 1000);
+      opLat.record((t2 - t0) * 1000);
       pos += buf.length;
       t0 = t2;
     }
@@ -233,10 +233,6 @@ export async function fioAvailable(): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-export function emptySide(kind: SideKind): SideResult {
-  return { kind, bytes: 0, ops: 0, seconds: 0, mbps: 0, latUs: EMPTY, syncs: 0, syncLatUs: null, opP50Us: 0 };
 }
 
 export function runDirFor(root: string, rowIndex: number, rep: number, side: string): string {

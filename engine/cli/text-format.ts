@@ -1,4 +1,4 @@
-// Number and table formatting for the engine CLI's human output.
+// Number formatting for the engine CLI's human output (tables: engine/common/text-table.ts).
 
 export function fmtInt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
@@ -20,16 +20,4 @@ export function fmtBatch(n: number): string {
 
 export function fmtMBps(n: number): string {
   return n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
-}
-
-/** Columns padded to their widest cell; numbers (and '-') right-aligned. */
-export function renderTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.,]+x?$|^-$|^n\/a$/.test(r[i] ?? '')));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }

@@ -15,7 +15,7 @@ import {
 } from '../storage/index.ts';
 import { encodeBatch, type RecordInput } from '../records/index.ts';
 import { parseByteSize, parseFlags, parseIntFlag, requireString } from '../common/flags.ts';
-import { LatencyHistogram, type LatencyUs } from './latency.ts';
+import { LatencyRecorder, type LatencySummary } from '../common/latency.ts';
 import { formatRecovery, recoveryHappened } from './recover-command.ts';
 import { fmtBytes, fmtInt, fmtMBps } from './text-format.ts';
 
@@ -49,7 +49,7 @@ export interface WriteResult {
   mbPerSec: number;
   recordsPerSec: number;
   /** Around each Log.append (includes the flush when the policy flushed in that append), µs. */
-  appendLatencyUs: LatencyUs;
+  appendLatencyUs: LatencySummary;
   flushes: number;
   flushTimeUs: LogStats['flushTimeUs'];
   segments: number;
@@ -86,7 +86,7 @@ export function runWrite(opts: WriteOptions): WriteResult {
   const producerId = opts.producerId ?? 1;
   const value = Buffer.alloc(recordBytes);
   for (let i = 0; i < recordBytes; i++) value[i] = 0x61 + (i % 26);
-  const lat = new LatencyHistogram();
+  const lat = new LatencyRecorder();
   let written = 0;
   let batches = 0;
   let bytes = 0;

@@ -1,27 +1,12 @@
 import fs from 'node:fs';
-import path from 'node:path';
+import { writeFileAtomic } from '../common/atomic-file.ts';
 
 /**
- * Replaces `file` with `text` so that a crash leaves either the old or the new content, never a
- * torn mix: write a temp file, fsync it, rename over the target, fsync the directory (the rename
- * lives in the directory's metadata). Kafka's CheckpointFile does the same.
+ * Replaces a checkpoint file (Kafka's CheckpointFile: tmp + fsync + rename + fsync(dir)); the
+ * temporary file has a fixed name, `<file>.tmp`, since each checkpoint has one writer.
  */
-export function writeFileAtomic(file: string, text: string): void {
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  const dirFd = fs.openSync(path.dirname(file), 'r');
-  try {
-    fs.fsyncSync(dirFd);
-  } finally {
-    fs.closeSync(dirFd);
-  }
+export function writeCheckpointFile(file: string, text: string): void {
+  writeFileAtomic(file, text, { tmp: `${file}.tmp` });
 }
 
 /** The file's text, or null when it does not exist. */

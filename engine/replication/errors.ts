@@ -1,5 +1,7 @@
 // Kafka's error names, shared by the partition logic, the HTTP server and the clients that
 // read its answers (harness workload, checker). The HTTP status is what a curl user sees.
+import { CorruptBatchError } from '../records/errors.ts';
+import { StorageError, type StorageErrorKind } from '../storage/errors.ts';
 
 export const ERROR_STATUS = {
   NOT_LEADER_OR_FOLLOWER: 421,
@@ -44,4 +46,34 @@ export class BrokerError extends Error {
   toJSON(): Record<string, unknown> {
     return { error: this.code, message: this.message, ...this.details };
   }
+}
+
+/** The one mapping from the storage layer's errors to Kafka's error names. */
+const STORAGE_ERROR_NAMES: Readonly<Record<StorageErrorKind, KafkaErrorName>> = {
+  offline: 'KAFKA_STORAGE_ERROR',
+  unreadable: 'KAFKA_STORAGE_ERROR',
+  'corrupt-batch': 'CORRUPT_MESSAGE',
+  'too-large': 'MESSAGE_TOO_LARGE',
+  'out-of-range': 'OFFSET_OUT_OF_RANGE',
+  'invalid-argument': 'INVALID_REQUEST',
+};
+
+/** A storage error as the broker answers it: Kafka's name, the same message and details. */
+export function brokerErrorFromStorage(e: StorageError): BrokerError {
+  return new BrokerError(STORAGE_ERROR_NAMES[e.kind], e.message, e.details);
+}
+
+/**
+ * Anything a storage call threw, as the broker answers it: a BrokerError as is, a StorageError
+ * through STORAGE_ERROR_NAMES, a corrupt batch as CORRUPT_MESSAGE, any other failure (an fs
+ * error of a checkpoint write) as KAFKA_STORAGE_ERROR with its errno. `context` prefixes the
+ * message of the last two, e.g. "replicate t-0".
+ */
+export function asBrokerError(e: unknown, context: string): BrokerError {
+  if (e instanceof BrokerError) return e;
+  if (e instanceof StorageError) return brokerErrorFromStorage(e);
+  if (e instanceof CorruptBatchError) return new BrokerError('CORRUPT_MESSAGE', `${context}: ${e.message}`, { reason: e.reason });
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const msg = e instanceof Error ? e.message : String(e);
+  return new BrokerError('KAFKA_STORAGE_ERROR', `${context}: ${msg}`, code ? { errno: code } : {});
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseCheckpoint, parseIntField, readFileIfExists, writeFileAtomic } from './checkpoint-file.ts';
+import { parseCheckpoint, parseIntField, readFileIfExists, writeCheckpointFile } from './checkpoint-file.ts';
 
 export const HIGH_WATERMARK_CHECKPOINT_FILE = 'high-watermark-checkpoint';
 
@@ -39,7 +39,7 @@ export class HighWatermarkCheckpoint {
   write(hw: number): boolean {
     if (!Number.isSafeInteger(hw) || hw < 0) throw new RangeError(`${this.file}: invalid high watermark ${hw}`);
     if (hw === this.lastWritten) return false;
-    writeFileAtomic(this.file, `0\n1\n${this.topic} ${this.partition} ${hw}\n`);
+    writeCheckpointFile(this.file, `0\n1\n${this.topic} ${this.partition} ${hw}\n`);
     this.lastWritten = hw;
     return true;
   }

@@ -1,16 +1,16 @@
 // engine/replication: the replication logic (no HTTP). engine/server wraps it in processes and HTTP.
 export * from './types.ts';
-export { BrokerError, ERROR_STATUS, type KafkaErrorName } from './errors.ts';
-export {
-  Partition,
-  type PartitionOptions,
-  type PartitionRole,
-  type PartitionMetrics,
-  type FollowerMetrics,
-  type ProduceResult,
-  type ReplicaFetchResult,
-  type ConsumerFetchResult,
-} from './partition.ts';
+export { BrokerError, brokerErrorFromStorage, ERROR_STATUS, type KafkaErrorName } from './errors.ts';
+export { Partition } from './partition.ts';
+export type {
+  PartitionOptions,
+  PartitionRole,
+  PartitionMetrics,
+  FollowerMetrics,
+  ProduceResult,
+  ReplicaFetchResult,
+  ConsumerFetchResult,
+} from './partition-types.ts';
 export {
   Controller,
   type ControllerOptions,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseCheckpoint, parseIntField, readFileIfExists, writeFileAtomic } from './checkpoint-file.ts';
+import { parseCheckpoint, parseIntField, readFileIfExists, writeCheckpointFile } from './checkpoint-file.ts';
 
 /** Kafka's "no epoch" marker (RecordBatch.NO_PARTITION_LEADER_EPOCH / UNDEFINED_EPOCH). */
 export const UNDEFINED_EPOCH = -1;
@@ -145,6 +145,6 @@ export class LeaderEpochCache {
   private flush(): void {
     if (this.file === null) return;
     const lines = ['0', String(this.epochs.length), ...this.epochs.map((e) => `${e.epoch} ${e.startOffset}`)];
-    writeFileAtomic(this.file, lines.join('\n') + '\n');
+    writeCheckpointFile(this.file, lines.join('\n') + '\n');
   }
 }

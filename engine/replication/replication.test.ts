@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { recordsOf } from '../records/index.ts';
 import { Log } from '../storage/index.ts';
 import { BrokerError } from './errors.ts';
-import type { ProduceResult } from './partition.ts';
+import type { ProduceResult } from './partition-types.ts';
 import { batchOf, settle, SimCluster } from './test-cluster.ts';
 
 let sim: SimCluster | null = null;

@@ -8,9 +8,13 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { execa } from 'execa';
 import * as hdr from 'hdr-histogram-js';
+import { summarizeLatency, type LatencySummary } from '../common/latency.ts';
+import { repoRoot } from '../common/repo-root.ts';
+import { median } from '../common/stats.ts';
+import { renderTable } from '../common/text-table.ts';
 import { encodeBatch } from '../records/index.ts';
 import { intFlag, parseCommandFlags } from '../common/flags.ts';
-import { repoRoot, startCluster, type Cluster } from './cluster.ts';
+import { startCluster, type Cluster } from './cluster.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 
 const HELP = `usage: durolab bench-broker [options]
@@ -43,7 +47,7 @@ interface Row {
   recordsPerSec: number;
   /** Request body bytes per second / 1e6. */
   mbPerSec: number;
-  latencyUs: { p50: number; p99: number; p999: number; max: number; mean: number };
+  latencyUs: LatencySummary;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -88,13 +92,7 @@ async function load(name: string, target: Row['target'], rf: number | null, acks
     reqPerSec: Math.round(ok / seconds),
     recordsPerSec: Math.round((ok * o.recordsPerRequest) / seconds),
     mbPerSec: Math.round(((ok * o.body.length) / seconds / 1e6) * 10) / 10,
-    latencyUs: {
-      p50: hist.getValueAtPercentile(50),
-      p99: hist.getValueAtPercentile(99),
-      p999: hist.getValueAtPercentile(99.9),
-      max: hist.maxValue,
-      mean: Math.round(hist.mean),
-    },
+    latencyUs: summarizeLatency(hist),
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
@@ -138,15 +136,10 @@ async function withNullServer<T>(fn: (url: string) => Promise<T>): Promise<T> {
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : Math.round((s[m - 1] + s[m]) / 2);
-}
-
 /** One row per configuration: the median of each figure over its runs (not one run's row). */
 function medianRow(name: string, rs: Row[]): Row {
-  const pick = (f: (r: Row) => number): number => median(rs.map(f));
+  // rs is never empty: each configuration ran at least once.
+  const pick = (f: (r: Row) => number): number => Math.round(median(rs.map(f)) ?? 0);
   return {
     name: rs.length > 1 ? `${name} (median of ${rs.length})` : name,
     target: rs[0].target,
@@ -157,13 +150,16 @@ function medianRow(name: string, rs: Row[]): Row {
     requests: rs.reduce((s, r) => s + r.requests, 0),
     reqPerSec: pick((r) => r.reqPerSec),
     recordsPerSec: pick((r) => r.recordsPerSec),
-    mbPerSec: Math.round(median(rs.map((r) => r.mbPerSec * 10))) / 10,
+    mbPerSec: pick((r) => r.mbPerSec * 10) / 10,
     latencyUs: {
       p50: pick((r) => r.latencyUs.p50),
+      p90: pick((r) => r.latencyUs.p90),
       p99: pick((r) => r.latencyUs.p99),
       p999: pick((r) => r.latencyUs.p999),
+      p9999: pick((r) => r.latencyUs.p9999),
       max: Math.max(...rs.map((r) => r.latencyUs.max)),
-      mean: pick((r) => r.latencyUs.mean),
+      mean: pick((r) => r.latencyUs.mean ?? 0),
+      count: rs.reduce((s, r) => s + r.latencyUs.count, 0),
     },
     non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
     errors: rs.reduce((s, r) => s + r.errors, 0),
@@ -178,9 +174,7 @@ function fmt(n: number): string {
 function table(rows: Row[]): string {
   const head = ['run', 'req/s', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'non-2xx'];
   const body = rows.map((r) => [r.name, fmt(r.reqPerSec), fmt(r.recordsPerSec), String(r.mbPerSec), fmt(r.latencyUs.p50), fmt(r.latencyUs.p99), fmt(r.latencyUs.p999), String(r.non2xx + r.errors)]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(head), ...body.map(line)].join('\n');
+  return renderTable(head, body, (i) => i > 0);
 }
 
 export async function main(argv: string[]): Promise<number> {

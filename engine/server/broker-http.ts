@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isUtf8 } from 'node:buffer';
 import { encodeBatch, recordsOf, type RecordHeader, type RecordInput } from '../records/index.ts';
 import { type Acks, type Partition, BrokerError } from '../replication/index.ts';
-import type { Broker } from './broker.ts';
+import type { BrokerHost } from './broker-host.ts';
 import { readConsumerChunks } from './fetch-read.ts';
 import { hashLogRange } from './log-hash.ts';
 import {
@@ -21,32 +21,14 @@ import {
   toBrokerError,
 } from './http-util.ts';
 
-export const BINARY_TYPES = [RECORD_BATCH_TYPE, 'application/octet-stream'] as const;
+const BINARY_TYPES = [RECORD_BATCH_TYPE, 'application/octet-stream'] as const;
 export const PRODUCE_TYPES = [...BINARY_TYPES, 'application/json'] as const;
 /** JSON escapes and field names make a JSON produce larger than the batch it becomes. */
 export const JSON_BODY_SLACK = 64 * 1024;
 const MAX_FETCH_WAIT_MS = 60_000;
 const MAX_PRODUCE_TIMEOUT_MS = 300_000;
 
-type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'unknown';
-
-export class HttpStats {
-  requests = 0;
-  byRoute: Record<RouteName, number> = { produce: 0, fetch: 0, replicaFetch: 0, epochEndOffset: 0, metrics: 0, health: 0, logHash: 0, unknown: 0 };
-  /** Error answers by Kafka error name (everything else was answered 2xx). */
-  errors: Record<string, number> = {};
-  /** Errors of acks=0 produces, which were answered 204 before the append finished. */
-  acks0Errors: Record<string, number> = {};
-  /** Malformed HTTP or header/request timeouts, answered by node's parser (400/408). */
-  clientErrors = 0;
-  /** Requests whose client disconnected before the body was complete (nothing appended). */
-  clientGone = 0;
-  produceBytes = 0;
-  /** Connections closed on accept because max.connections were open. */
-  connectionsRefused = 0;
-}
-
-export function createBrokerHandler(broker: Broker): (req: IncomingMessage, res: ServerResponse) => void {
+export function createBrokerHandler(broker: BrokerHost): (req: IncomingMessage, res: ServerResponse) => void {
   const stats = broker.httpStats;
   return (req, res) => {
     stats.requests++;
@@ -76,7 +58,7 @@ function mustClose(req: IncomingMessage, e: BrokerError, cap: number): boolean {
   return length === undefined || !(Number(length) <= cap);
 }
 
-function withLeaderUrl(broker: Broker, e: BrokerError): BrokerError {
+function withLeaderUrl(broker: BrokerHost, e: BrokerError): BrokerError {
   if (e.code !== 'NOT_LEADER_OR_FOLLOWER' || 'leaderUrl' in e.details) return e;
   const leader = typeof e.details.leader === 'number' ? e.details.leader : -1;
   return new BrokerError(e.code, e.message, { ...e.details, leader, leaderUrl: leader >= 0 ? (broker.peerUrl(leader) ?? null) : null });
@@ -108,7 +90,7 @@ function methodNotAllowed(res: ServerResponse, allow: string, method: string, pa
   sendJson(res, 405, { error: 'INVALID_REQUEST', message: `${method} ${path}: method not allowed (allowed: ${allow})` }, { allow });
 }
 
-async function route(broker: Broker, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(broker: BrokerHost, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -175,7 +157,7 @@ function parseAcks(v: string | null): Acks {
   throw invalid('acks', '0, 1 or all (or -1)', v);
 }
 
-async function produce(broker: Broker, req: IncomingMessage, res: ServerResponse, topic: string, index: number, search: string): Promise<void> {
+async function produce(broker: BrokerHost, req: IncomingMessage, res: ServerResponse, topic: string, index: number, search: string): Promise<void> {
   const q = parseQuery(search, ['acks', 'timeoutMs']);
   const acks = parseAcks(q.get('acks'));
   const timeoutMs = intParam(q, 'timeoutMs', broker.settings.requestTimeoutMs, 1, MAX_PRODUCE_TIMEOUT_MS);
@@ -285,7 +267,7 @@ function wantsJson(req: IncomingMessage): boolean {
   return accept !== undefined && accept.includes('application/json') && !accept.includes(RECORD_BATCH_TYPE);
 }
 
-async function fetch(broker: Broker, req: IncomingMessage, res: ServerResponse, topic: string, index: number, search: string): Promise<void> {
+async function fetch(broker: BrokerHost, req: IncomingMessage, res: ServerResponse, topic: string, index: number, search: string): Promise<void> {
   const q = parseQuery(search, ['offset', 'maxBytes', 'maxWaitMs', 'replicaId', 'leaderEpoch']);
   const forReplica = q.has('replicaId') || q.has('leaderEpoch');
   broker.httpStats.byRoute[forReplica ? 'replicaFetch' : 'fetch']++;
@@ -371,7 +353,7 @@ function fetchJson(p: Partition, r: FetchAnswer): unknown {
   };
 }
 
-function metrics(broker: Broker): unknown {
+function metrics(broker: BrokerHost): unknown {
   return {
     brokerId: broker.id,
     url: broker.url,
@@ -385,7 +367,7 @@ function metrics(broker: Broker): unknown {
   };
 }
 
-function health(broker: Broker): unknown {
+function health(broker: BrokerHost): unknown {
   const led: string[] = [];
   const followed: string[] = [];
   const other: string[] = [];

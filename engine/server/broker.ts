@@ -9,7 +9,8 @@ import type { BrokerSettings } from './config.ts';
 import { HttpControllerLink, LocalControllerLink, type ControllerLink, type HeartbeatAnswer } from './controller-link.ts';
 import { FollowerFetcher, type FetcherStats } from './fetcher.ts';
 import { newKeepAliveAgent } from './http-client.ts';
-import { createBrokerHandler, HttpStats, JSON_BODY_SLACK } from './broker-http.ts';
+import { createBrokerHandler, JSON_BODY_SLACK } from './broker-http.ts';
+import { HttpStats, type BrokerHost, type HeartbeatStats, type OpenFailure } from './broker-host.ts';
 import { sendError } from './http-util.ts';
 
 export interface BrokerOptions {
@@ -28,15 +29,9 @@ export interface BrokerOptions {
   log?: (msg: string) => void;
 }
 
-export interface OpenFailure {
-  topic: string;
-  partition: number;
-  error: string;
-}
-
 const TICK_MS = 100;
 
-export class Broker {
+export class Broker implements BrokerHost {
   readonly id: number;
   readonly settings: BrokerSettings;
   readonly dataDir: string;
@@ -58,7 +53,7 @@ export class Broker {
   private readonly heartbeatAbort = new AbortController();
   private firstHeartbeat!: Promise<void>;
   private resolveFirstHeartbeat!: () => void;
-  readonly heartbeat = { ok: 0, failed: 0, lastOkMs: 0, lastError: null as string | null };
+  readonly heartbeat: HeartbeatStats = { ok: 0, failed: 0, lastOkMs: 0, lastError: null };
 
   private constructor(private readonly opts: BrokerOptions) {
     this.id = opts.id;

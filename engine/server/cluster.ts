@@ -4,12 +4,12 @@
 // cleanup on our exit, and each broker watches our pid (--parent-pid) in case we are SIGKILLed.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import type { Controller, PartitionAssignment } from '../replication/index.ts';
 import { brokerSettings, controllerSettings, loadRawSettings, type ControllerSettings } from './config.ts';
 import { startControllerServer, type ControllerServer } from './controller-server.ts';
 import { request } from './http-client.ts';
+import { repoRoot } from '../common/repo-root.ts';
 
 export interface TopicSpec {
   name: string;
@@ -86,17 +86,6 @@ interface Child {
   proc: ResultPromise | null;
   exited: Promise<void>;
   port: number;
-}
-
-/** Repository root: the directory holding bin/durolab.mjs, found from this file (source or bundle). */
-export function repoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(path.join(dir, 'bin', 'durolab.mjs'))) return dir;
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error(`cannot find bin/durolab.mjs above ${fileURLToPath(import.meta.url)}`);
-    dir = up;
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 // Request/response plumbing shared by the broker and controller servers: capped body
 // reading, JSON answers, Kafka-named errors and strict query parsing.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BrokerError } from '../replication/index.ts';
+import { BrokerError, brokerErrorFromStorage } from '../replication/index.ts';
+import { StorageError } from '../storage/index.ts';
 
 export const RECORD_BATCH_TYPE = 'application/vnd.kafka.recordbatch.v2';
 
@@ -162,6 +163,7 @@ export async function readJsonBody(req: IncomingMessage, cap = 1 << 20): Promise
 /** Converts anything thrown in a handler into a BrokerError answer (unexpected ones as 500). */
 export function toBrokerError(err: unknown): BrokerError {
   if (err instanceof BrokerError) return err;
+  if (err instanceof StorageError) return brokerErrorFromStorage(err);
   if (err && typeof err === 'object' && (err as { name?: string }).name === 'CorruptBatchError') {
     return new BrokerError('CORRUPT_MESSAGE', (err as Error).message);
   }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { encodeBatch, recordsOf } from '../records/index.ts';
-import { repoRoot } from './cluster.ts';
+import { repoRoot } from '../common/repo-root.ts';
 import { request, type HttpAnswer } from './http-client.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 

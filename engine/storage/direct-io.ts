@@ -38,7 +38,7 @@ export function alignUp(n: number): number {
 }
 
 /** Logical block size of the device holding path, or null when sysfs does not tell (e.g. no block device). */
-export function logicalBlockSize(path: string): number | null {
+function logicalBlockSize(path: string): number | null {
   const dev = fs.statSync(path).dev;
   // glibc's gnu_dev_major/minor encoding of st_dev.
   const major = ((dev >>> 8) & 0xfff) | (Math.floor(dev / 2 ** 32) & ~0xfff);

@@ -56,7 +56,7 @@ function fillUntilFull(io: IoMode, dir: string): { acked: AppendResult[]; batche
   expect(fs.statSync(info.logPath).size).toBe(ackedBytes);
   expect(log.stats().failed).toMatch(/ENOSPC/);
   // Offline until reopened, but readable.
-  expect(() => log.append(makeBatch(999, { valueBytes: 10 }))).toThrow(expect.objectContaining({ code: 'KAFKA_STORAGE_ERROR', message: expect.stringMatching(/offline/) }));
+  expect(() => log.append(makeBatch(999, { valueBytes: 10 }))).toThrow(expect.objectContaining({ kind: 'offline', message: expect.stringMatching(/offline/) }));
   expect(() => log.flush()).toThrow(/offline/);
   expect(log.read(0, 1 << 30).data.equals(Buffer.concat(batches))).toBe(true);
   log.close();
@@ -72,7 +72,7 @@ describe('disk full (ENOSPC)', () => {
       const dir = path.join(mnt, `p-${io}`);
       const { acked, batches, error } = fillUntilFull(io, dir);
       expect(acked.length).toBeGreaterThan(5);
-      expect(error).toMatchObject({ code: 'KAFKA_STORAGE_ERROR', details: { errno: 'ENOSPC' } });
+      expect(error).toMatchObject({ kind: 'offline', details: { errno: 'ENOSPC' } });
       expect((error as Error).message).toMatch(/append of \d+ bytes to .*00000000000000000000\.log at position \d+ failed \(the partial write was cut back to \d+ bytes\): ENOSPC/);
       // The operator frees space and restarts: no clean-shutdown marker, so recovery runs.
       fs.rmSync(filler);

@@ -3,10 +3,11 @@
 // deletions durable.
 import fs from 'node:fs';
 import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../common/atomic-file.ts';
 
-export const LOG_SUFFIX = '.log';
-export const INDEX_SUFFIX = '.index';
-export const TIME_INDEX_SUFFIX = '.timeindex';
+const LOG_SUFFIX = '.log';
+const INDEX_SUFFIX = '.index';
+const TIME_INDEX_SUFFIX = '.timeindex';
 export const CHECKPOINT_FILE = 'recovery-point-offset-checkpoint';
 export const CHECKPOINT_TMP = `${CHECKPOINT_FILE}.tmp`;
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
@@ -76,20 +77,11 @@ export function listDir(dir: string): DirListing {
   return out;
 }
 
-export function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /**
  * Kafka's checkpoint text format (version, entry count, entries), with one entry: the
  * partition directory's name and its recovery point.
  */
-export function formatCheckpoint(dir: string, recoveryPoint: number): string {
+function formatCheckpoint(dir: string, recoveryPoint: number): string {
   return `0\n1\n${path.basename(dir)} ${recoveryPoint}\n`;
 }
 
@@ -113,18 +105,7 @@ export function readCheckpoint(dir: string): { offset: number | null; problem: s
 
 /** tmp + fsync + rename + fsync(dir): a crash leaves the old or the new checkpoint, never a torn one. */
 export function writeCheckpoint(dir: string, recoveryPoint: number): void {
-  const tmp = path.join(dir, CHECKPOINT_TMP);
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    const data = Buffer.from(formatCheckpoint(dir, recoveryPoint));
-    let off = 0;
-    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off, off);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, path.join(dir, CHECKPOINT_FILE));
-  fsyncDir(dir);
+  writeFileAtomic(path.join(dir, CHECKPOINT_FILE), formatCheckpoint(dir, recoveryPoint), { tmp: path.join(dir, CHECKPOINT_TMP) });
 }
 
 export function writeCleanMarker(dir: string): void {

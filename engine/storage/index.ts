@@ -4,3 +4,4 @@ export { defaultLogConfig, LOG_FIELDS, logConfigFromSettings, parseFlushPolicy, 
 export { Log, recoverLog, type LogOpenOptions, type SegmentInfo } from './log.ts';
 export { dumpLog } from './dump.ts';
 export { CHECKPOINT_FILE, CLEAN_SHUTDOWN_FILE, segmentFileName } from './files.ts';
+export * from './errors.ts';

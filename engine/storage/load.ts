@@ -131,7 +131,7 @@ function deleteSegmentFiles(seg: LogSegment): void {
   for (const p of [seg.paths.log, seg.paths.index, seg.paths.timeIndex]) fs.rmSync(p, { force: true });
 }
 
-export function emptyReport(): RecoveryReport {
+function emptyReport(): RecoveryReport {
   return {
     cleanShutdown: false,
     recoveryPoint: 0,

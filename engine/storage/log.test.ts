@@ -60,7 +60,7 @@ describe('Log append and read', () => {
     const atEnd = log.read(log.logEndOffset, 1000);
     expect(atEnd.data.length).toBe(0);
     expect(atEnd.nextOffset).toBe(log.logEndOffset);
-    expect(() => log.read(log.logEndOffset + 1, 1000)).toThrow(expect.objectContaining({ code: 'OFFSET_OUT_OF_RANGE' }));
+    expect(() => log.read(log.logEndOffset + 1, 1000)).toThrow(expect.objectContaining({ kind: 'out-of-range', details: { logStartOffset: 0, logEndOffset: log.logEndOffset } }));
     // The bytes are the stamped batches as appended.
     const first = decodeBatch(log.read(7, 1).data);
     expect(first.header.baseOffset).toBe(6);
@@ -89,11 +89,11 @@ describe('Log append and read', () => {
     log.append(makeBatch(0));
     const before = fs.statSync(log.segmentInfos()[0].logPath).size;
     expect(() => log.append(makeBatch(1, { valueBytes: 3000 }))).toThrow(
-      expect.objectContaining({ code: 'MESSAGE_TOO_LARGE', message: expect.stringMatching(/maxBatchBytes \(message\.max\.bytes\) = 2048/) }),
+      expect.objectContaining({ kind: 'too-large', message: expect.stringMatching(/maxBatchBytes \(message\.max\.bytes\) = 2048/) }),
     );
     const corrupt = makeBatch(2);
     corrupt[corrupt.length - 3] ^= 0xff;
-    expect(() => log.append(corrupt)).toThrow(expect.objectContaining({ code: 'CORRUPT_MESSAGE', message: expect.stringMatching(/crc-mismatch/) }));
+    expect(() => log.append(corrupt)).toThrow(expect.objectContaining({ kind: 'corrupt-batch', message: expect.stringMatching(/crc-mismatch/) }));
     const two = Buffer.concat([makeBatch(3), makeBatch(4)]);
     expect(() => log.append(two)).toThrow(/exactly one batch/);
     expect(fs.statSync(log.segmentInfos()[0].logPath).size).toBe(before);

@@ -2,7 +2,7 @@
 // offset and timestamp, flush policies, the recovery-point checkpoint and the clean-shutdown
 // marker.
 //
-// After a failed write, flush or checkpoint the log refuses appends (KAFKA_STORAGE_ERROR)
+// After a failed write, flush or checkpoint the log refuses appends (StorageError 'offline')
 // until it is reopened, as Kafka takes the log directory offline: after a failed fsync the
 // kernel may already have dropped the dirty pages, so retrying could acknowledge data that is
 // not there. Reads keep working; a failed append's partial bytes are cut off first.
@@ -21,12 +21,13 @@ import {
   validateBatch,
   type ValidateOptions,
 } from '../records/index.ts';
-import { BrokerError } from '../replication/errors.ts';
 import { readFully, WINDOW_BYTES } from './batch-walker.ts';
+import { StorageError } from './errors.ts';
 import { resolveLogConfig } from './config.ts';
 import { allocAligned, checkDirectIoDir, DIRECT_ALIGNMENT, type AlignedBuffer } from './direct-io.ts';
-import { fsyncDir, removeCleanMarker, writeCheckpoint, writeCleanMarker } from './files.ts';
-import { LatencyRecorder, usSince } from './latency.ts';
+import { fsyncDir } from '../common/atomic-file.ts';
+import { removeCleanMarker, writeCheckpoint, writeCleanMarker } from './files.ts';
+import { LatencyRecorder, usSince } from '../common/latency.ts';
 import { loadSegments, type Loaded, type LoadOptions } from './load.ts';
 import { LogSegment } from './segment.ts';
 import type { AppendOptions, AppendResult, LogConfig, LogStats, ReadResult, RecoveryReport } from './types.ts';
@@ -152,14 +153,14 @@ export class Log {
   private checkWritable(what: string): void {
     this.checkOpen(what);
     if (this.failure !== null) {
-      throw new BrokerError('KAFKA_STORAGE_ERROR', `${what}: log ${this.dir} is offline after an earlier I/O error (${this.failure}); reopen it`, { dir: this.dir });
+      throw new StorageError('offline', `${what}: log ${this.dir} is offline after an earlier I/O error (${this.failure}); reopen it`, { dir: this.dir });
     }
   }
 
   /** Marks the log failed and returns the error to throw. */
-  private fail(what: string, e: unknown): BrokerError {
+  private fail(what: string, e: unknown): StorageError {
     this.failure = `${what}: ${errText(e)}`;
-    return new BrokerError('KAFKA_STORAGE_ERROR', `${this.failure}; the log refuses appends until it is reopened`, {
+    return new StorageError('offline', `${this.failure}; the log refuses appends until it is reopened`, {
       dir: this.dir,
       errno: (e as NodeJS.ErrnoException)?.code ?? null,
     });
@@ -174,13 +175,13 @@ export class Log {
   append(batch: Buffer, opts: AppendOptions = NO_APPEND_OPTIONS): AppendResult {
     if (this.closed || this.failure !== null) this.checkWritable('append');
     const cfg = this.config;
-    if (!Buffer.isBuffer(batch)) throw new BrokerError('INVALID_REQUEST', `append takes a Buffer holding one record batch, got ${typeof batch}`);
+    if (!Buffer.isBuffer(batch)) throw new StorageError('invalid-argument', `append takes a Buffer holding one record batch, got ${typeof batch}`);
     const size = batch.length;
     if (size > cfg.maxBatchBytes) {
-      throw new BrokerError('MESSAGE_TOO_LARGE', `batch of ${size} bytes exceeds maxBatchBytes (message.max.bytes) = ${cfg.maxBatchBytes}; nothing was written`, { size, limit: cfg.maxBatchBytes });
+      throw new StorageError('too-large', `batch of ${size} bytes exceeds maxBatchBytes (message.max.bytes) = ${cfg.maxBatchBytes}; nothing was written`, { size, limit: cfg.maxBatchBytes });
     }
     if (size > cfg.segmentBytes) {
-      throw new BrokerError('MESSAGE_TOO_LARGE', `batch of ${size} bytes exceeds segmentBytes (segment.bytes) = ${cfg.segmentBytes}; nothing was written`, { size, limit: cfg.segmentBytes });
+      throw new StorageError('too-large', `batch of ${size} bytes exceeds segmentBytes (segment.bytes) = ${cfg.segmentBytes}; nothing was written`, { size, limit: cfg.segmentBytes });
     }
     let header;
     try {
@@ -189,19 +190,19 @@ export class Log {
       header = cfg.verifyBatches ? validateBatch(batch, 0, this.verifyOptions) : readBatchHeader(batch, 0, this.headerOptions);
     } catch (e) {
       if (e instanceof CorruptBatchError) {
-        throw new BrokerError('CORRUPT_MESSAGE', `${e.message}; nothing was written`, { reason: e.reason, position: e.position });
+        throw new StorageError('corrupt-batch', `${e.message}; nothing was written`, { reason: e.reason, position: e.position });
       }
       throw e;
     }
     const batchSize = LOG_OVERHEAD + header.length;
     if (batchSize !== size) {
-      throw new BrokerError('CORRUPT_MESSAGE', `append takes exactly one batch: the buffer holds ${size} bytes, its first batch ${batchSize}; nothing was written`);
+      throw new StorageError('corrupt-batch', `append takes exactly one batch: the buffer holds ${size} bytes, its first batch ${batchSize}; nothing was written`);
     }
     const nowMs = opts.nowMs ?? this.now();
     const leo = this.active.nextOffset;
     const assign = opts.assignOffsets !== false;
     if (!assign && header.baseOffset !== leo) {
-      throw new BrokerError('INVALID_REQUEST', `follower append: batch base offset ${header.baseOffset} is not the log end offset ${leo}; nothing was written`, { expected: leo, got: header.baseOffset });
+      throw new StorageError('invalid-argument', `follower append: batch base offset ${header.baseOffset} is not the log end offset ${leo}; nothing was written`, { expected: leo, got: header.baseOffset });
     }
     const baseOffset = leo;
     const lastOffset = baseOffset + header.lastOffsetDelta;
@@ -382,13 +383,13 @@ export class Log {
     const start = this.logStartOffset;
     const leo = this.logEndOffset;
     if (!Number.isSafeInteger(offset) || offset < start || offset > leo) {
-      throw new BrokerError('OFFSET_OUT_OF_RANGE', `read at offset ${offset}: the log ${this.dir} holds [${start}, ${leo})`, {
+      throw new StorageError('out-of-range', `read at offset ${offset}: the log ${this.dir} holds [${start}, ${leo})`, {
         logStartOffset: start,
         logEndOffset: leo,
       });
     }
     if (!(maxBytes >= 0) || !(maxOffset >= 0)) {
-      throw new BrokerError('INVALID_REQUEST', `read at offset ${offset}: maxBytes (${maxBytes}) and maxOffset (${maxOffset}) must be non-negative numbers`);
+      throw new StorageError('invalid-argument', `read at offset ${offset}: maxBytes (${maxBytes}) and maxOffset (${maxOffset}) must be non-negative numbers`);
     }
     const ranges: Array<{ seg: LogSegment; from: number; to: number }> = [];
     let total = 0;
@@ -416,7 +417,7 @@ export class Log {
         nextOffset = last + 1;
       }
       if (w.stop !== null) {
-        throw new BrokerError('KAFKA_STORAGE_ERROR', `read at offset ${offset}: ${seg.paths.log} is unreadable at position ${w.stop.position} (${w.stop.reason}: ${w.stop.detail})`);
+        throw new StorageError('unreadable', `read at offset ${offset}: ${seg.paths.log} is unreadable at position ${w.stop.position} (${w.stop.reason}: ${w.stop.detail})`);
       }
       if (rangeFrom >= 0) ranges.push({ seg, from: rangeFrom, to: rangeTo });
     }
@@ -425,7 +426,7 @@ export class Log {
     for (const r of ranges) {
       const len = r.to - r.from;
       if (readFully(r.seg.readFd, data, off, len, r.from) !== len) {
-        throw new BrokerError('KAFKA_STORAGE_ERROR', `read at offset ${offset}: ${r.seg.paths.log} ended before position ${r.to}`);
+        throw new StorageError('unreadable', `read at offset ${offset}: ${r.seg.paths.log} ended before position ${r.to}`);
       }
       off += len;
     }
@@ -525,7 +526,7 @@ export class Log {
       }
     }
     if (error !== null) {
-      throw new BrokerError('KAFKA_STORAGE_ERROR', `closing ${this.dir} failed (${errText(error)}); no clean-shutdown marker was written, so the next open recovers`);
+      throw new StorageError('offline', `closing ${this.dir} failed (${errText(error)}); no clean-shutdown marker was written, so the next open recovers`);
     }
   }
 

@@ -5,6 +5,7 @@
 import type { FlushPolicy, IoMode, SyncCall } from '../settings/values.ts';
 // Declared once, in the settings registry.
 export type { FlushPolicy, IoMode, SyncCall } from '../settings/values.ts';
+import type { LatencySummary } from '../common/latency.ts';
 
 export interface LogConfig {
   io: IoMode;
@@ -89,8 +90,8 @@ export interface LogStats {
   records: number;
   bytes: number;
   flushes: number;
-  flushTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
-  writeTimeUs: { p50: number; p99: number; p999: number; max: number; count: number };
+  flushTimeUs: LatencySummary;
+  writeTimeUs: LatencySummary;
   segments: number;
   rolls: number;
   logStartOffset: number;

@@ -45,10 +45,6 @@ const commands: Record<string, Command> = {
   },
 };
 
-export function registerCommand(name: string, command: Command): void {
-  commands[name] = command;
-}
-
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length));
   const lines = Object.entries(commands).map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);

@@ -1,17 +1,11 @@
 // The terminal summary at the end of a bench: one row per cell, then the expectations.
+import { renderTable } from '../../engine/common/text-table.ts';
 import type { RunResult } from '../results/types.ts';
 import { STATE_LABEL, expectationState } from '../results/verdict.ts';
 import { diskModelText } from '../results/disk-models.ts';
 
 function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-}
-
-export function renderTable(headers: string[], rows: string[][], rightAlign: (col: number) => boolean): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (rightAlign(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
-  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 /**

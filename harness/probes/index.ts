@@ -10,7 +10,7 @@ export {
   splitDev,
   type DeviceInfo,
   type MountEntry,
-} from './device.ts';
+} from '../../engine/common/device.ts';
 export {
   ProbeSampler,
   ProbeSeriesBuilder,
@@ -20,4 +20,4 @@ export {
   type ProbeSamplerOptions,
 } from './sampler.ts';
 export { perSecond, type ProbePoint, type PerSecondOptions } from './per-second.ts';
-export { collectEnvironment } from './environment.ts';
+export { collectEnvironment } from '../../engine/common/environment.ts';

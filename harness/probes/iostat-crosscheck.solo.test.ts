@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { deviceForPath } from './device.ts';
+import { deviceForPath } from '../../engine/common/device.ts';
 import { perSecond } from './per-second.ts';
 import { ProbeSampler, probeNow } from './sampler.ts';
 

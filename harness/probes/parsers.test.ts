@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deviceForPath } from './device.ts';
+import { deviceForPath } from '../../engine/common/device.ts';
 import { diskstatsDevices, parseDiskstats } from './diskstats.ts';
 import { interpolateCounters, iostatBetween } from './iostat.ts';
 import { parseVmstat } from './vmstat.ts';

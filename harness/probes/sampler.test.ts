@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { deviceForPath } from './device.ts';
+import { deviceForPath } from '../../engine/common/device.ts';
 import { perSecond } from './per-second.ts';
 import { ProbeSampler, ProbeSeriesBuilder } from './sampler.ts';
 

@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { deviceForPath, nearestExisting } from './device.ts';
+import { deviceForPath, nearestExisting } from '../../engine/common/device.ts';
 import { diskstatsDevices, parseDiskstats, type DiskCounters } from './diskstats.ts';
 import { iostatBetween, type IostatFigures } from './iostat.ts';
 import { parseVmstat, type VmstatSample } from './vmstat.ts';

@@ -29,7 +29,7 @@ const CONFIG = {
 };
 
 /** Cells drawn in the charts, in run order; also the color domain so every chart agrees. */
-export function chartCells(run: RunResult): CellResult[] {
+function chartCells(run: RunResult): CellResult[] {
   return run.cells.filter(isMeasured);
 }
 
@@ -41,7 +41,7 @@ function colorEncoding(ids: string[]) {
   return { field: 'cell', type: 'nominal' as const, title: 'cell', scale: colorScale(ids), sort: ids };
 }
 
-export function throughputChart(run: RunResult): Chart | null {
+function throughputChart(run: RunResult): Chart | null {
   const cells = chartCells(run);
   if (cells.length === 0) return null;
   const ids = cells.map((c) => c.id);
@@ -119,7 +119,7 @@ function ninesLabelExpr(ticks: Array<{ x: number; label: string }>): string {
   return expr;
 }
 
-export function latencyChart(run: RunResult): Chart | null {
+function latencyChart(run: RunResult): Chart | null {
   const cells = chartCells(run);
   if (cells.length === 0) return null;
   const ids = cells.map((c) => c.id);
@@ -229,9 +229,9 @@ const PANELS: SeriesPanel[] = [
 ];
 
 /** Name of the page-level parameter that picks which cell the time series show. */
-export const CELL_PICK = 'cellPick';
+const CELL_PICK = 'cellPick';
 
-export function timeseriesChart(run: RunResult): Chart | null {
+function timeseriesChart(run: RunResult): Chart | null {
   const cells = chartCells(run).filter((c) => (c.timeseries ?? []).length > 0);
   if (cells.length === 0) return null;
   const ids = chartCells(run).map((c) => c.id);

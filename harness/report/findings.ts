@@ -18,20 +18,14 @@ import {
   PAGE_BYTES,
   plural,
 } from './format.ts';
+import { median } from '../../engine/common/stats.ts';
 
-export function baselineCell(run: RunResult): CellResult | undefined {
+function baselineCell(run: RunResult): CellResult | undefined {
   return run.cells.find((c) => isMeasured(c) && c.throughput.recordsPerSec > 0);
 }
 
 function ratio(a: number, b: number): number {
   return b > 0 ? a / b : NaN;
-}
-
-function median(xs: number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 export interface Stall {
@@ -51,7 +45,7 @@ export interface Stall {
 export function stalls(series: TimePoint[]): Stall | null {
   if (series.length < 5) return null;
   const inner = series.slice(1, -1);
-  const med = median(inner.map((p) => p.recordsPerSec));
+  const med = median(inner.map((p) => p.recordsPerSec)) ?? NaN;
   if (!(med > 0)) return null;
   const slow = inner.filter((p) => p.recordsPerSec < med * 0.1);
   if (slow.length === 0) return null;

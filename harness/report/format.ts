@@ -91,12 +91,6 @@ export function plural(n: number, word: string, pluralWord = `${word}s`): string
   return `${fmtInt(n)} ${n === 1 ? word : pluralWord}`;
 }
 
-export function paramsText(cell: CellResult): string {
-  return Object.entries(cell.params)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ');
-}
-
 export function errorCount(cell: CellResult): number {
   return Object.values(cell.errors ?? {}).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
 }

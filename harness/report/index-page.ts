@@ -4,7 +4,7 @@ import path from 'node:path';
 import { verdict } from './findings.ts';
 import { escapeHtml } from './format.ts';
 import type { RunEntry } from './load-runs.ts';
-import { CSP, PAGE_CSS, SORT_JS } from './page-assets.ts';
+import { pageHead, SORT_JS } from './page-assets.ts';
 
 export interface IndexRow {
   entry: RunEntry;
@@ -57,15 +57,7 @@ export function renderReportsIndex(rows: IndexRow[], resultsDir: string): string
         .join('') +
       `</tr></thead><tbody>${body}</tbody></table>`
     : `<p class="muted">No runs yet under ${escapeHtml(resultsDir)}. Run a scenario with durolab, then durolab report.</p>`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${CSP}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>durolab runs</title>
-<style>${PAGE_CSS}</style>
-</head>
+  return `${pageHead('durolab runs')}
 <body>
 <main>
 <h1>durolab runs</h1>

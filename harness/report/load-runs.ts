@@ -15,6 +15,7 @@ const latency = z.object({
   p999: z.number(),
   p9999: z.number(),
   max: z.number(),
+  mean: z.number().optional(),
   count: z.number(),
 });
 
@@ -221,7 +222,7 @@ function startedMs(e: RunEntry): number {
 }
 
 /** Newest first: by start time, then by run id (run ids are time-ordered), then by path. */
-export function newestFirst(a: RunEntry, b: RunEntry): number {
+function newestFirst(a: RunEntry, b: RunEntry): number {
   return startedMs(b) - startedMs(a) || (b.run?.runId ?? '').localeCompare(a.run?.runId ?? '') || b.file.localeCompare(a.file);
 }
 

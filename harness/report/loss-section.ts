@@ -3,25 +3,24 @@
 // lost had been acknowledged, relative to the cut, trial by trial).
 
 import type { TopLevelSpec } from 'vega-lite';
+import { distribution, median } from '../../engine/common/stats.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import type { Chart } from './charts.ts';
 import { escapeHtml, fmtBytes, fmtInt, fmtMs, fmtSeconds, PAGE_BYTES } from './format.ts';
 
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 
-function sorted(values: number[]): number[] {
-  return [...values].sort((a, b) => a - b);
-}
-
-function med(s: number[]): number {
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
+/** "min / median / max" of a cell's trials, sorting on the median; '—' without trials. */
 function dist(values: number[], f: (n: number) => string): { text: string; v: number | '' } {
-  if (values.length === 0) return { text: '—', v: '' };
-  const s = sorted(values);
-  return { text: `${f(s[0])} / ${f(med(s))} / ${f(s[s.length - 1])}`, v: med(s) };
+  const d = distribution(values);
+  if (d === null) return { text: '—', v: '' };
+  return { text: `${f(d.min)} / ${f(d.median)} / ${f(d.max)}`, v: d.median };
+}
+
+/** The median of a cell's trials, formatted; '—' without trials. */
+function medianCell(values: number[], f: (n: number) => string): { text: string; v: number | '' } {
+  const m = median(values);
+  return m === null ? { text: '—', v: '' } : { text: f(m), v: m };
 }
 
 function faultTrials(c: CellResult): Trial[] {
@@ -100,9 +99,9 @@ export function lossDistributionTable(run: RunResult): string {
       td(dist(lost, fmtInt), anyLost ? 'bad' : '') +
       `<td class="mono">${escapeHtml(lost.map(fmtInt).join(', '))}</td>` +
       td(dist(windows, fmtSeconds)) +
-      td(dirty.length ? { text: fmtBytes(med(sorted(dirty)) * PAGE_BYTES), v: med(sorted(dirty)) } : { text: '—', v: '' }) +
-      td(recover.length ? { text: fmtMs(med(sorted(recover))), v: med(sorted(recover)) } : { text: '—', v: '' }) +
-      td(truncated.length ? { text: fmtBytes(med(sorted(truncated))), v: med(sorted(truncated)) } : { text: '—', v: '' }) +
+      td(medianCell(dirty, (pages) => fmtBytes(pages * PAGE_BYTES))) +
+      td(medianCell(recover, fmtMs)) +
+      td(medianCell(truncated, fmtBytes)) +
       td(dist(cycles, fmtMs)) +
       `<td${integrity ? ' class="bad"' : ''} style="white-space:nowrap">${escapeHtml(integrity || 'clean')}</td>` +
       '</tr>'

@@ -1,7 +1,7 @@
 // Stylesheet and browser script shared by the run page and the index page. Plain JS (no
 // build step) that runs from file://.
 
-export const PAGE_CSS = `
+const PAGE_CSS = `
 :root { --fg:#1d2327; --muted:#667; --line:#dde1e5; --bg:#fff; --soft:#f5f7f9; --bad:#b3261e; --good:#1e7b34; --warn:#8a5a00; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
@@ -138,5 +138,21 @@ export const CHARTS_JS = `
 `;
 
 /** No network at all: a report must open offline, and anything that tries to fetch shows up as an error. */
-export const CSP =
+const CSP =
   "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:";
+
+/**
+ * The top of every report page up to and including <head>'s end: charset, the CSP, viewport,
+ * optional extra <meta> lines (already HTML), the title (already escaped) and the page CSS.
+ */
+export function pageHead(titleHtml: string, extraMeta = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+${extraMeta}<title>${titleHtml}</title>
+<style>${PAGE_CSS}</style>
+</head>`;
+}

@@ -2,7 +2,7 @@
 // HdrHistogram's own plotter does: x = 1/(1-p), so 90% sits at 10, 99% at 100, 99.9% at 1000.
 
 import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
-import type { LatencySummaryUs } from '../results/types.ts';
+import type { LatencySummary } from '../results/types.ts';
 
 export interface NinesPoint {
   /** 1/(1-p); 1 is the minimum. */
@@ -24,7 +24,7 @@ const TICKS_PER_HALF = 10;
 /** Past one in a million the curve says nothing a 1-in-a-million max does not. */
 const MAX_X = 1e6;
 
-export function ninesFromHistogram(base64: string, summary: LatencySummaryUs): NinesCurve {
+export function ninesFromHistogram(base64: string, summary: LatencySummary): NinesCurve {
   if (!base64) return ninesFromSummary(summary, 'no histogram stored');
   let histogram;
   try {
@@ -54,7 +54,7 @@ export function ninesFromHistogram(base64: string, summary: LatencySummaryUs): N
   }
 }
 
-export function ninesFromSummary(s: LatencySummaryUs, problem: string): NinesCurve {
+function ninesFromSummary(s: LatencySummary, problem: string): NinesCurve {
   const pairs: Array<[number, number]> = [
     [50, s.p50],
     [90, s.p90],

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../results/types.ts';
 import { compileChart, runCharts } from './charts.ts';
 import { escapeScriptText } from './inline-libs.ts';
-import { findings, findRepoRoot, main, renderRunReport, writeReportsIndex, writeRunReport } from './index.ts';
+import { findings, main, renderRunReport, writeReportsIndex, writeRunReport } from './index.ts';
 import { ninesFromHistogram } from './percentiles.ts';
 import { makeRun, powerCutRun, processRun } from './test-fixtures.ts';
 
@@ -330,14 +330,5 @@ describe('durolab report (main)', () => {
     await writeFile(notRun, JSON.stringify(run));
     await expect(main([notRun, ...flags])).rejects.toThrow(`${notRun} is not a durolab run result`);
     await expect(main([notRun, ...flags])).rejects.toThrow(/cells\.1\.latencyUs\.p50/);
-  });
-});
-
-describe('findRepoRoot', () => {
-  it('walks up to the durolab package and falls back to the start folder', async () => {
-    const here = path.dirname(new URL(import.meta.url).pathname);
-    const root = findRepoRoot(here);
-    expect(JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')).name).toBe('durolab');
-    expect(findRepoRoot(dir)).toBe(dir);
   });
 });

@@ -8,7 +8,7 @@ import { compileChart, runCharts, type Chart } from './charts.ts';
 import { findings, verdict } from './findings.ts';
 import { escapeHtml, jsonForScript } from './format.ts';
 import { inlineLibraries } from './inline-libs.ts';
-import { CHARTS_JS, CSP, PAGE_CSS, SORT_JS } from './page-assets.ts';
+import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 
@@ -100,16 +100,8 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
     ? mainCharts.map(chartBlock).join('\n')
     : '<p class="muted">No cell has figures to chart.</p>';
 
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${CSP}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="durolab report; ${libs.map((l) => `${l.name} ${l.version}`).join(', ')}">
-<title>${escapeHtml(title)}</title>
-<style>${PAGE_CSS}</style>
-</head>
+  const generator = `<meta name="generator" content="durolab report; ${libs.map((l) => `${l.name} ${l.version}`).join(', ')}">\n`;
+  return `${pageHead(escapeHtml(title), generator)}
 <body data-run-status="${escapeHtml(run.status)}">
 <main>
 <header>

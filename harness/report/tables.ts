@@ -40,7 +40,7 @@ function statusCell(cell: CellResult): string {
   return `<td data-v="${escapeHtml(cell.status)}"><span class="status status-${escapeHtml(cell.status)}">${escapeHtml(label)}</span>${note}</td>`;
 }
 
-export function paramKeys(run: RunResult): string[] {
+function paramKeys(run: RunResult): string[] {
   const keys: string[] = [];
   for (const c of run.cells) for (const k of Object.keys(c.params ?? {})) if (!keys.includes(k)) keys.push(k);
   return keys;

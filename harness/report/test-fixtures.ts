@@ -4,8 +4,8 @@
 
 import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
 import { seededRandom } from '../faults/schedule.ts';
-import { latencySummary } from '../runner/cell-result.ts';
-import type { CellResult, LatencySummaryUs, RunResult, TimePoint, Trial } from '../results/types.ts';
+import { summarizeLatency } from '../../engine/common/latency.ts';
+import type { CellResult, LatencySummary, RunResult, TimePoint, Trial } from '../results/types.ts';
 
 function normal(rand: () => number): number {
   const u = 1 - rand();
@@ -20,13 +20,13 @@ export interface LatencyShape {
   seed: number;
 }
 
-export function latencyHistogram(shape: LatencyShape): { base64: string; summary: LatencySummaryUs } {
+export function latencyHistogram(shape: LatencyShape): { base64: string; summary: LatencySummary } {
   const rand = seededRandom(shape.seed);
   const h = build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
   for (let i = 0; i < shape.count; i++) {
     h.recordValue(Math.max(1, Math.round(shape.medianUs * Math.exp(shape.sigma * normal(rand)))));
   }
-  const summary: LatencySummaryUs = latencySummary(h);
+  const summary: LatencySummary = summarizeLatency(h);
   const base64 = encodeIntoCompressedBase64(h);
   h.destroy();
   return { base64, summary };
@@ -50,7 +50,7 @@ export interface CellShape {
   errors?: Record<string, number>;
 }
 
-export function makeCell(shape: CellShape, seed: number): CellResult {
+function makeCell(shape: CellShape, seed: number): CellResult {
   const { base64, summary } = latencyHistogram({ ...shape.latency, seed });
   const rand = seededRandom(seed + 1);
   const seconds = shape.seconds ?? 30;

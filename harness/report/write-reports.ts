@@ -1,26 +1,14 @@
 // Writing reports/<scenario>/<run id>/index.html and reports/index.html. Each file is
-// written to a temporary name and renamed, so a reader never opens half a page.
+// written atomically (engine/common/atomic-file.ts), so a reader never opens half a page.
 
-import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunResult } from '../results/types.ts';
 import { renderReportsIndex, reportRelPath, type IndexRow } from './index-page.ts';
 import { asRunResult, listRuns } from './load-runs.ts';
 import { defaultDirs } from './repo-paths.ts';
 import { renderRunReport, type RenderOptions } from './run-page.ts';
-
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    await writeFile(tmp, content, 'utf8');
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw new Error(`cannot write ${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
+import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 
 export interface WriteOptions extends RenderOptions {
   reportsDir?: string;
@@ -42,7 +30,7 @@ export async function writeReportsIndex(opts: WriteOptions = {}): Promise<string
     rows.push({ entry, href });
   }
   const file = path.join(reportsDir, 'index.html');
-  await writeFileAtomic(file, renderReportsIndex(rows, resultsDir));
+  writeFileAtomic(file, renderReportsIndex(rows, resultsDir), { mkdir: true });
   return file;
 }
 
@@ -51,7 +39,7 @@ export async function writeRunReport(run: RunResult, opts: WriteOptions = {}): P
   asRunResult(run, `run ${run?.scenario?.name ?? '?'}/${run?.runId ?? '?'}`);
   const { reportsDir } = defaultDirs(opts);
   const file = path.join(reportsDir, reportRelPath(run.scenario.name, run.runId));
-  await writeFileAtomic(file, renderRunReport(run, opts));
+  writeFileAtomic(file, renderRunReport(run, opts), { mkdir: true });
   await writeReportsIndex(opts);
   return file;
 }

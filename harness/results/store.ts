@@ -1,21 +1,11 @@
 // results/<scenario>/<run id>/: run.json (rewritten atomically after every cell, so an
 // interrupted run keeps what finished), the ack ledgers, broker logs; `latest` points at the
 // newest run.
-import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, openSync, fsyncSync, closeSync, readlinkSync, existsSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, readlinkSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { RunResult } from './types.ts';
+import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 
-export function writeFileAtomic(file: string, data: string | Buffer): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, data);
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-}
 
 /** Sortable and unique enough for one machine: 20261129-115840-a1b2 */
 export function newRunId(now = new Date()): string {

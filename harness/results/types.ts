@@ -5,15 +5,10 @@ import type { TargetKind } from '../targets/registry.ts';
 
 export type Params = Record<string, string | number | boolean>;
 
-export interface LatencySummaryUs {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  p9999: number;
-  max: number;
-  count: number;
-}
+import type { Environment } from '../../engine/common/environment.ts';
+import type { LatencyBrief, LatencySummary } from '../../engine/common/latency.ts';
+
+export type { Environment, LatencyBrief, LatencySummary };
 
 export interface LedgerSummary {
   acked: number;
@@ -53,7 +48,7 @@ export interface TimePoint {
 
 export interface BrokerSummary {
   flushes: number;
-  flushTimeUs: { p50: number; p99: number; p999: number; max: number };
+  flushTimeUs: LatencyBrief;
   segments: number;
   indexFiles?: number;
   bytes: number;
@@ -113,9 +108,9 @@ export interface CellResult {
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   note?: string;
   throughput: { recordsPerSec: number; mbPerSec: number; requestsPerSec: number };
-  latencyUs: LatencySummaryUs;
+  latencyUs: LatencySummary;
   /** Coordinated-omission corrected latency (fixed-rate workloads only). */
-  correctedLatencyUs?: LatencySummaryUs;
+  correctedLatencyUs?: LatencySummary;
   errors: Record<string, number>;
   ledger: LedgerSummary;
   broker: BrokerSummary;
@@ -142,19 +137,6 @@ export interface ExpectationResult {
   detail: string;
 }
 
-export interface Environment {
-  hostname: string;
-  cpu: string;
-  cores: number;
-  memoryBytes: number;
-  kernel: string;
-  os: string;
-  node: string;
-  dataDir: string;
-  filesystem: string;
-  device: string;
-  note?: string;
-}
 
 export interface RunResult {
   schemaVersion: 1;

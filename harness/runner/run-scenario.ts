@@ -16,14 +16,17 @@ import { checkLedger } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import type { ClientDriver, ClusterClient, ProduceResult } from '../drivers/types.ts';
-import { RunStore, newRunId, writeFileAtomic } from '../results/store.ts';
+import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
+import { RunStore, newRunId } from '../results/store.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
 import type { TargetCapabilities } from '../targets/registry.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
-import { encodeHistogram, latencySummary, mergeTimeseries, median, skippedCell, emptyLedger } from './cell-result.ts';
+import { summarizeLatency } from '../../engine/common/latency.ts';
+import { median } from '../../engine/common/stats.ts';
+import { encodeHistogram, mergeTimeseries, skippedCell, emptyLedger } from './cell-result.ts';
 import { summarizeBrokers } from './broker-figures.ts';
 import { diskModelIdFor } from '../results/disk-models.ts';
 
@@ -298,7 +301,7 @@ async function runCell(
       trials.push(trial);
       ledgerSum = addLedgers(ledgerSum, trial.ledger);
       log(
-        `rep ${rep + 1}: ${Math.round(rps[rps.length - 1]).toLocaleString('en-US')} records/s, p99 ${latencySummary(load.latencyUs).p99} µs, ` +
+        `rep ${rep + 1}: ${Math.round(rps[rps.length - 1]).toLocaleString('en-US')} records/s, p99 ${summarizeLatency(load.latencyUs).p99} µs, ` +
           `acked ${trial.ledger.acked.toLocaleString('en-US')}, lost ${trial.ledger.ackedLost.toLocaleString('en-US')}` +
           (trial.fault ? faultLine(trial) : '') +
           (trial.note ? ` [suspect: ${trial.note}]` : ''),
@@ -328,9 +331,9 @@ async function runCell(
     params: cell.params,
     status,
     ...(interrupted ? { note: 'interrupted (Ctrl-C): figures cover the part that ran' } : {}),
-    throughput: { recordsPerSec: median(rps), mbPerSec: median(mbps), requestsPerSec: median(reqps) },
-    latencyUs: latencySummary(merged),
-    ...(mergedCorrected ? { correctedLatencyUs: latencySummary(mergedCorrected) } : {}),
+    throughput: { recordsPerSec: median(rps) ?? 0, mbPerSec: median(mbps) ?? 0, requestsPerSec: median(reqps) ?? 0 },
+    latencyUs: summarizeLatency(merged),
+    ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
     errors,
     ledger: ledgerSum,
     broker,

@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
+import { repoRootAbove } from '../../engine/common/repo-root.ts';
 import { suggest } from './errors.ts';
 import { overlaySettings, resolveSettings, type ResolvedSettings } from './settings.ts';
 import type { MatrixCell, Scenario } from './types.ts';
@@ -21,20 +22,15 @@ function hasScenarios(dir: string): boolean {
 }
 
 /**
- * `scenarios/` under the working directory, else the first one found walking up from this
- * module (which also works from the bundle in dist/).
+ * `scenarios/` under the working directory, else the repository's (found from this module, so
+ * it also works from the bundle in dist/).
  */
 export function defaultScenariosDir(): string {
   const cwdDir = path.resolve('scenarios');
   if (hasScenarios(cwdDir)) return cwdDir;
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, 'scenarios');
-    if (hasScenarios(candidate)) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) return cwdDir;
-    dir = parent;
-  }
+  const root = repoRootAbove(path.dirname(fileURLToPath(import.meta.url)));
+  const repoDir = root === null ? null : path.join(root, 'scenarios');
+  return repoDir !== null && hasScenarios(repoDir) ? repoDir : cwdDir;
 }
 
 /** Path as shown to the user: relative to the working directory when inside it. */

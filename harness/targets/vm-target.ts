@@ -9,7 +9,7 @@ import { request } from '../../engine/server/http-client.ts';
 import type { ProbeSeries } from '../probes/index.ts';
 import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
 import { buildVmImage, createFileDisk, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
-import { repoRoot } from '../vm/paths.ts';
+import { repoRoot } from '../../engine/common/repo-root.ts';
 import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';

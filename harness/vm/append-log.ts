@@ -3,8 +3,8 @@
 // survived a cut must carry its own sequence number and an intact fill pattern, so a block
 // that reached the disk half-written or as zeros is told apart from a durable record.
 
-export const RECORD_MAGIC = 0x314c5244; // "DRL1" little-endian
-export const RECORD_HEADER_BYTES = 16;
+const RECORD_MAGIC = 0x314c5244; // "DRL1" little-endian
+const RECORD_HEADER_BYTES = 16;
 export const MIN_RECORD_BYTES = 32;
 
 function pattern(seq: number): Buffer {

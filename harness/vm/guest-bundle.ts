@@ -8,9 +8,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 
 /** Native addons: esbuild cannot bundle their .node binaries, so they are copied. */
-export const NATIVE_PACKAGES = ['@node-rs/crc32'];
+const NATIVE_PACKAGES = ['@node-rs/crc32'];
 /** Host-only tools that may only be imported dynamically (the guest never runs those paths). */
-export const HOST_ONLY_PACKAGES = ['esbuild', 'vite', 'vitest', 'playwright-core', 'tsx', 'typescript'];
+const HOST_ONLY_PACKAGES = ['esbuild', 'vite', 'vitest', 'playwright-core', 'tsx', 'typescript'];
 
 export interface BundleFile {
   /** Path inside the image, relative to / (e.g. durolab/dist/durolab.mjs). */

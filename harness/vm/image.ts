@@ -11,7 +11,8 @@ import { buildGuestBundle } from './guest-bundle.ts';
 import { GUEST_MODULES, planModules } from './kernel-modules.ts';
 import { resolveGuestKernel, type KernelSource } from './kernel.ts';
 import { renderInitScript } from './init-script.ts';
-import { defaultVmCacheDir, repoRoot } from './paths.ts';
+import { repoRoot } from '../../engine/common/repo-root.ts';
+import { defaultVmCacheDir } from './paths.ts';
 import { checkVmPrerequisites, requireExecutable } from './prerequisites.ts';
 
 /** Bump when the image layout changes in a way the hashed inputs do not show. */
@@ -67,7 +68,7 @@ async function hashFile(file: string): Promise<string> {
 const sha = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
 
 /** Shared libraries `ldd` lists for a binary, as absolute paths (the vDSO has none). */
-export async function sharedLibraries(binary: string): Promise<string[]> {
+async function sharedLibraries(binary: string): Promise<string[]> {
   const r = await execa('ldd', [binary], { reject: false });
   if (/not a dynamic executable|statically linked/.test(`${r.stdout}${r.stderr}`)) return [];
   if (r.exitCode !== 0) throw new Error(`ldd ${binary} failed (exit ${r.exitCode}): ${r.stderr.trim()}`);

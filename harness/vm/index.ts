@@ -11,7 +11,6 @@ export { startAckCollector, type AckCollector, type AckState } from './ack-colle
 export { checkAppendLog, fillRecord, type AppendLogCheck } from './append-log.ts';
 
 /** Guest paths of the programs in the image. */
-export const GUEST_NODE = '/usr/bin/node';
 export const GUEST_CLI = '/durolab/dist/durolab.mjs';
 export const GUEST_APPEND_WORKLOAD = '/durolab/dist/vm-append-workload.mjs';
 export const GUEST_DEPS_CHECK = '/durolab/dist/vm-deps-check.mjs';

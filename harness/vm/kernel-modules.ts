@@ -26,7 +26,7 @@ const ESSENTIAL = new Set(['virtio_pci', 'virtio_blk', 'virtio_net']);
 
 const MODULE_SUFFIX = /\.ko(\.xz|\.zst|\.gz)?$/;
 
-export const normalizeModuleName = (n: string): string => n.replaceAll('-', '_');
+const normalizeModuleName = (n: string): string => n.replaceAll('-', '_');
 
 /** The `depends=` list in a module's .modinfo section (NUL-separated key=value strings). */
 export function moduleDepends(ko: Buffer): string[] {
@@ -48,7 +48,7 @@ async function walk(dir: string, out: string[]): Promise<void> {
 }
 
 /** Reads a module file, decompressing .ko.xz / .ko.zst / .ko.gz (busybox insmod takes plain .ko). */
-export async function readModule(file: string): Promise<Buffer> {
+async function readModule(file: string): Promise<Buffer> {
   if (file.endsWith('.ko')) return fs.readFile(file);
   if (file.endsWith('.gz')) return gunzipSync(await fs.readFile(file));
   const tool = file.endsWith('.xz') ? 'xz' : 'zstd';

@@ -20,7 +20,7 @@ export interface GuestKernel {
   package?: string;
 }
 
-export const DEBIAN_KERNEL_METAPACKAGE = 'linux-image-cloud-amd64';
+const DEBIAN_KERNEL_METAPACKAGE = 'linux-image-cloud-amd64';
 
 const readable = (p: string): boolean => {
   try {
@@ -32,7 +32,7 @@ const readable = (p: string): boolean => {
 };
 
 /** The host kernel, if its image is readable (Ubuntu makes it root-only) and its modules are installed. */
-export function findHostKernel(bootDir = '/boot', modulesRoot = '/lib/modules'): GuestKernel | undefined {
+function findHostKernel(bootDir = '/boot', modulesRoot = '/lib/modules'): GuestKernel | undefined {
   if (!existsSync(bootDir)) return undefined;
   const versions = readdirSync(bootDir)
     .filter((f) => f.startsWith('vmlinuz-'))
@@ -60,7 +60,7 @@ function kernelIn(pkgDir: string, pkg: string): GuestKernel | undefined {
 }
 
 /** `apt-cache depends linux-image-cloud-amd64` names the versioned package the metapackage points at. */
-export async function resolveDebianKernelPackage(meta = DEBIAN_KERNEL_METAPACKAGE): Promise<string> {
+async function resolveDebianKernelPackage(meta = DEBIAN_KERNEL_METAPACKAGE): Promise<string> {
   const r = await execa('apt-cache', ['depends', meta], { reject: false });
   const dep = /Depends:\s*(linux-image-[^\s<>]+)/.exec(r.stdout ?? '');
   if (r.exitCode !== 0 || !dep) {
@@ -90,7 +90,7 @@ async function resolveDebianKernelPackageCached(kernelsDir: string): Promise<str
 }
 
 /** Downloads (once) and unpacks a Debian kernel package under cacheDir/kernels/<package>. */
-export async function fetchDebianKernel(cacheDir: string, log: (s: string) => void): Promise<GuestKernel> {
+async function fetchDebianKernel(cacheDir: string, log: (s: string) => void): Promise<GuestKernel> {
   const kernelsDir = path.join(cacheDir, 'kernels');
   await fs.mkdir(kernelsDir, { recursive: true });
   let pkg: string;

@@ -52,7 +52,7 @@ export function findQboot(): string | undefined {
 }
 
 /** A dynamically linked busybox cannot run in the initramfs (no libc there beyond node's). */
-export async function isStaticBinary(file: string): Promise<boolean> {
+async function isStaticBinary(file: string): Promise<boolean> {
   const r = await execa('ldd', [file], { reject: false });
   return /not a dynamic executable|statically linked/.test(`${r.stdout}\n${r.stderr}`);
 }

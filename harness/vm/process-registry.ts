@@ -62,7 +62,7 @@ function ppidOf(pid: number): number | undefined {
 }
 
 /** QEMU processes carrying the marker (optionally also `contains`) whose parent is gone (reparented to 1). */
-export function findOrphanedQemus(contains?: string): number[] {
+function findOrphanedQemus(contains?: string): number[] {
   if (!existsSync('/proc')) return [];
   const found: number[] = [];
   for (const d of readdirSync('/proc')) {

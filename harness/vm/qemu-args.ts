@@ -40,7 +40,7 @@ export interface QemuArgsInput {
 
 const isPort = (p: number): boolean => Number.isInteger(p) && p > 0 && p < 65536;
 
-export function validateForwards(name: string, hostfwd: HostForward[], guestfwd: GuestForward[]): void {
+function validateForwards(name: string, hostfwd: HostForward[], guestfwd: GuestForward[]): void {
   for (const f of hostfwd) {
     if (!isPort(f.hostPort) || !isPort(f.guestPort)) throw new Error(`VM ${name}: hostfwd ${JSON.stringify(f)} needs ports in 1..65535`);
   }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVmImage } from './image.ts';
 import { ensureNoOrphans, findQemusMatching, isAlive } from './process-registry.ts';
-import { repoRoot } from './paths.ts';
+import { repoRoot } from '../../engine/common/repo-root.ts';
 
 let work: string;
 

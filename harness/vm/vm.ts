@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { DataDisk } from './disk.ts';
 import type { VmImage } from './image.ts';
-import { AGENT_MARKER, INIT_MARKER } from './init-script.ts';
+import { INIT_MARKER } from './init-script.ts';
 import { isAlive, trackQemu, untrackQemu } from './process-registry.ts';
 import { buildQemuArgs, type Accel, type GuestForward, type HostForward } from './qemu-args.ts';
 import { checkVmPrerequisites, findExecutable, findQboot, requireExecutable } from './prerequisites.ts';

@@ -5,8 +5,22 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import si from 'systeminformation';
-import type { Environment } from '../results/types.ts';
 import { deviceForPath, nearestExisting, type DeviceInfo } from './device.ts';
+
+/** The machine a run measured on, as run.json and the reports record it. */
+export interface Environment {
+  hostname: string;
+  cpu: string;
+  cores: number;
+  memoryBytes: number;
+  kernel: string;
+  os: string;
+  node: string;
+  dataDir: string;
+  filesystem: string;
+  device: string;
+  note?: string;
+}
 
 const PER_CALL_TIMEOUT_MS = 1500;
 

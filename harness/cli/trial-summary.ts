@@ -1,20 +1,8 @@
 // The terminal's fault section at the end of a bench: per cell, the distribution over trials of
 // acknowledged-but-lost records and of the loss window, and how long one trial cycle took.
+import { distribution, type Distribution } from '../../engine/common/stats.ts';
+import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
-import { renderTable } from '../cli/summary-table.ts';
-
-export interface Distribution {
-  min: number;
-  median: number;
-  max: number;
-}
-
-export function distribution(values: number[]): Distribution | null {
-  if (values.length === 0) return null;
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return { min: s[0], median: s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2, max: s[s.length - 1] };
-}
 
 export interface CellTrialStats {
   cell: string;
@@ -29,7 +17,7 @@ export interface CellTrialStats {
   perTrialLost: number[];
 }
 
-export function cellTrialStats(c: CellResult): CellTrialStats {
+function cellTrialStats(c: CellResult): CellTrialStats {
   const trials: Trial[] = c.trials ?? [];
   return {
     cell: c.id,
