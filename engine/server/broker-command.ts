@@ -133,7 +133,7 @@ export async function main(argv: string[]): Promise<number> {
       if (!Number.isSafeInteger(ppid) || ppid <= 0) throw new Error(`--parent-pid ${values['parent-pid']}: expected a process id`);
       watchParent(ppid, () => stop(`parent process ${ppid} is gone`, 0));
     }
-    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, pid: process.pid })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, kafka: broker.kafka?.address ?? null, pid: process.pid })}\n`);
   });
 }
 

@@ -27,6 +27,10 @@ export interface BrokerSettings {
   /** Default acks=all produce timeout when the request names none (Kafka's request.timeout.ms). */
   requestTimeoutMs: number;
   http: HttpSettings;
+  /** kafka.port: the Kafka protocol listener's port on the broker's host (0 = any free port, -1 = no listener). */
+  kafkaPort: number;
+  /** socket.request.max.bytes: largest Kafka request frame accepted (checked on the size prefix). */
+  socketRequestMaxBytes: number;
 }
 
 export interface ControllerSettings {
@@ -48,6 +52,8 @@ export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   heartbeatIntervalMs: 100,
   requestTimeoutMs: 30_000,
   http: { keepAliveTimeoutMs: 30_000, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 },
+  kafkaPort: 0,
+  socketRequestMaxBytes: 104_857_600,
 });
 
 export const DEFAULT_CONTROLLER_SETTINGS: Readonly<ControllerSettings> = Object.freeze({
@@ -135,6 +141,8 @@ const KEYS: Record<string, KeySpec> = {
   'http.keepalive.timeout.ms': { help: 'idle keep-alive connections close after this (default 30000)', apply: (b, v, w) => (b.http.keepAliveTimeoutMs = int(v, w, 1)) },
   'http.headers.timeout.ms': { help: 'clients must send their headers within this (default 10000)', apply: (b, v, w) => (b.http.headersTimeoutMs = int(v, w, 1)) },
   'http.request.timeout.ms': { help: 'clients must send the whole request within this (default 30000)', apply: (b, v, w) => (b.http.requestTimeoutMs = int(v, w, 1)) },
+  'kafka.port': { help: 'Kafka protocol listener port on the --listen host (default 0: any free port; -1: no listener)', apply: (b, v, w) => (b.kafkaPort = int(v, w, -1, 65535)) },
+  'socket.request.max.bytes': { help: 'largest Kafka request frame, checked before it is read (default 104857600)', apply: (b, v, w) => (b.socketRequestMaxBytes = int(v, w, 1024, 0x7fffffff)) },
   // Controller keys: read by `durolab cluster` (in-process controller); brokers ignore them so
   // one file can configure a whole cluster.
   'broker.session.timeout.ms': { help: 'controller: a broker silent this long is fenced (default 1500)', applyController: (c, v, w) => (c.sessionTimeoutMs = int(v, w, 1)) },
