@@ -9,6 +9,7 @@ import { kafkaErrorCode, type ProtocolErrorName } from '../../protocol/error-cod
 import { API_VERSIONS } from '../../protocol/messages.ts';
 import type { Struct } from '../../protocol/schema.ts';
 import type { KafkaErrorName } from '../../replication/errors.ts';
+import type { ProducerStates } from './producer-state.ts';
 
 /** What the handlers need from the broker (engine/server/broker.ts implements it). */
 export interface KafkaBrokerView {
@@ -138,7 +139,7 @@ function acksOf(n: number): Acks | null {
 }
 
 /** Null: acks=0, Kafka sends no response. Appends start synchronously, in request order. */
-export function produce(broker: KafkaBrokerView, version: number, body: Struct, stats: HandlerStats): Promise<Struct> | null {
+export function produce(broker: KafkaBrokerView, version: number, body: Struct, stats: HandlerStats, producers: ProducerStates): Promise<Struct> | null {
   const acks = acksOf(body.Acks as number);
   const timeoutMs = Math.min(Math.max(1, body.TimeoutMs as number), MAX_PRODUCE_TIMEOUT_MS);
   const transactional = body.TransactionalId !== null;
@@ -152,7 +153,23 @@ export function produce(broker: KafkaBrokerView, version: number, body: Struct, 
         if (transactional) throw Object.assign(new Error('transactions are not supported by durolab'), { kafkaName: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED' });
         if (pd.Records === null || pd.Records.length === 0) throw new BrokerError('CORRUPT_MESSAGE', `produce ${t.Name}-${pd.Index}: no records`);
         const p = leaderFor(broker, t.Name, pd.Index, -1);
-        const r = await p.appendAsLeader(pd.Records, { acks, timeoutMs });
+        const { verdict, header } = producers.check(p, pd.Records);
+        if (verdict.kind === 'out-of-order') throw Object.assign(new Error(verdict.message), { kafkaName: 'OUT_OF_ORDER_SEQUENCE_NUMBER' });
+        if (verdict.kind === 'fenced') throw Object.assign(new Error(verdict.message), { kafkaName: 'INVALID_PRODUCER_EPOCH' });
+        if (verdict.kind === 'duplicate') {
+          // Like a delayed produce: acks=all hears back once the original is committed.
+          if (acks === 'all' && p.highWatermark <= verdict.lastOffset) await p.waitForData(verdict.lastOffset, timeoutMs, false);
+          if (acks === 'all' && p.highWatermark <= verdict.lastOffset) {
+            throw new BrokerError(p.role === 'leader' ? 'REQUEST_TIMED_OUT' : 'NOT_LEADER_OR_FOLLOWER', `${t.Name}-${pd.Index}: duplicate of offsets ${verdict.baseOffset}..${verdict.lastOffset}, not committed within ${timeoutMs} ms`);
+          }
+          count(stats, 'DUPLICATE_SEQUENCE_NUMBER');
+          return { ...base, ErrorCode: kafkaErrorCode('DUPLICATE_SEQUENCE_NUMBER'), BaseOffset: verdict.baseOffset, LogStartOffset: p.logStartOffset };
+        }
+        const leoBefore = p.logEndOffset;
+        const pending = p.appendAsLeader(pd.Records, { acks, timeoutMs });
+        // The log append itself is synchronous: record the producer's batch before any other request runs.
+        if (header && p.logEndOffset > leoBefore) producers.appended(p, header, leoBefore, p.logEndOffset - 1);
+        const r = await pending;
         return { ...base, ErrorCode: 0, BaseOffset: r.baseOffset, LogStartOffset: p.logStartOffset };
       } catch (err) {
         const f = failureOf(err);

@@ -91,8 +91,8 @@ export async function kcatConsume(bootstrap: string, topic: string, partition: n
 }
 
 /** Produces one message per line with acks=all; resolves once kcat has every delivery report. */
-export async function kcatProduce(bootstrap: string, topic: string, partition: number, lines: string[]): Promise<void> {
-  const r = await execa('kcat', ['-b', bootstrap, '-P', '-t', topic, '-p', String(partition), '-X', 'acks=all', '-X', 'linger.ms=5'], {
+export async function kcatProduce(bootstrap: string, topic: string, partition: number, lines: string[], extra: string[] = []): Promise<void> {
+  const r = await execa('kcat', ['-b', bootstrap, '-P', '-t', topic, '-p', String(partition), '-X', 'acks=all', '-X', 'linger.ms=5', ...extra], {
     input: `${lines.join('\n')}\n`,
     timeout: 60_000,
     reject: false,

@@ -10,6 +10,7 @@ import { encodeResponse, readRequestHeader, readRequestPrefix } from '../../prot
 import { API_KEYS, apiSpec, type ApiSpec } from '../../protocol/messages.ts';
 import { ProtocolError, Reader } from '../../protocol/primitives.ts';
 import { decodeMessage, type Struct } from '../../protocol/schema.ts';
+import { ProducerStates } from './producer-state.ts';
 import { apiVersionsBody, createTopics, fetch, initProducerId, listOffsets, metadata, produce, ProducerIdAllocator, type KafkaBrokerView } from './handlers.ts';
 
 export interface KafkaListenerOptions {
@@ -44,6 +45,7 @@ export class KafkaListener {
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly producerIds: ProducerIdAllocator;
+  readonly producerStates = new ProducerStates();
   private lastLogMs = 0;
   address = '';
 
@@ -229,7 +231,7 @@ export class KafkaListener {
       case API_KEYS.Metadata:
         return answer(metadata(b, version, body));
       case API_KEYS.Produce: {
-        const p = produce(b, version, body, this.stats);
+        const p = produce(b, version, body, this.stats, this.producerStates);
         return p === null ? null : p.then(answer);
       }
       case API_KEYS.Fetch:
