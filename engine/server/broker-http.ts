@@ -363,6 +363,7 @@ function metrics(broker: Broker): unknown {
     pid: process.pid,
     uptimeMs: Date.now() - broker.startedAtMs,
     http: broker.httpStats,
+    kafka: broker.kafka ? { address: broker.kafka.address, ...broker.kafka.stats, producerStateRebuilds: broker.kafka.producerStates.rebuilds } : null,
     heartbeat: broker.heartbeat,
     partitions: broker.allPartitions().map((p) => p.metrics()),
     fetchers: broker.fetcherStats(),
