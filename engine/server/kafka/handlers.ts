@@ -214,9 +214,10 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
         try {
           if (forReplica) throw new BrokerError('INVALID_REQUEST', `fetch ${t.Topic}-${fp.Partition}: replica fetches (ReplicaId ${String(body.ReplicaId)}) go over durolab's HTTP API, not the Kafka listener`);
           const p = leaderFor(broker, t.Topic, fp.Partition, fp.CurrentLeaderEpoch);
-          // Kafka returns at least one batch (the first partition's) even above the limits.
-          const limit = Math.max(1, Math.min(fp.PartitionMaxBytes, budget));
-          const r = p.readForConsumer(fp.FetchOffset, limit);
+          // Kafka returns at least one batch (the first non-empty partition's) even above the
+          // limits; once the response is full, later partitions answer with no records.
+          const limit = bytes > 0 && budget <= 0 ? 0 : Math.max(1, Math.min(fp.PartitionMaxBytes, budget));
+          const r = limit === 0 ? { ...p.readForConsumer(fp.FetchOffset, 1), data: Buffer.alloc(0) } : p.readForConsumer(fp.FetchOffset, limit);
           budget = Math.max(0, budget - r.data.length);
           bytes += r.data.length;
           if (r.data.length === 0) waitOn.push({ p, offset: fp.FetchOffset });

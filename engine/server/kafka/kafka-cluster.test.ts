@@ -97,8 +97,11 @@ describe('Kafka listener on a 3-broker cluster', () => {
     expect(now.leaderEpoch).toBeGreaterThan(old.leaderEpoch);
     await producer.disconnect();
 
+    const oldAddress = cluster.broker(old.id).kafka;
     await cluster.restartBroker(old.id);
     await cluster.waitForLeaders();
+    // The restarted broker keeps its Kafka port, so bootstrap lists stay valid.
+    expect(cluster.broker(old.id).kafka).toBe(oldAddress);
     for (let partition = 0; partition < 3; partition++) {
       const want = acked.get(partition)!;
       const got = await waitFor(
