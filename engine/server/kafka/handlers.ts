@@ -61,7 +61,10 @@ function leaderFor(broker: KafkaBrokerView, topic: string, index: number, curren
 
 function failureOf(err: unknown): Failure {
   const k = (err as { kafkaName?: ProtocolErrorName }).kafkaName;
-  return k ? named(k, (err as Error).message) : failure(err);
+  if (k) return named(k, (err as Error).message);
+  // The engine stores uncompressed batches only: Kafka's name for that refusal.
+  if (err instanceof BrokerError && err.details.reason === 'unsupported-compression') return named('UNSUPPORTED_COMPRESSION_TYPE', err.message);
+  return failure(err);
 }
 
 // ------------------------------------------------------------------------------- ApiVersions

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDump } from '../../cli/dump-command.ts';
-import { encodeBatch } from '../../records/index.ts';
+import { ATTRIBUTES_OFFSET, CRC_OFFSET, crc32c, encodeBatch } from '../../records/index.ts';
 import { startBrokerProcess, tempDir, type BrokerProcess } from '../test-support.ts';
 import { call, kafkajs, kcatConsume, kcatMetadata, kcatProduce, rawExchange, request, requireKcat, response } from './kafka-client-support.ts';
 import type { Struct } from '../../protocol/schema.ts';
@@ -109,6 +109,13 @@ describe('Kafka listener on one broker', () => {
     expect(pr.correlationId).toBe(8);
     expect(((pr.body.Responses as Struct[])[0].PartitionResponses as Struct[])[0]).toMatchObject({ ErrorCode: 2, BaseOffset: -1 });
     expect(response('ApiVersions', 3, answer.frames[1]).correlationId).toBe(9);
+    expect(await logEnd('bad')).toBe(before);
+    // A well-formed batch claiming gzip (the engine stores uncompressed batches only).
+    const gzip = Buffer.from(batch);
+    gzip.writeInt16BE(gzip.readInt16BE(ATTRIBUTES_OFFSET) | 1, ATTRIBUTES_OFFSET);
+    gzip.writeUInt32BE(crc32c(gzip.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
+    const gz = await call(bootstrap, 'Produce', 9, { TransactionalId: null, Acks: -1, TimeoutMs: 1000, TopicData: [{ Name: 'bad', PartitionData: [{ Index: 0, Records: gzip }] }] });
+    expect(((gz.Responses as Struct[])[0].PartitionResponses as Struct[])[0]).toMatchObject({ ErrorCode: 76, BaseOffset: -1 });
     expect(await logEnd('bad')).toBe(before);
     // Still serving: the honest request appends.
     const ok = response('Produce', 9, (await rawExchange(bootstrap, good, 1)).frames[0]).body;

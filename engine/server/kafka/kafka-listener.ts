@@ -116,8 +116,13 @@ export class KafkaListener {
           return;
         }
       }
-      if (socket.isPaused() && queue.length <= RESUME_AT && !closing) socket.resume();
+      // A client that does not read its answers stops being read (bounded memory per connection).
+      if (socket.writableNeedDrain) socket.pause();
+      else if (socket.isPaused() && queue.length <= RESUME_AT && !closing) socket.resume();
     };
+    socket.on('drain', () => {
+      if (socket.isPaused() && queue.length <= RESUME_AT && !closing) socket.resume();
+    });
 
     const handle = (frame: Buffer): void => {
       const slot: Slot = { done: false, response: null, close: false };
