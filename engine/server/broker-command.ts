@@ -8,7 +8,8 @@ import { brokerSettings, loadRawSettings, parseTopicSpec, settingsHelp } from '.
 
 const HELP = `usage: durolab broker --id N --data DIR [options]
 
-Runs one broker. Prints {"event":"ready","brokerId","url","pid"} on stdout once it serves;
+Runs one broker. Prints {"event":"ready","brokerId","url","kafka","pid"} on stdout once it serves
+(kafka: the Kafka protocol listener's host:port, null with kafka.port=-1);
 logs go to stderr. SIGTERM or SIGINT shuts down cleanly.
 
 options:

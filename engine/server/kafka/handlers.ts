@@ -50,7 +50,12 @@ function count(stats: HandlerStats, name: string): void {
 /** Leader check plus KIP-320's CurrentLeaderEpoch fencing (-1 = the client does not know). */
 function leaderFor(broker: KafkaBrokerView, topic: string, index: number, currentLeaderEpoch: number): Partition {
   const p = broker.partition(topic, index);
-  if (!p) throw new BrokerError('UNKNOWN_TOPIC_OR_PARTITION', `broker ${broker.id} has no replica of ${topic}-${index}`);
+  if (!p) {
+    // A partition of the cluster that lives elsewhere: the client's metadata is stale.
+    const elsewhere = broker.clusterView().partitions.find((x) => x.topic === topic && x.partition === index);
+    if (elsewhere) throw new BrokerError('NOT_LEADER_OR_FOLLOWER', `broker ${broker.id} has no replica of ${topic}-${index} (leader: ${elsewhere.leader})`);
+    throw new BrokerError('UNKNOWN_TOPIC_OR_PARTITION', `broker ${broker.id} has no replica of ${topic}-${index}`);
+  }
   if (p.role !== 'leader') throw new BrokerError('NOT_LEADER_OR_FOLLOWER', `broker ${broker.id} is not the leader of ${topic}-${index} (leader: ${p.leaderId})`);
   if (currentLeaderEpoch >= 0 && currentLeaderEpoch !== p.leaderEpoch) {
     const name = currentLeaderEpoch < p.leaderEpoch ? 'FENCED_LEADER_EPOCH' : 'UNKNOWN_LEADER_EPOCH';
