@@ -3,6 +3,8 @@
 // NOT_LEADER_OR_FOLLOWER, and kafkajs keeps producing with acks=all through a leader kill by
 // following Metadata to the new leader; everything acknowledged is consumed back (kcat).
 import { rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBatch } from '../../records/index.ts';
 import type { Struct } from '../../protocol/schema.ts';
@@ -117,5 +119,35 @@ describe('Kafka listener on a 3-broker cluster', () => {
       for (const v of want) expect(values).toContain(v);
       expect(got.map((m) => m.offset)).toEqual(got.map((_, i) => i));
     }
+  });
+
+  it('kcat (librdkafka, idempotent, acks=all) produces 10,000 messages through a leader kill and restart; they come back exactly once, in order', async () => {
+    await cluster.createTopic({ name: 'witness', partitions: 1, replicationFactor: 3 });
+    await cluster.waitForLeaders();
+    const lines = Array.from({ length: 10_000 }, (_, i) => `witness ${i} ${'w'.repeat(i % 50)}`);
+    const proc = execa('kcat', ['-b', bootstrap(), '-P', '-t', 'witness', '-p', '0', '-X', 'acks=all', '-X', 'enable.idempotence=true', '-X', 'linger.ms=5'], {
+      stdin: 'pipe',
+      reject: false,
+      timeout: 120_000,
+    });
+    const leader = cluster.leaderOf('witness', 0)!.id;
+    for (let i = 0; i < lines.length; i += 250) {
+      proc.stdin!.write(`${lines.slice(i, i + 250).join('\n')}\n`);
+      await sleep(10);
+      if (i === 2500) {
+        await cluster.killBroker(leader, 'SIGKILL');
+        await waitFor('a new leader of witness-0', async () => {
+          const l = cluster.leaderOf('witness', 0);
+          return l !== null && l.id >= 0 && l.id !== leader;
+        });
+      }
+      if (i === 6000) await cluster.restartBroker(leader);
+    }
+    proc.stdin!.end();
+    const r = await proc;
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(cluster.leaderOf('witness', 0)!.id).not.toBe(leader);
+    const got = await kcatConsume(bootstrap(), 'witness', 0);
+    expect(got.map((m) => m.payload)).toEqual(lines);
   });
 });
