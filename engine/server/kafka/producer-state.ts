@@ -5,13 +5,17 @@
 // first sequence does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch
 // is INVALID_PRODUCER_EPOCH. The table is rebuilt from the log whenever this broker sees a new
 // leader epoch for the partition (so it follows leadership, and survives a restart because the
-// batches carry producer id, epoch and sequences on disk).
+// batches carry producer id, epoch and sequences on disk). The rebuild reads about the last
+// REBUILD_WINDOW_BYTES of the log, not all of it (Kafka reads a snapshot plus the tail): a
+// producer silent for longer is forgotten and may start anew, as Kafka forgets producers after
+// producer.id.expiration.ms; a failover on a multi-GiB log does not stall the broker.
 import { iterateBatches, readBatchHeader, type BatchHeader } from '../../records/index.ts';
 import type { Partition } from '../../replication/index.ts';
 
 export const BATCHES_KEPT = 5;
 const INT32_MAX = 0x7fffffff;
 const REBUILD_READ_BYTES = 4 << 20;
+export const REBUILD_WINDOW_BYTES = 64 << 20;
 
 interface BatchMeta {
   firstSeq: number;
@@ -77,10 +81,32 @@ class ProducerTable {
   }
 }
 
+/**
+ * About REBUILD_WINDOW_BYTES before the log end: whole segments from the newest back, and within
+ * the oldest one needed an offset interpolated from its size (the read starts at the batch
+ * holding it).
+ */
+function rebuildStart(p: Partition, windowBytes: number): number {
+  const segs = p.log.segmentInfos();
+  let need = windowBytes;
+  for (let i = segs.length - 1; i >= 0; i--) {
+    const s = segs[i];
+    if (s.sizeBytes < need) {
+      need -= s.sizeBytes;
+      continue;
+    }
+    const records = s.nextOffset - s.baseOffset;
+    return Math.max(p.logStartOffset, s.nextOffset - Math.ceil((records * need) / Math.max(1, s.sizeBytes)));
+  }
+  return p.logStartOffset;
+}
+
 /** Producer tables of the partitions this broker leads. */
 export class ProducerStates {
   private readonly tables = new WeakMap<Partition, ProducerTable>();
   rebuilds = 0;
+
+  constructor(private readonly rebuildWindowBytes = REBUILD_WINDOW_BYTES) {}
 
   private table(p: Partition): ProducerTable {
     const t = this.tables.get(p);
@@ -94,7 +120,7 @@ export class ProducerStates {
   private rebuild(p: Partition): ProducerTable {
     this.rebuilds++;
     const t = new ProducerTable(p.leaderEpoch);
-    let offset = p.logStartOffset;
+    let offset = rebuildStart(p, this.rebuildWindowBytes);
     const end = p.logEndOffset;
     while (offset < end) {
       const r = p.log.read(offset, REBUILD_READ_BYTES, end);
