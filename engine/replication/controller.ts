@@ -14,6 +14,8 @@ export interface ControllerOptions {
 export interface ControllerBroker {
   id: number;
   url: string;
+  /** The broker's Kafka protocol listener, host:port ('' when it has none). */
+  kafka?: string;
   alive: boolean;
   lastHeartbeatMs: number;
 }
@@ -44,7 +46,9 @@ export interface ControllerState {
 
 export interface HeartbeatAnswer {
   assignments: PartitionAssignment[];
-  brokers: Array<{ id: number; url: string; alive: boolean }>;
+  brokers: Array<{ id: number; url: string; alive: boolean; kafka?: string }>;
+  /** Every partition of the cluster (Kafka Metadata answers about all of them). */
+  partitions?: PartitionAssignment[];
 }
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
@@ -126,15 +130,16 @@ export class Controller {
     return false;
   }
 
-  registerBroker(id: number, url: string): void {
+  registerBroker(id: number, url: string, kafka?: string): void {
     if (!Number.isInteger(id) || id < 0) throw new BrokerError('INVALID_REQUEST', `registerBroker: broker id must be an integer >= 0, got ${id}`);
     const b = this.brokers.get(id);
     const now = this.now();
     if (!b) {
-      this.brokers.set(id, { id, url, alive: true, lastHeartbeatMs: now });
+      this.brokers.set(id, { id, url, alive: true, lastHeartbeatMs: now, ...(kafka ? { kafka } : {}) });
       return;
     }
     b.url = url;
+    if (kafka) b.kafka = kafka;
     b.lastHeartbeatMs = now;
     if (!b.alive) this.unfence(b);
   }
@@ -144,8 +149,8 @@ export class Controller {
    * fenced is unfenced but stays out of every ISR until a leader proposes it back; partitions
    * that were offline waiting for it (it was their last ISR member) elect it at once.
    */
-  heartbeat(brokerId: number, url: string): HeartbeatAnswer {
-    this.registerBroker(brokerId, url);
+  heartbeat(brokerId: number, url: string, kafka?: string): HeartbeatAnswer {
+    this.registerBroker(brokerId, url, kafka);
     this.electLeaderless();
     return this.heartbeatAnswer(brokerId);
   }
@@ -155,7 +160,8 @@ export class Controller {
     for (const p of this.partitions.values()) if (p.replicas.includes(brokerId)) assignments.push(copyAssignment(p));
     return {
       assignments,
-      brokers: [...this.brokers.values()].map((b) => ({ id: b.id, url: b.url, alive: b.alive })),
+      brokers: [...this.brokers.values()].map((b) => ({ id: b.id, url: b.url, alive: b.alive, ...(b.kafka ? { kafka: b.kafka } : {}) })),
+      partitions: [...this.partitions.values()].map(copyAssignment),
     };
   }
 

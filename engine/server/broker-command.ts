@@ -8,7 +8,8 @@ import { brokerSettings, loadRawSettings, parseTopicSpec, settingsHelp } from '.
 
 const HELP = `usage: durolab broker --id N --data DIR [options]
 
-Runs one broker. Prints {"event":"ready","brokerId","url","pid"} on stdout once it serves;
+Runs one broker. Prints {"event":"ready","brokerId","url","kafka","pid"} on stdout once it serves
+(kafka: the Kafka protocol listener's host:port, null with kafka.port=-1);
 logs go to stderr. SIGTERM or SIGINT shuts down cleanly.
 
 options:
@@ -134,7 +135,7 @@ export async function main(argv: string[]): Promise<number> {
       if (!Number.isSafeInteger(ppid) || ppid <= 0) throw new Error(`--parent-pid ${values['parent-pid']}: expected a process id`);
       watchParent(ppid, () => stop(`parent process ${ppid} is gone`, 0));
     }
-    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, pid: process.pid })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, kafka: broker.kafka?.address ?? null, pid: process.pid })}\n`);
   });
 }
 

@@ -57,6 +57,8 @@ export interface BrokerHost {
   /** NOT_LEADER_OR_FOLLOWER for `p`, naming the leader. */
   notLeader(p: Partition): BrokerError;
   fetcherStats(): FetcherStats[];
+  /** The Kafka protocol listener's address and counters, or null when it is off (kafka.port=-1). */
+  kafkaMetrics(): Record<string, unknown> | null;
   /** Logs at most once per interval per key. */
   logThrottled(key: string, msg: string, everyMs?: number): void;
 }

@@ -360,6 +360,7 @@ function metrics(broker: BrokerHost): unknown {
     pid: process.pid,
     uptimeMs: Date.now() - broker.startedAtMs,
     http: broker.httpStats,
+    kafka: broker.kafkaMetrics(),
     heartbeat: broker.heartbeat,
     partitions: broker.allPartitions().map((p) => p.metrics()),
     fetchers: broker.fetcherStats(),

@@ -12,6 +12,9 @@ import { newKeepAliveAgent } from './http-client.ts';
 import { createBrokerHandler, JSON_BODY_SLACK } from './broker-http.ts';
 import { HttpStats, type BrokerHost, type HeartbeatStats, type OpenFailure } from './broker-host.ts';
 import { sendError } from './http-util.ts';
+import { KafkaListener } from './kafka/kafka-listener.ts';
+import type { KafkaBrokerView } from './kafka/handlers.ts';
+import { requestJson } from './http-client.ts';
 
 export interface BrokerOptions {
   id: number;
@@ -31,7 +34,7 @@ export interface BrokerOptions {
 
 const TICK_MS = 100;
 
-export class Broker implements BrokerHost {
+export class Broker implements BrokerHost, KafkaBrokerView {
   readonly id: number;
   readonly settings: BrokerSettings;
   readonly dataDir: string;
@@ -40,6 +43,14 @@ export class Broker implements BrokerHost {
   readonly openFailures: OpenFailure[] = [];
   readonly log: (msg: string) => void;
   url = '';
+  /** The Kafka protocol listener (null with kafka.port=-1). */
+  kafka: KafkaListener | null = null;
+
+  kafkaMetrics(): Record<string, unknown> | null {
+    const k = this.kafka;
+    return k ? { address: k.address, ...k.stats, producerStateRebuilds: k.producerStates.rebuilds } : null;
+  }
+  private cluster: HeartbeatAnswer = { assignments: [], brokers: [] };
   private server: http.Server | null = null;
   private link: ControllerLink | null = null;
   private readonly partitions = new Map<string, Map<number, Partition>>();
@@ -68,6 +79,9 @@ export class Broker implements BrokerHost {
     const b = new Broker(opts);
     try {
       await b.listen();
+      if (opts.settings.kafkaPort >= 0) {
+        b.kafka = await KafkaListener.start(b, { host: opts.host ?? '127.0.0.1', port: opts.settings.kafkaPort, maxRequestBytes: opts.settings.socketRequestMaxBytes, log: b.log });
+      }
       b.link = opts.controllerUrl
         ? new HttpControllerLink(opts.controllerUrl.replace(/\/+$/, ''), Math.max(1000, 5 * opts.settings.heartbeatIntervalMs))
         : new LocalControllerLink(opts.id, b.url, opts.topics ?? []);
@@ -199,7 +213,7 @@ export class Broker implements BrokerHost {
     while (!this.closed) {
       const started = Date.now();
       try {
-        const answer = await this.link!.heartbeat(this.id, this.url);
+        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address);
         if (this.closed) return;
         this.applyHeartbeat(answer);
         this.heartbeat.ok++;
@@ -225,7 +239,23 @@ export class Broker implements BrokerHost {
     }
   }
 
+  /** Brokers (with Kafka addresses) and every partition, from the last heartbeat answer. */
+  clusterView(): { brokers: HeartbeatAnswer['brokers']; partitions: NonNullable<HeartbeatAnswer['partitions']> } {
+    return { brokers: this.cluster.brokers, partitions: this.cluster.partitions ?? this.cluster.assignments };
+  }
+
+  /** CreateTopics from a Kafka client: the standalone controller, or the cluster's over HTTP. */
+  async createTopic(name: string, partitions: number, replicationFactor: number): Promise<void> {
+    const local = this.localController;
+    if (local) {
+      local.controller.createTopic(name, partitions, replicationFactor, [this.id]);
+      return;
+    }
+    await requestJson(`${this.opts.controllerUrl!.replace(/\/+$/, '')}/v1/controller/topics`, { method: 'POST', json: { name, partitions, replicationFactor }, timeoutMs: 10_000 });
+  }
+
   private applyHeartbeat(answer: HeartbeatAnswer): void {
+    this.cluster = answer;
     for (const peer of answer.brokers) this.peers.set(peer.id, peer.url);
     for (const a of answer.assignments) {
       if (!a.replicas.includes(this.id)) continue;
@@ -328,6 +358,7 @@ export class Broker implements BrokerHost {
         })
       : Promise.resolve();
     server?.closeIdleConnections();
+    const kafkaClosed = this.kafka?.close();
     await Promise.all([...this.fetchers.values()].map((f) => f.stop()));
     this.fetchers.clear();
     await this.heartbeatLoop;
@@ -342,6 +373,7 @@ export class Broker implements BrokerHost {
     await new Promise((r) => setImmediate(r));
     server?.closeAllConnections();
     await serverClosed;
+    await kafkaClosed;
     this.link?.close();
     this.fetchAgent.destroy();
   }

@@ -78,7 +78,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const lines = [`controller  ${cluster.controllerUrl}   (GET ${cluster.controllerUrl}/v1/controller/state)`];
-  for (const b of cluster.brokers) lines.push(`broker ${b.id}    ${b.url}   pid ${b.pid}   data ${b.dataDir}   log ${b.logPath}`);
+  for (const b of cluster.brokers) lines.push(`broker ${b.id}    ${b.url}   kafka ${b.kafka || 'off'}   pid ${b.pid}   data ${b.dataDir}   log ${b.logPath}`);
+  const bootstrap = cluster.brokers.map((b) => b.kafka).filter(Boolean);
+  if (bootstrap.length > 0) lines.push(`kafka bootstrap: ${bootstrap.join(',')}   (e.g. kcat -b ${bootstrap.join(',')} -L)`);
   for (const t of topics) {
     for (let p = 0; p < t.partitions; p++) {
       const l = cluster.leaderOf(t.name, p);

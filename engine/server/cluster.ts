@@ -46,6 +46,8 @@ export interface ClusterOptions {
 export interface ClusterBroker {
   id: number;
   url: string;
+  /** Kafka protocol bootstrap address host:port ('' without a listener); kept across restarts. */
+  kafka: string;
   pid: number;
   dataDir: string;
   logPath: string;
@@ -184,6 +186,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       '--parent-pid',
       String(process.pid),
       ...configArgs,
+      // A restarted broker keeps its Kafka port, so clients' bootstrap lists stay valid.
+      ...(info.kafka ? ['--set', `kafka.port=${info.kafka.slice(info.kafka.lastIndexOf(':') + 1)}`] : []),
     ];
     // The child writes its log straight into the file (an inherited fd, not a pipe through us),
     // so it keeps logging, and shuts down cleanly, after we are gone. Its stdout (the ready
@@ -228,7 +232,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         log(`broker ${info.id} (pid ${info.pid}) exited with ${r.exitCode ?? r.signal}; log: ${info.logPath}`);
       }
     });
-    const ready = await new Promise<{ url: string }>((resolve, reject) => {
+    const ready = await new Promise<{ url: string; kafka: string }>((resolve, reject) => {
       let buf = '';
       const timer = setTimeout(
         () => reject(new Error(`broker ${info.id} not ready within ${readyTimeout} ms; last log lines (${info.logPath}):\n${tail(info.logPath)}`)),
@@ -241,11 +245,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           const line = buf.slice(0, nl);
           buf = buf.slice(nl + 1);
           try {
-            const ev = JSON.parse(line) as { event?: string; url?: string };
+            const ev = JSON.parse(line) as { event?: string; url?: string; kafka?: string | null };
             if (ev.event === 'ready' && typeof ev.url === 'string') {
               clearTimeout(timer);
               proc.stdout!.off('data', onData);
-              resolve({ url: ev.url });
+              resolve({ url: ev.url, kafka: typeof ev.kafka === 'string' ? ev.kafka : '' });
               return;
             }
           } catch {
@@ -260,6 +264,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       });
     });
     info.url = ready.url;
+    info.kafka = ready.kafka;
     c.port = Number(new URL(ready.url).port);
   };
 
@@ -331,7 +336,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const ids = Array.from({ length: n }, (_, i) => firstId + i);
     for (const [i, id] of ids.entries()) {
       const c: Child = {
-        info: { id, url: '', pid: -1, dataDir: path.join(dir, `broker-${id}`), logPath: path.join(dir, `broker-${id}.log`), running: false, paused: false },
+        info: { id, url: '', kafka: '', pid: -1, dataDir: path.join(dir, `broker-${id}`), logPath: path.join(dir, `broker-${id}.log`), running: false, paused: false },
         proc: null,
         exited: Promise.resolve(),
         port: basePort === 0 ? 0 : basePort + i,

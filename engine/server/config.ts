@@ -33,6 +33,10 @@ export interface BrokerSettings {
   /** max.connections: connections accepted beyond this are closed at once. */
   maxConnections: number;
   http: HttpSettings;
+  /** kafka.port: the Kafka protocol listener's port on the broker's host (0 = any free port, -1 = no listener). */
+  kafkaPort: number;
+  /** socket.request.max.bytes: largest Kafka request frame accepted (checked on the size prefix). */
+  socketRequestMaxBytes: number;
 }
 
 export interface ControllerSettings {
@@ -61,6 +65,8 @@ export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   fetchMaxBytes: DEFAULT_FETCH_MAX_BYTES,
   maxConnections: DEFAULT_MAX_CONNECTIONS,
   http: { keepAliveTimeoutMs: ms('http.keepalive.timeout.ms'), headersTimeoutMs: ms('http.headers.timeout.ms'), requestTimeoutMs: ms('http.request.timeout.ms') },
+  kafkaPort: settingDefault<number>('kafka.port'),
+  socketRequestMaxBytes: settingDefault<number>('socket.request.max.bytes'),
 });
 
 export const DEFAULT_CONTROLLER_SETTINGS: Readonly<ControllerSettings> = Object.freeze({
@@ -97,6 +103,8 @@ const CONSUMERS: Record<string, Consumer> = {
   'broker.heartbeat.interval.ms': { broker: (b, v) => (b.heartbeatIntervalMs = Number(v)) },
   'fetch.max.bytes': { broker: (b, v) => (b.fetchMaxBytes = Number(v)) },
   'max.connections': { broker: (b, v) => (b.maxConnections = Number(v)) },
+  'kafka.port': { broker: (b, v) => (b.kafkaPort = Number(v)) },
+  'socket.request.max.bytes': { broker: (b, v) => (b.socketRequestMaxBytes = Number(v)) },
   'request.timeout.ms': { broker: (b, v) => (b.requestTimeoutMs = Number(v)) },
   'http.keepalive.timeout.ms': { broker: (b, v) => (b.http.keepAliveTimeoutMs = Number(v)) },
   'http.headers.timeout.ms': { broker: (b, v) => (b.http.headersTimeoutMs = Number(v)) },

@@ -8,7 +8,7 @@ export type { HeartbeatAnswer };
 
 export interface ControllerLink {
   readonly description: string;
-  heartbeat(brokerId: number, url: string): Promise<HeartbeatAnswer>;
+  heartbeat(brokerId: number, url: string, kafka?: string): Promise<HeartbeatAnswer>;
   alterPartition(req: AlterPartitionRequest): Promise<PartitionAssignment>;
   close(): void;
 }
@@ -24,9 +24,9 @@ export class HttpControllerLink implements ControllerLink {
     this.description = baseUrl;
   }
 
-  heartbeat(brokerId: number, url: string): Promise<HeartbeatAnswer> {
+  heartbeat(brokerId: number, url: string, kafka?: string): Promise<HeartbeatAnswer> {
     return requestJson<HeartbeatAnswer>(`${this.baseUrl}/v1/controller/heartbeat`, {
-      json: { brokerId, url },
+      json: kafka ? { brokerId, url, kafka } : { brokerId, url },
       agent: this.agent,
       timeoutMs: this.timeoutMs,
     });
@@ -59,8 +59,8 @@ export class LocalControllerLink implements ControllerLink {
     for (const t of topics) this.controller.createTopic(t.name, t.partitions, 1, [brokerId]);
   }
 
-  async heartbeat(brokerId: number, url: string): Promise<HeartbeatAnswer> {
-    return this.controller.heartbeat(brokerId, url);
+  async heartbeat(brokerId: number, url: string, kafka?: string): Promise<HeartbeatAnswer> {
+    return this.controller.heartbeat(brokerId, url, kafka);
   }
 
   async alterPartition(req: AlterPartitionRequest): Promise<PartitionAssignment> {

@@ -56,7 +56,8 @@ export function createControllerHandler(controller: Controller): (req: http.Inco
     const method = req.method ?? 'GET';
     if (method === 'POST' && path === '/v1/controller/heartbeat') {
       const o = obj(await readJsonBody(req), 'heartbeat');
-      return sendJson(res, 200, controller.heartbeat(intField(o, 'brokerId', 'heartbeat'), stringField(o, 'url', 'heartbeat')));
+      const kafka = o.kafka === undefined ? undefined : stringField(o, 'kafka', 'heartbeat');
+      return sendJson(res, 200, controller.heartbeat(intField(o, 'brokerId', 'heartbeat'), stringField(o, 'url', 'heartbeat'), kafka));
     }
     if (method === 'POST' && path === '/v1/controller/alter-partition') {
       const o = obj(await readJsonBody(req), 'alter-partition');

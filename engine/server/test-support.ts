@@ -115,6 +115,8 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 
 export interface BrokerProcess {
   url: string;
+  /** Kafka listener host:port from the ready line ('' without one). */
+  kafka: string;
   pid: number;
   /** Resolves with the exit code (or signal name) once the process ended. */
   exited: Promise<number | string>;
@@ -129,6 +131,7 @@ export async function startBrokerProcess(args: string[], timeoutMs = 20_000): Pr
   let err = '';
   proc.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const exited = proc.then((r) => r.exitCode ?? r.signal ?? -1);
+  let kafka = '';
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`broker not ready within ${timeoutMs} ms: ${err}`)), timeoutMs);
@@ -136,6 +139,7 @@ export async function startBrokerProcess(args: string[], timeoutMs = 20_000): Pr
       out += c.toString('utf8');
       const m = /"event":"ready".*"url":"([^"]+)"/.exec(out);
       if (m) {
+        kafka = /"event":"ready".*"kafka":"([^"]+)"/.exec(out)?.[1] ?? '';
         clearTimeout(timer);
         resolve(m[1]);
       }
@@ -145,5 +149,5 @@ export async function startBrokerProcess(args: string[], timeoutMs = 20_000): Pr
       reject(new Error(`broker exited (${code}) before it was ready: ${err}`));
     });
   });
-  return { url, pid: proc.pid!, exited, kill: (s = 'SIGTERM') => void proc.kill(s), stderr: () => err };
+  return { url, kafka, pid: proc.pid!, exited, kill: (s = 'SIGTERM') => void proc.kill(s), stderr: () => err };
 }
