@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the tests use, when any is missing: fio (engine
 # baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
-# busybox-static (power-cut VMs), chromium (report test). Needs root (or sudo).
+# busybox-static (power-cut VMs), chromium (report test), gcc and libisal-dev (the CRC-32C
+# addon over ISA-L, built by scripts/build-native.mjs). Needs root (or sudo).
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium gcc libisal-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -80,6 +80,8 @@ export interface BenchResult {
   durationSeconds: number;
   options: { quick: boolean; volumeMiB: number; maxSecondsPerRun: number; reps: number; baseline: BaselineChoice; fio: string | null };
   environment: Environment & { benchDir: string; fsType: string; tmpfs: boolean };
+  /** os.loadavg() (1, 5, 15 min) when the run started and ended: the machine is shared, this says how busy it was. */
+  loadAverage: { start: number[]; end: number[] };
   note: string;
   rows: BenchRow[];
   targets: GoalResult[];
@@ -143,6 +145,10 @@ function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): Benc
     reps,
     notes,
   };
+}
+
+function loadAverage(): number[] {
+  return os.loadavg().map((x) => round(x, 2));
 }
 
 function round(n: number, digits: number): number {
@@ -220,6 +226,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         fio: fioVersion,
       },
       environment: { ...env, benchDir: root, fsType: fsType.name, tmpfs: fsType.tmpfs },
+      loadAverage: { start: loadAverage(), end: loadAverage() },
       note: fsType.tmpfs
         ? `${root} is on ${fsType.name}: these numbers measure memory, not a disk, and io=direct cannot run there. ${ENV_NOTE}`
         : ENV_NOTE,
@@ -230,6 +237,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     if (choice !== 'writeSync' && fioVersion === null) progress('fio not found: the baseline is a raw fs.writeSync loop (same open flags and sync cadence)');
     const save = () => {
       result.durationSeconds = round((Date.now() - t0) / 1000, 1);
+      result.loadAverage.end = loadAverage();
       result.targets = evaluateGoals(result.rows);
       writeJsonAtomic(opts.out, result);
     };

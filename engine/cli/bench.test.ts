@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeCrc32c } from '../records/index.ts';
 import { formatBench } from './bench-command.ts';
 import { planRows, syncEveryFor } from './bench-plan.ts';
 import { runBench, type BenchResult } from './bench-runner.ts';
@@ -39,6 +40,10 @@ describe('engine bench', () => {
     expect(file.complete).toBe(true);
     expect(file.interrupted).toBeNull();
     expect(file.environment.kernel).toBe(os.release());
+    // Which CRC-32C the engine ran, and how busy the shared machine was.
+    expect(file.environment.crc32c).toBe(describeCrc32c());
+    expect(file.loadAverage.start).toHaveLength(3);
+    expect(file.loadAverage.end).toHaveLength(3);
     expect(file.environment.tmpfs).toBe(false);
     expect(file.environment.fsType).not.toBe('');
     expect(file.note).toMatch(/fdatasync costs ~80-250 µs/);

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import si from 'systeminformation';
 import type { Environment } from '../results/types.ts';
+import { describeCrc32c } from '../../engine/records/crc.ts';
 import { deviceForPath, nearestExisting, type DeviceInfo } from './device.ts';
 
 const PER_CALL_TIMEOUT_MS = 1500;
@@ -107,6 +108,7 @@ export async function collectEnvironment(dataDir: string): Promise<Environment> 
     dataDir,
     filesystem,
     device,
+    crc32c: describeCrc32c(),
   };
   if (notes.length > 0) env.note = notes.join('; ');
   return env;

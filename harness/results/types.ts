@@ -141,6 +141,8 @@ export interface Environment {
   dataDir: string;
   filesystem: string;
   device: string;
+  /** Which CRC-32C implementation ran (engine/records/crc.ts: the ISA-L addon or the @node-rs/crc32 fallback and why). */
+  crc32c?: string;
   note?: string;
 }
 
