@@ -23,6 +23,9 @@ export interface Crc32cImplementation {
   crc32c: Crc32cFunction;
 }
 
+/** The addon's record-framing walk (framing-check.ts): true = well framed, false = ask the full walker. */
+export type RecordsFramingFunction = (buf: Uint8Array, batchPos: number, size: number) => boolean;
+
 export interface Crc32cChoice {
   name: Crc32cName;
   detail: string;
@@ -45,7 +48,7 @@ function addonDirs(): string[] {
   return [...new Set([here, path.resolve(here, '../../dist')])];
 }
 
-function loadAddon(): { impl: Crc32cImplementation | null; reason: string | null } {
+function loadAddon(): { impl: Crc32cImplementation | null; framing: RecordsFramingFunction | null; reason: string | null } {
   const require = createRequire(import.meta.url);
   const tried: string[] = [];
   for (const dir of addonDirs()) {
@@ -57,7 +60,7 @@ function loadAddon(): { impl: Crc32cImplementation | null; reason: string | null
       continue;
     }
     try {
-      const mod = require(file) as { crc32c?: unknown; isalVersion?: unknown };
+      const mod = require(file) as { crc32c?: unknown; recordsFramingOk?: unknown; isalVersion?: unknown };
       if (typeof mod.crc32c !== 'function') {
         tried.push(`${file} exports no crc32c function`);
         continue;
@@ -68,12 +71,13 @@ function loadAddon(): { impl: Crc32cImplementation | null; reason: string | null
         tried.push(`${file} computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`);
         continue;
       }
-      return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${file})`, crc32c: fn }, reason: null };
+      const framing = typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null;
+      return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${file})`, crc32c: fn }, framing, reason: null };
     } catch (e) {
       tried.push(`${file} does not load: ${(e as Error).message.split('\n')[0]}`);
     }
   }
-  return { impl: null, reason: `${tried.join('; ')} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
+  return { impl: null, framing: null, reason: `${tried.join('; ')} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
 }
 
 /** DUROLAB_CRC32C=node-rs: the fallback even where the addon loads. */
@@ -104,3 +108,6 @@ export function crc32cImplementations(): Crc32cImplementation[] {
 
 /** CRC-32C (Castagnoli), unsigned 32-bit; pass a previous result as `initial` to continue it. */
 export const crc32c: Crc32cFunction = chosen.crc32c;
+
+/** The addon's framing walk when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
+export const nativeRecordsFramingOk: RecordsFramingFunction | null = chosen === loaded.impl ? loaded.framing : null;
