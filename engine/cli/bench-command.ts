@@ -24,7 +24,9 @@ Appends to a fresh partition in every write path and flush policy at batch sizes
 the same run measures the physical baseline the same way: fio appending to a fresh file
 with bs = the batch size and the same sync mode (--direct=1, --fdatasync=N, --sync=dsync),
 or a raw fs.writeSync loop with the same open flags and sync cadence when fio is missing.
-Each row is the median of the repetitions, engine and baseline in alternating order.
+Each row is the median of the repetitions, engine and baseline in alternating order; the
+ratio is the median of the per-repetition ratios (the engine and the baseline run of one
+repetition are back to back, so load from other work on the machine hits both alike).
 
 Rows: buffered x {never, per-batch, messages:32}, direct x {never, per-batch},
 dsync x {never}, each x {4096, 65536, 1048576} bytes, with batch verification on (CRC-32C
@@ -36,7 +38,7 @@ and record framing, the broker's default); buffered never also with verification
                        it must be a disk filesystem (ext4, xfs) for the numbers and io=direct
   --mb N               at most N MiB per run (default 256; quick 16)
   --seconds S          at most S seconds per run (default 1.5; quick 0.25)
-  --reps N             repetitions per row (default 3; quick 1)
+  --reps N             repetitions per row (default 5; quick 1)
   --modes LIST         only these write paths (buffered,direct,dsync)
   --flushes LIST       only these flush policies (never,per-batch,messages:N)
   --batches LIST       only these batch sizes (e.g. 4096,64KiB,1MiB)

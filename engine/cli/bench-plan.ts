@@ -92,7 +92,7 @@ export interface Budget {
   reps: number;
 }
 
-export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 3 };
+export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 5 };
 export const QUICK_BUDGET: Budget = { volumeBytes: 16 * 2 ** 20, maxSeconds: 0.25, reps: 1 };
 
 export function median(xs: number[]): number {

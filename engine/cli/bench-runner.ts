@@ -45,7 +45,11 @@ export interface BenchRow {
   /** Medians over the repetitions; MB = 10^6 bytes. */
   engineMBps: number;
   baselineMBps: number;
-  /** engineMBps / baselineMBps. */
+  /**
+   * Median over the repetitions of engine MB/s / baseline MB/s within each repetition (the two
+   * runs of a repetition are back to back, so a neighbour's load hits both alike); with one
+   * repetition engineMBps / baselineMBps.
+   */
   ratio: number;
   /** Engine append latency (around Log.append, flush included), µs. */
   p50Us: number;
@@ -132,7 +136,7 @@ function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): Benc
     baseline: kinds.size === 1 ? reps[0].baseline.kind : 'writeSync',
     engineMBps: round(engineMBps, 1),
     baselineMBps: round(baselineMBps, 1),
-    ratio: round(engineMBps / baselineMBps, 3),
+    ratio: round(m((r) => r.engine.mbps / r.baseline.mbps), 3),
     p50Us: m((r) => r.engine.latUs.p50),
     p99Us: m((r) => r.engine.latUs.p99),
     p999Us: m((r) => r.engine.latUs.p999),
