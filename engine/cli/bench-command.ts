@@ -38,7 +38,8 @@ and record framing, the broker's default); buffered never also with verification
                        it must be a disk filesystem (ext4, xfs) for the numbers and io=direct
   --mb N               at most N MiB per run (default 256; quick 16)
   --seconds S          at most S seconds per run (default 1.5; quick 0.25)
-  --reps N             repetitions per row (default 5; quick 1)
+  --reps N             repetitions per row (default 5, and rows with short runs up to 15
+                       until engine + baseline have run 4 s in all; quick 1)
   --modes LIST         only these write paths (buffered,direct,dsync)
   --flushes LIST       only these flush policies (never,per-batch,messages:N)
   --batches LIST       only these batch sizes (e.g. 4096,64KiB,1MiB)
@@ -118,7 +119,7 @@ export function formatGoals(r: BenchResult): string {
 export function formatBench(r: BenchResult, out: string): string {
   const e = r.environment;
   return [
-    `engine bench${r.options.quick ? ' (quick)' : ''}: ${r.rows.length} rows, ${r.options.reps} repetition(s), <= ${r.options.volumeMiB} MiB / ${r.options.maxSecondsPerRun} s per run, ${r.durationSeconds} s` +
+    `engine bench${r.options.quick ? ' (quick)' : ''}: ${r.rows.length} rows, ${r.options.reps}${r.options.maxReps > r.options.reps ? `-${r.options.maxReps} (until ${r.options.minRowSeconds} s measured)` : ''} repetition(s), <= ${r.options.volumeMiB} MiB / ${r.options.maxSecondsPerRun} s per run, ${r.durationSeconds} s` +
       (r.interrupted ? ` — INTERRUPTED (${r.interrupted}), partial results` : ''),
     `host: kernel ${e.kernel}; ${e.cores} cores; fs ${e.fsType} (${e.filesystem}); device ${e.device}; baseline ${r.options.fio ? r.options.fio : 'fs.writeSync (fio not used)'}`,
     `crc32c: ${e.crc32c ?? 'not recorded'}; load average ${r.loadAverage ? `${r.loadAverage.start.join(' ')} -> ${r.loadAverage.end.join(' ')}` : 'not recorded'} (2 cores shared with other work: re-measure doubtful rows)`,
@@ -184,6 +185,9 @@ export function parseBenchFlags(argv: string[]): BenchFlags | 'help' {
       volumeBytes: mb === undefined ? base.volumeBytes : parseIntFlag('--mb', mb, 1, 64 * 1024) * 2 ** 20,
       maxSeconds: seconds === undefined ? base.maxSeconds : parseNumberFlag('--seconds', seconds, 0.01, 600),
       reps: reps === undefined ? base.reps : parseIntFlag('--reps', reps, 1, 99),
+      // --reps N asks for exactly N repetitions per row.
+      minRowSeconds: reps === undefined ? base.minRowSeconds : 0,
+      maxReps: reps === undefined ? base.maxReps : undefined,
     },
     dir: str(values.dir),
     out: path.resolve(str(values.out) ?? (values.crc === true ? DEFAULT_CRC_OUT : DEFAULT_OUT)),

@@ -82,7 +82,7 @@ export interface BenchResult {
   startedAt: string;
   endedAt: string | null;
   durationSeconds: number;
-  options: { quick: boolean; volumeMiB: number; maxSecondsPerRun: number; reps: number; baseline: BaselineChoice; fio: string | null };
+  options: { quick: boolean; volumeMiB: number; maxSecondsPerRun: number; reps: number; minRowSeconds: number; maxReps: number; baseline: BaselineChoice; fio: string | null };
   environment: Environment & { benchDir: string; fsType: string; tmpfs: boolean };
   /** os.loadavg() (1, 5, 15 min) when the run started and ended: the machine is shared, this says how busy it was. */
   loadAverage: { start: number[]; end: number[] };
@@ -226,6 +226,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         volumeMiB: opts.budget.volumeBytes / 2 ** 20,
         maxSecondsPerRun: opts.budget.maxSeconds,
         reps: opts.budget.reps,
+        minRowSeconds: opts.budget.minRowSeconds ?? 0,
+        maxReps: opts.budget.maxReps ?? opts.budget.reps,
         baseline: choice,
         fio: fioVersion,
       },
@@ -258,7 +260,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       } catch (e) {
         error = (e as Error).message;
       }
-      for (let rep = 0; rep < opts.budget.reps && error === null && !opts.signal?.aborted; rep++) {
+      const { reps: minReps, minRowSeconds = 0, maxReps = minReps } = opts.budget;
+      let ranSeconds = 0;
+      const wantMore = (rep: number) => rep < minReps || (ranSeconds < minRowSeconds && rep < maxReps);
+      for (let rep = 0; wantMore(rep) && error === null && !opts.signal?.aborted; rep++) {
         const engineFirst = rep % 2 === 0;
         const engineDir = runDirFor(root, i, rep, 'engine');
         const baseFile = runDirFor(root, i, rep, 'baseline') + '.dat';
@@ -297,6 +302,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
             engine = doEngine();
           }
           reps.push({ order: engineFirst ? 'engine-first' : 'baseline-first', engine, baseline });
+          ranSeconds += engine.seconds + baseline.seconds;
         } catch (e) {
           if (opts.signal?.aborted) break;
           error = (e as Error).message;

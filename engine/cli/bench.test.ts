@@ -111,6 +111,24 @@ describe('engine bench', () => {
     expect(file.rows).toHaveLength(1);
   });
 
+  it('gives rows with short runs more repetitions, up to maxReps, and the ratio is the median of per-repetition ratios', async () => {
+    const out = path.join(tmp, 'adaptive', 'latest.json');
+    const r = await runBench({
+      // Runs of 256 KiB last milliseconds: 1000 s of measurement is never reached, so maxReps bounds it.
+      budget: { volumeBytes: 256 * 1024, maxSeconds: 0.05, reps: 1, minRowSeconds: 1000, maxReps: 3 },
+      quick: false,
+      dir: tmp,
+      out,
+      baseline: 'writeSync',
+      filter: { modes: ['buffered'], flushes: ['never'], batches: [65536], verify: [true] },
+    });
+    const row = r.rows[0];
+    expect(row.reps.map((x) => x.order)).toEqual(['engine-first', 'baseline-first', 'engine-first']);
+    const ratios = row.reps.map((x) => x.engine.mbps / x.baseline.mbps).sort((a, b) => a - b);
+    expect(row.ratio).toBeCloseTo(ratios[1], 3);
+    expect(r.options).toMatchObject({ reps: 1, minRowSeconds: 1000, maxReps: 3 });
+  });
+
   it('reads fio JSON: write clat apart from fdatasync latency', async (ctx) => {
     // Without fio the writeSync test above covers the fallback.
     if (!fio) ctx.skip();
