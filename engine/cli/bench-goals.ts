@@ -44,10 +44,10 @@ export function evaluateGoals(rows: BenchRow[]): GoalResult[] {
     ),
     judge(
       'ratio-4k-buffered',
-      'engine/baseline throughput ratio >= 0.5 at 4 KiB batches, buffered',
+      'engine/baseline throughput ratio >= 0.7 at 4 KiB batches, buffered',
       rows,
       (r) => r.batchBytes === 4096 && r.mode === 'buffered',
-      (r) => ({ value: r.ratio, limit: 0.5, pass: r.ratio >= 0.5 }),
+      (r) => ({ value: r.ratio, limit: 0.7, pass: r.ratio >= 0.7 }),
     ),
     judge(
       'per-batch-fdatasync-p50',

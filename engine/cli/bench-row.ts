@@ -22,7 +22,11 @@ export interface BenchRow {
   /** Medians over the repetitions; MB = 10^6 bytes. */
   engineMBps: number;
   baselineMBps: number;
-  /** engineMBps / baselineMBps. */
+  /**
+   * Median over the repetitions of engine MB/s / baseline MB/s within each repetition (the two
+   * runs of a repetition are back to back, so a neighbour's load hits both alike); with one
+   * repetition engineMBps / baselineMBps.
+   */
   ratio: number;
   /** Engine append latency (around Log.append, flush included), µs. */
   p50Us: number;

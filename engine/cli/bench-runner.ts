@@ -36,8 +36,10 @@ export interface BenchResult {
   startedAt: string;
   endedAt: string | null;
   durationSeconds: number;
-  options: { quick: boolean; volumeMiB: number; maxSecondsPerRun: number; reps: number; baseline: BaselineChoice; fio: string | null };
+  options: { quick: boolean; volumeMiB: number; maxSecondsPerRun: number; reps: number; minRowSeconds: number; maxReps: number; baseline: BaselineChoice; fio: string | null };
   environment: Environment & { benchDir: string; fsType: string; tmpfs: boolean };
+  /** os.loadavg() (1, 5, 15 min) when the run started and ended: the machine is shared, this says how busy it was. */
+  loadAverage: { start: number[]; end: number[] };
   note: string;
   rows: BenchRow[];
   targets: GoalResult[];
@@ -73,7 +75,7 @@ function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): Benc
     baseline: kinds.size === 1 ? reps[0].baseline.kind : 'writeSync',
     engineMBps: round(engineMBps, 1),
     baselineMBps: round(baselineMBps, 1),
-    ratio: round(engineMBps / baselineMBps, 3),
+    ratio: round(m((r) => r.engine.mbps / r.baseline.mbps), 3),
     p50Us: m((r) => r.engine.latUs.p50),
     p99Us: m((r) => r.engine.latUs.p99),
     p999Us: m((r) => r.engine.latUs.p999),
@@ -86,6 +88,10 @@ function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): Benc
     reps,
     notes,
   };
+}
+
+function loadAverage(): number[] {
+  return os.loadavg().map((x) => round(x, 2));
 }
 
 function round(n: number, digits: number): number {
@@ -159,10 +165,13 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         volumeMiB: opts.budget.volumeBytes / 2 ** 20,
         maxSecondsPerRun: opts.budget.maxSeconds,
         reps: opts.budget.reps,
+        minRowSeconds: opts.budget.minRowSeconds ?? 0,
+        maxReps: opts.budget.maxReps ?? opts.budget.reps,
         baseline: choice,
         fio: fioVersion,
       },
       environment: { ...env, benchDir: root, fsType: fsType.name, tmpfs: fsType.tmpfs },
+      loadAverage: { start: loadAverage(), end: loadAverage() },
       note: fsType.tmpfs
         ? `${root} is on ${fsType.name}: these numbers measure memory, not a disk, and io=direct cannot run there. ${ENV_NOTE}`
         : ENV_NOTE,
@@ -173,6 +182,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     if (choice !== 'writeSync' && fioVersion === null) progress('fio not found: the baseline is a raw fs.writeSync loop (same open flags and sync cadence)');
     const save = () => {
       result.durationSeconds = round((Date.now() - t0) / 1000, 1);
+      result.loadAverage.end = loadAverage();
       result.targets = evaluateGoals(result.rows);
       writeJsonAtomic(opts.out, result);
     };
@@ -189,7 +199,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       } catch (e) {
         error = (e as Error).message;
       }
-      for (let rep = 0; rep < opts.budget.reps && error === null && !opts.signal?.aborted; rep++) {
+      const { reps: minReps, minRowSeconds = 0, maxReps = minReps } = opts.budget;
+      let ranSeconds = 0;
+      const wantMore = (rep: number) => rep < minReps || (ranSeconds < minRowSeconds && rep < maxReps);
+      for (let rep = 0; wantMore(rep) && error === null && !opts.signal?.aborted; rep++) {
         const engineFirst = rep % 2 === 0;
         const engineDir = runDirFor(root, i, rep, 'engine');
         const baseFile = runDirFor(root, i, rep, 'baseline') + '.dat';
@@ -228,6 +241,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
             engine = doEngine();
           }
           reps.push({ order: engineFirst ? 'engine-first' : 'baseline-first', engine, baseline });
+          ranSeconds += engine.seconds + baseline.seconds;
         } catch (e) {
           if (opts.signal?.aborted) break;
           error = (e as Error).message;

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeCrc32c } from '../records/index.ts';
 import { formatBench } from './bench-command.ts';
 import { planRows, syncEveryFor } from './bench-plan.ts';
 import { runBench, type BenchResult } from './bench-runner.ts';
@@ -40,6 +41,10 @@ describe('engine bench', () => {
     expect(file.complete).toBe(true);
     expect(file.interrupted).toBeNull();
     expect(file.environment.kernel).toBe(os.release());
+    // Which CRC-32C the engine ran, and how busy the shared machine was.
+    expect(file.environment.crc32c).toBe(describeCrc32c());
+    expect(file.loadAverage.start).toHaveLength(3);
+    expect(file.loadAverage.end).toHaveLength(3);
     expect(file.environment.tmpfs).toBe(false);
     expect(file.environment.fsType).not.toBe('');
     expect(file.note).toMatch(/fdatasync costs ~80-250 µs/);
@@ -105,6 +110,24 @@ describe('engine bench', () => {
     const file = JSON.parse(fs.readFileSync(out, 'utf8')) as BenchResult;
     expect(file.interrupted).toBe('SIGINT');
     expect(file.rows).toHaveLength(1);
+  });
+
+  it('gives rows with short runs more repetitions, up to maxReps, and the ratio is the median of per-repetition ratios', async () => {
+    const out = path.join(tmp, 'adaptive', 'latest.json');
+    const r = await runBench({
+      // Runs of 256 KiB last milliseconds: 1000 s of measurement is never reached, so maxReps bounds it.
+      budget: { volumeBytes: 256 * 1024, maxSeconds: 0.05, reps: 1, minRowSeconds: 1000, maxReps: 3 },
+      quick: false,
+      dir: tmp,
+      out,
+      baseline: 'writeSync',
+      filter: { modes: ['buffered'], flushes: ['never'], batches: [65536], verify: [true] },
+    });
+    const row = r.rows[0];
+    expect(row.reps.map((x) => x.order)).toEqual(['engine-first', 'baseline-first', 'engine-first']);
+    const ratios = row.reps.map((x) => x.engine.mbps / x.baseline.mbps).sort((a, b) => a - b);
+    expect(row.ratio).toBeCloseTo(ratios[1], 3);
+    expect(r.options).toMatchObject({ reps: 1, minRowSeconds: 1000, maxReps: 3 });
   });
 
   it('reads fio JSON: write clat apart from fdatasync latency', async (ctx) => {

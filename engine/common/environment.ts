@@ -5,10 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import si from 'systeminformation';
+import { describeCrc32c } from '../records/crc.ts';
 import { deviceForPath, nearestExisting, type DeviceInfo } from './device.ts';
 
 /** The machine a run measured on, as run.json and the reports record it. */
 export interface Environment {
+  /** Which CRC-32C implementation ran (engine/records/crc.ts: the ISA-L addon or the @node-rs/crc32 fallback and why). */
+  crc32c?: string;
   hostname: string;
   cpu: string;
   cores: number;
@@ -121,6 +124,7 @@ export async function collectEnvironment(dataDir: string): Promise<Environment> 
     dataDir,
     filesystem,
     device,
+    crc32c: describeCrc32c(),
   };
   if (notes.length > 0) env.note = notes.join('; ');
   return env;

@@ -1,6 +1,113 @@
-import { crc32c as nativeCrc32c } from '@node-rs/crc32';
+// CRC-32C (Castagnoli), as Kafka's RecordBatch uses it. Two implementations:
+//   isa-l           the N-API addon dist/crc32c.node over ISA-L's crc32_iscsi (folding with
+//                   PCLMULQDQ / VPCLMULQDQ: memory speed), built by scripts/build-native.mjs;
+//   @node-rs/crc32  the npm package (SSE4.2 crc32 instruction, one stream), the fallback where
+//                   the addon was not built or does not load (e.g. inside the power-cut VMs).
+// Which one runs is decided once, at load, and recorded in every result (crc32cImplementation).
+// DUROLAB_CRC32C=node-rs forces the fallback (to compare the two in the same build).
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { crc32c as nodeRsCrc32c } from '@node-rs/crc32';
+
+/** Unsigned 32-bit CRC-32C of buf; pass a previous result as `initial` to continue it. */
+export type Crc32cFunction = (buf: Uint8Array, initial?: number) => number;
+
+export type Crc32cName = 'isa-l' | '@node-rs/crc32';
+
+export interface Crc32cImplementation {
+  name: Crc32cName;
+  /** What exactly ran: library version and where the addon was loaded from. */
+  detail: string;
+  crc32c: Crc32cFunction;
+}
+
+/** The addon's record-framing walk (framing-check.ts): true = well framed, false = ask the full walker. */
+export type RecordsFramingFunction = (buf: Uint8Array, batchPos: number, size: number) => boolean;
+
+export interface Crc32cChoice {
+  name: Crc32cName;
+  detail: string;
+  /** Why the addon is not the one running (null when it is). */
+  fallbackReason: string | null;
+}
+
+const NODE_RS: Crc32cImplementation = { name: '@node-rs/crc32', detail: '@node-rs/crc32 (npm)', crc32c: nodeRsCrc32c };
+
+/** RFC 3720 B.4: CRC-32C of "123456789". A loaded addon must reproduce it before it is used. */
+const CHECK_INPUT = Buffer.from('123456789');
+const CHECK_VALUE = 0xe3069283;
+
+/**
+ * dist/crc32c.node next to the running file: the bundle is dist/durolab.mjs, the sources are
+ * engine/records/crc.ts (two levels below the repository root).
+ */
+function addonDirs(): string[] {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return [...new Set([here, path.resolve(here, '../../dist')])];
+}
+
+function loadAddon(): { impl: Crc32cImplementation | null; framing: RecordsFramingFunction | null; reason: string | null } {
+  const require = createRequire(import.meta.url);
+  const tried: string[] = [];
+  for (const dir of addonDirs()) {
+    const file = path.join(dir, 'crc32c.node');
+    if (!fs.existsSync(file)) {
+      const why = path.join(dir, 'crc32c.unavailable.txt');
+      if (fs.existsSync(why)) tried.push(`${file} was not built: ${fs.readFileSync(why, 'utf8').trim()}`);
+      else tried.push(`${file} does not exist`);
+      continue;
+    }
+    try {
+      const mod = require(file) as { crc32c?: unknown; recordsFramingOk?: unknown; isalVersion?: unknown };
+      if (typeof mod.crc32c !== 'function') {
+        tried.push(`${file} exports no crc32c function`);
+        continue;
+      }
+      const fn = mod.crc32c as Crc32cFunction;
+      const got = fn(CHECK_INPUT);
+      if (got !== CHECK_VALUE) {
+        tried.push(`${file} computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`);
+        continue;
+      }
+      const framing = typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null;
+      return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${file})`, crc32c: fn }, framing, reason: null };
+    } catch (e) {
+      tried.push(`${file} does not load: ${(e as Error).message.split('\n')[0]}`);
+    }
+  }
+  return { impl: null, framing: null, reason: `${tried.join('; ')} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
+}
+
+/** DUROLAB_CRC32C=node-rs: the fallback even where the addon loads. */
+function forcedFallback(): string | null {
+  const forced = process.env.DUROLAB_CRC32C;
+  if (forced === undefined || forced === '' || forced === 'isa-l') return null;
+  if (forced === 'node-rs' || forced === '@node-rs/crc32') return `DUROLAB_CRC32C=${forced} asks for @node-rs/crc32`;
+  throw new Error(`DUROLAB_CRC32C: expected isa-l or node-rs, found ${JSON.stringify(forced)}`);
+}
+
+const loaded = loadAddon();
+const forced = forcedFallback();
+const chosen: Crc32cImplementation = forced === null && loaded.impl ? loaded.impl : NODE_RS;
+
+/** The implementation every CRC in this process goes through, and why the addon is not it when it is not. */
+export const crc32cImplementation: Crc32cChoice = Object.freeze({ name: chosen.name, detail: chosen.detail, fallbackReason: forced ?? loaded.reason });
+
+/** One line for an environment record: "isa-l (…)" or "@node-rs/crc32 (fallback: …)". */
+export function describeCrc32c(): string {
+  const c = crc32cImplementation;
+  return c.fallbackReason === null ? `${c.name}: ${c.detail}` : `${c.name} (fallback: ${c.fallbackReason})`;
+}
+
+/** Every implementation that loads here, the chosen one first (for `durolab engine bench --crc`). */
+export function crc32cImplementations(): Crc32cImplementation[] {
+  return loaded.impl ? [loaded.impl, NODE_RS] : [NODE_RS];
+}
 
 /** CRC-32C (Castagnoli), unsigned 32-bit; pass a previous result as `initial` to continue it. */
-export function crc32c(buf: Uint8Array, initial?: number): number {
-  return nativeCrc32c(buf, initial);
-}
+export const crc32c: Crc32cFunction = chosen.crc32c;
+
+/** The addon's framing walk when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
+export const nativeRecordsFramingOk: RecordsFramingFunction | null = chosen === loaded.impl ? loaded.framing : null;

@@ -1,6 +1,7 @@
 import { crc32c } from './crc.ts';
 import { COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
 import { CorruptBatchError } from './errors.ts';
+import { recordsFramingOk } from './framing-check.ts';
 import { readI64 } from './int64.ts';
 import {
   ATTRIBUTES_OFFSET,
@@ -159,7 +160,8 @@ function hex32(v: number): string {
  */
 export function validateBatch(buf: Buffer, pos = 0, opts?: ValidateOptions): BatchHeader {
   const header = validate(buf, pos, opts, 'validateBatch');
-  if (opts?.checkRecords) walkRecords(buf, pos, header, opts.positionBase ?? 0, null, true);
+  // The tight framing loop first; the full walker only to explain (or accept) what it refuses.
+  if (opts?.checkRecords && !recordsFramingOk(buf, pos, header)) walkRecords(buf, pos, header, opts.positionBase ?? 0, null, true);
   return header;
 }
 

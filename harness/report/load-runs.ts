@@ -131,6 +131,7 @@ const runSchema = z.object({
     dataDir: z.string(),
     filesystem: z.string(),
     device: z.string(),
+    crc32c: z.string().optional(),
     note: z.string().optional(),
   }),
   settings: z.record(z.string(), z.unknown()),
