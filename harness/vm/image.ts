@@ -134,8 +134,12 @@ export async function buildVmImage(opts: BuildVmImageOptions = {}): Promise<VmIm
   const nodeLibs = await sharedLibraries(node);
   const cliEntry = opts.cliEntry === undefined ? path.join(root, 'harness/cli/main.ts') : opts.cliEntry;
   const bundle = await buildGuestBundle({ root, cliEntry });
+  // The CRC-32C addon (engine/records/crc.ts loads dist/crc32c.node beside the bundle): guest
+  // brokers run the same implementation the host records in run.json's environment.
+  const crcAddon = path.join(root, 'dist', 'crc32c.node');
+  const addons = existsSync(crcAddon) ? [{ rel: 'durolab/dist/crc32c.node', src: crcAddon }] : [];
   const nativeLibs = new Set<string>();
-  for (const f of bundle.nodeModules) if (f.src.endsWith('.node')) for (const l of await sharedLibraries(f.src)) nativeLibs.add(l);
+  for (const f of [...bundle.nodeModules, ...addons]) if (f.src.endsWith('.node')) for (const l of await sharedLibraries(f.src)) nativeLibs.add(l);
   const libs = [...new Set([...nodeLibs, ...nativeLibs])].sort();
   const initScript = renderInitScript(modules.load.map((m) => m.name));
 
@@ -149,6 +153,7 @@ export async function buildVmImage(opts: BuildVmImageOptions = {}): Promise<VmIm
     ...(await Promise.all(libs.map(async (l): Promise<[string, string]> => [`lib:${l}`, await hashFile(l)]))),
     ...bundle.files.map((f): [string, string] => [`bundle:${f.rel}`, sha(f.data)]),
     ...(await Promise.all(bundle.nodeModules.map(async (f): Promise<[string, string]> => [`npm:${f.rel}`, await hashFile(f.src)]))),
+    ...(await Promise.all(addons.map(async (f): Promise<[string, string]> => [`addon:${f.rel}`, await hashFile(f.src)]))),
     ['init', sha(initScript)],
   ];
   const hash = sha(inputs.map(([k, v]) => `${k}=${v}`).join('\n')).slice(0, 16);
@@ -177,6 +182,7 @@ export async function buildVmImage(opts: BuildVmImageOptions = {}): Promise<VmIm
       ...modules.load.map((m) => ({ rel: `durolab/modules/${m.name}.ko`, data: m.data, mode: 0o644 })),
       ...bundle.files.map((f) => ({ rel: f.rel, data: f.data, mode: 0o644 })),
       ...bundle.nodeModules.map((f) => ({ rel: f.rel, src: f.src, mode: f.src.endsWith('.node') ? 0o755 : 0o644 })),
+      ...addons.map((f) => ({ rel: f.rel, src: f.src, mode: 0o755 })),
       { rel: 'etc/hosts', data: Buffer.from('127.0.0.1 localhost\n'), mode: 0o644 },
       { rel: 'etc/passwd', data: Buffer.from('root:x:0:0:root:/root:/bin/sh\n'), mode: 0o644 },
       { rel: 'etc/group', data: Buffer.from('root:x:0:\n'), mode: 0o644 },

@@ -2,6 +2,7 @@
 // experiment with the append workload, a reboot on the cut disk, boot failures, and no QEMU
 // left behind. One file so the VMs run one after another (two cores).
 import { execa } from 'execa';
+import { crc32cImplementation } from '../../engine/records/crc.ts';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -122,7 +123,10 @@ describe('VM target under QEMU', () => {
     const depsDone = await waitExited(vm, deps.pid, 30_000);
     const depsLog = await vm.processLog(deps.pid);
     expect(depsDone.exitCode, depsLog).toBe(0);
-    expect(JSON.parse(depsLog.trim().split('\n').pop()!)).toMatchObject({ crc32c: 0xe3069283, p50: 200 });
+    const depsResult = JSON.parse(depsLog.trim().split('\n').pop()!);
+    expect(depsResult).toMatchObject({ crc32c: 0xe3069283, p50: 200, engineCrc32c: 0xe3069283 });
+    // The guest's engine runs the CRC-32C implementation the host runs (and records in run.json).
+    expect(depsResult.engineCrc32cImplementation, JSON.stringify(depsResult)).toBe(crc32cImplementation.name);
     if (image.hasCli) {
       const cli = await vm.exec({ argv: ['node', GUEST_CLI, '--help'] });
       const cliDone = await waitExited(vm, cli.pid, 30_000);

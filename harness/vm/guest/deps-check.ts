@@ -3,13 +3,18 @@
 // package. Prints one JSON line; exit code 0 when both work.
 import { crc32c } from '@node-rs/crc32';
 import * as hdr from 'hdr-histogram-js';
+import { crc32c as engineCrc32c, crc32cImplementation } from '../../../engine/records/crc.ts';
 
 const h = hdr.build();
 for (const v of [100, 200, 300]) h.recordValue(v);
 const result = {
   crc32c: crc32c(Buffer.from('123456789')), // check value of CRC-32C: 0xe3069283
   p50: h.getValueAtPercentile(50),
+  // The engine's CRC-32C in the guest: the ISA-L addon copied beside the bundle, or the fallback and why.
+  engineCrc32c: engineCrc32c(Buffer.from('123456789')),
+  engineCrc32cImplementation: crc32cImplementation.name,
+  engineCrc32cFallback: crc32cImplementation.fallbackReason ?? null,
   node: process.version,
 };
 console.log(JSON.stringify(result));
-process.exitCode = result.crc32c === 0xe3069283 ? 0 : 1;
+process.exitCode = result.crc32c === 0xe3069283 && result.engineCrc32c === 0xe3069283 ? 0 : 1;
