@@ -15,6 +15,12 @@ import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-s
 export interface RenderOptions {
   /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
   onWarning?: (chart: string, message: string) => void;
+  /** The run list, relative to the page (default: ../../index.html, as under reports/). */
+  homeHref?: string;
+  /** More links beside "all runs" (the published site's claims and compare pages), relative to the page. */
+  navLinks?: Array<{ href: string; text: string }>;
+  /** For publishing: leave out the host name and local paths from the environment. */
+  publish?: boolean;
 }
 
 /** Cell ids in bold inside escaped findings: ids like "buffered, flush never" otherwise blur into the sentence. */
@@ -105,7 +111,7 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
 <body data-run-status="${escapeHtml(run.status)}">
 <main>
 <header>
-<p class="sub"><a href="../../index.html">all runs</a></p>
+<p class="sub"><a href="${escapeHtml(opts.homeHref ?? '../../index.html')}">all runs</a>${(opts.navLinks ?? []).map((l) => ` · <a href="${escapeHtml(l.href)}">${escapeHtml(l.text)}</a>`).join('')}</p>
 <h1>${escapeHtml(run.scenario.name)} <span class="muted">${escapeHtml(run.runId)}</span></h1>
 <p class="sub">${escapeHtml(run.target)} target · ${run.cells.length} cells · started ${escapeHtml(run.startedAt)} · status <span class="status status-${escapeHtml(run.status)}">${escapeHtml(run.status)}</span></p>
 ${banners(run)}
@@ -149,7 +155,7 @@ ${lossFigures(run, lossChart)}
 <section id="environment">
 <h2>Environment</h2>
 ${envNote}
-${environmentTable(run)}
+${environmentTable(run, { publish: opts.publish })}
 ${raw ? `<details><summary>Scenario as run (${escapeHtml(run.scenario.file)})</summary><pre>${escapeHtml(raw)}</pre></details>` : ''}
 </section>
 </main>

@@ -235,20 +235,25 @@ function settingValue(v: unknown): string {
   return String(v);
 }
 
-export function environmentTable(run: RunResult): string {
+export function environmentTable(run: RunResult, opts: { publish?: boolean } = {}): string {
   const e = run.environment;
   const started = Date.parse(run.startedAt);
   const ended = run.endedAt ? Date.parse(run.endedAt) : NaN;
   const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
+  // A published page names the machine by its facts, never by its host name or local paths.
   const rows: Array<[string, string]> = [
-    ['target', run.target + (accels.length ? ` (accelerator: ${accels.join(', ')})` : '')],
-    ['host', e.hostname],
-    ['CPU', `${e.cpu}, ${e.cores} cores`],
+    ['target', run.target],
+    ['accelerator', accels.length ? accels.join(', ') : run.target === 'process' ? 'none (host processes)' : 'not recorded'],
+    ...(opts.publish ? [] : ([['host', e.hostname]] as Array<[string, string]>)),
+    ['CPU', e.cpu],
+    ['cores', String(e.cores)],
     ['memory', fmtBytes(e.memoryBytes)],
-    ['OS / kernel', `${e.os} / ${e.kernel}`],
+    ['kernel', e.kernel],
+    ['OS', e.os],
     ['Node.js', e.node],
-    ['data directory', e.dataDir],
-    ['filesystem / device', `${e.filesystem} on ${e.device}`],
+    ...(opts.publish ? [] : ([['data directory', e.dataDir]] as Array<[string, string]>)),
+    ['filesystem', e.filesystem],
+    ['disk', e.device],
     ['started', run.startedAt],
     ['ended', run.endedAt ?? 'not recorded (run did not finish)'],
     ['duration', Number.isFinite(ended - started) ? fmtSeconds((ended - started) / 1000) : '—'],
