@@ -117,7 +117,7 @@ function evalSimple(run: RunResult, rule: SimpleRule): Simple {
   const label = FIGURE_LABEL[fig];
   if (rule.kind === 'value') {
     const cells = run.cells.filter((c) => matches(c, rule.where));
-    const judged = cells.map((c) => ({ c, f: cellFigure(run, c, fig) })).filter((x) => x.f !== null);
+    const judged = cells.map((c) => ({ c, f: cellFigure(c, fig) })).filter((x) => x.f !== null);
     if (judged.length === 0) {
       return { state: 'unmeasured', detail: cells.length ? `no measured ${label} in the cells where ${whereText(rule.where)}` : `no cell where ${whereText(rule.where)}` };
     }
@@ -128,8 +128,8 @@ function evalSimple(run: RunResult, rule: SimpleRule): Simple {
   }
   const a = run.cells.find((c) => matches(c, rule.of));
   const b = run.cells.find((c) => matches(c, rule.to));
-  const fa = a ? cellFigure(run, a, fig) : null;
-  const fb = b ? cellFigure(run, b, fig) : null;
+  const fa = a ? cellFigure(a, fig) : null;
+  const fb = b ? cellFigure(b, fig) : null;
   if (!a || !b || !fa || !fb) {
     const missing = [!a ? `no cell where ${whereText(rule.of)}` : !fa ? `${a.id} not measured` : '', !b ? `no cell where ${whereText(rule.to)}` : !fb ? `${b.id} not measured` : ''].filter(Boolean);
     return { state: 'unmeasured', detail: missing.join('; ') };

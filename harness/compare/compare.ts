@@ -75,7 +75,7 @@ export function compareRuns(runs: RunResult[]): Comparison {
   const cells = keys.map((key) => {
     const found = runs.map((run) => run.cells.find((c) => cellKey(run, c) === key) ?? null);
     const figures = names.map((name) => {
-      const values = found.map((c, i) => (c ? cellFigure(runs[i], c, name) : null));
+      const values = found.map((c, i) => (c ? cellFigure(c, name) : null));
       const base = values[0];
       return {
         name,
@@ -147,7 +147,7 @@ export function scenarioTrend(runs: RunResult[]): TrendRow[] {
     key,
     values: ordered.map((run) => {
       const c = run.cells.find((x) => cellKey(run, x) === key);
-      return c ? { recordsPerSec: cellFigure(run, c, 'recordsPerSec'), p99Us: cellFigure(run, c, 'p99Us'), ackedLost: cellFigure(run, c, 'ackedLost') } : null;
+      return c ? { recordsPerSec: cellFigure(c, 'recordsPerSec'), p99Us: cellFigure(c, 'p99Us'), ackedLost: cellFigure(c, 'ackedLost') } : null;
     }),
   }));
 }

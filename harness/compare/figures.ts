@@ -52,7 +52,7 @@ function band(xs: number[], over: Figure['over']): Figure | null {
 }
 
 /** One figure of a cell, with its band; null when the cell has none to give (not measured, no fault trial for a loss figure). */
-export function cellFigure(run: RunResult, cell: CellResult, name: FigureName): Figure | null {
+export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
   if (!isMeasuredCell(cell)) return null;
   const reps = cell.repetitions ?? [];
   const fromReps = (pick: (r: NonNullable<CellResult['repetitions']>[number]) => number, fallback: number) =>
@@ -92,7 +92,6 @@ export function cellFigure(run: RunResult, cell: CellResult, name: FigureName): 
       return all.length ? single(Math.max(...all)) : null;
     }
   }
-  void run;
   return null;
 }
 

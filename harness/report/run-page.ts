@@ -11,6 +11,7 @@ import { inlineLibraries } from './inline-libs.ts';
 import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
+import { answerBlock } from './answer.ts';
 
 export interface RenderOptions {
   /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
@@ -122,7 +123,12 @@ ${banners(run)}
 <h2>Question and verdict</h2>
 <p class="question">${escapeHtml(run.scenario.question || '(the scenario states no question)')}</p>
 <p>Expectations: <span class="verdict ${v.tone}" id="verdict">${escapeHtml(v.text)}</span></p>
+<section id="answer">
+${answerBlock(run)}
+</section>
+<details id="expectations"${v.tone === 'pass' ? '' : ' open'}><summary>The ${run.expectations.length} expectation${run.expectations.length === 1 ? '' : 's'} behind the verdict</summary>
 ${expectationsTable(run)}
+</details>
 </section>
 
 <section id="findings">
