@@ -48,7 +48,9 @@ function paramKeys(run: RunResult): string[] {
 
 /** Puts a column behind the "all columns" toggle: class "extra" on its th or td. */
 function markExtra(tag: string): string {
-  return tag.replace(/^<(td|th)(?: class="([^"]*)")?/, (_m, t: string, cls?: string) => `<${t} class="${cls ? `${cls} ` : ''}extra"`);
+  return tag.replace(/^<(td|th)([^>]*)>/, (_m, t: string, attrs: string) =>
+    / class="/.test(attrs) ? `<${t}${attrs.replace(/ class="([^"]*)"/, ' class="$1 extra"')}>` : `<${t} class="extra"${attrs}>`,
+  );
 }
 
 /** Columns a laptop screen shows first, per scenario kind; the rest sit behind a toggle. */
