@@ -113,6 +113,8 @@ export function fmtFigureValue(name: FigureName, v: number): string {
   if (!Number.isFinite(v)) return '—';
   if (name === 'mbPerSec') return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
   if (name === 'lossWindowSec') return v.toFixed(v >= 10 ? 1 : 2);
+  // Small figures keep 3 significant digits: the median of 10 and 11 is 10.5, not 11.
+  if (Math.abs(v) < 100 && !Number.isInteger(v)) return String(Number(v.toPrecision(3)));
   return Math.round(v).toLocaleString('en-US');
 }
 
