@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { findRepoRoot } from '../../engine/common/repo-root.ts';
+import { repoRoot } from '../../engine/common/repo-root.ts';
 import type { CellResult, RunResult } from '../results/types.ts';
 import { SETTINGS } from '../scenario/settings.ts';
 import { FIGURES, FIGURE_LABEL, cellFigure, fmtFigureValue, type FigureName } from '../compare/figures.ts';
@@ -66,7 +66,8 @@ export function parseClaims(text: string, file: string): Claim[] {
   return claims;
 }
 
-export function loadClaims(file = path.join(findRepoRoot(), CLAIMS_FILE)): Claim[] {
+/** The claims shipped with this code (source or bundle), wherever the command runs from. */
+export function loadClaims(file = path.join(repoRoot(), CLAIMS_FILE)): Claim[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -11,6 +11,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
+import { repoRoot } from '../../engine/common/repo-root.ts';
 import { listRuns } from '../report/load-runs.ts';
 import { renderRunReport } from '../report/run-page.ts';
 import type { RunResult } from '../results/types.ts';
@@ -76,7 +77,9 @@ export async function publishSite(opts: PublishOptions): Promise<PublishResult> 
     if (missing.length) throw new Error(`--runs: no run ${missing.join(', ')} (expected '<scenario>/<run id>' of a run under the results folder)`);
     runs = runs.filter((r) => wanted.has(`${r.scenario.name}/${r.runId}`));
   }
-  const ctx = { repoRoot: opts.repoRoot, extraPaths: [opts.resultsDir, opts.outDir] };
+  // The checkout around the working directory and the one holding this code may differ.
+  const codeRoot = repoRoot();
+  const ctx = { repoRoot: opts.repoRoot, extraPaths: [opts.resultsDir, opts.outDir, codeRoot] };
   const published = runs.map((r) => redactRun(r, ctx));
 
   prepareOutDir(opts.outDir);
@@ -120,7 +123,7 @@ export async function publishSite(opts: PublishOptions): Promise<PublishResult> 
   write('index.html', renderSiteIndex(siteRuns, scenarios, (opts.now ?? new Date()).toISOString()));
 
   // The promise of the site, checked on what was written.
-  const forbidden = [opts.repoRoot, opts.resultsDir, opts.outDir].filter((p) => p.length > 1);
+  const forbidden = [opts.repoRoot, codeRoot, opts.resultsDir, opts.outDir].filter((p) => p.length > 1);
   for (const rel of files) {
     const text = readFileSync(path.join(opts.outDir, rel), 'utf8');
     const hit = forbidden.find((p) => text.includes(p));
