@@ -22,6 +22,7 @@ const results = path.join(work, 'results');
 const site = path.join(work, 'site');
 let context: Awaited<ReturnType<typeof launchChromium>>;
 const ioRuns: RunResult[] = [];
+let acksAllStdout = '';
 
 async function durolab(args: string[], timeout = 240_000) {
   const r = await execa(process.execPath, [cli, ...args], { reject: false, timeout, cwd: work });
@@ -43,7 +44,8 @@ function filesUnder(dir: string): string[] {
 
 beforeAll(async () => {
   for (let i = 0; i < 2; i++) await durolab(['bench', 'io-modes', '--duration', '2', '--repeat', '2', '--no-report', '--results-dir', results]);
-  await durolab(['bench', 'acks-all', '--duration', '2', '--repeat', '1', '--no-report', '--results-dir', results]);
+  // --summary json: stdout carries only the summary (progress goes to stderr).
+  acksAllStdout = (await durolab(['bench', 'acks-all', '--duration', '2', '--repeat', '1', '--no-report', '--summary', 'json', '--results-dir', results])).stdout;
   // A VM power-cut run would need QEMU; its run.json shape comes from the report fixtures.
   const pc = powerCutRun();
   mkdirSync(path.join(results, pc.scenario.name, pc.runId), { recursive: true });
@@ -84,6 +86,20 @@ describe('durolab compare of two real io-modes runs', () => {
     const trend = await durolab(['compare', '--scenario', 'io-modes', '--no-html', '--results-dir', results]);
     expect(trend.stdout).toContain(`io-modes: 2 run(s), oldest first`);
     expect(trend.stdout).toContain(a.runId);
+  });
+});
+
+describe('summaries to paste', () => {
+  it('bench --summary json prints only the summary; report --summary markdown prints the table', async () => {
+    const summary = JSON.parse(acksAllStdout) as { scenario: string; cells: Array<{ cell: string; acked: number }>; verdict: { code: number } };
+    expect(summary.scenario).toBe('acks-all');
+    expect(summary.cells.map((c) => c.cell)).toEqual(['acks=0', 'acks=1', 'acks=all']);
+    expect(summary.cells[0].acked).toBe(0);
+    expect(summary.cells[2].acked).toBeGreaterThan(0);
+    const md = (await durolab(['report', `io-modes/${ioRuns[0].runId}`, '--summary', 'markdown', '--results-dir', results])).stdout;
+    const rows = md.split('\n').filter((l) => l.startsWith('| io='));
+    expect(rows.map((r) => r.split(' | ')[0])).toEqual(['| io=buffered', '| io=direct', '| io=dsync']);
+    expect(md).toContain(`**io-modes** \`${ioRuns[0].runId}\``);
   });
 });
 
