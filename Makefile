@@ -6,7 +6,7 @@ DURATION ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report scenarios-check readme-settings vm-image clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report publish scenarios-check readme-settings vm-image clean
 
 all: build
 
@@ -40,6 +40,10 @@ bench-broker: build
 
 report: build
 	node bin/durolab.mjs report $(RUN)
+
+# A static site of every run under results/ (index, run pages, compare pages, claims) in site/.
+publish: build
+	node bin/durolab.mjs publish $(PUBLISH_FLAGS)
 
 scenarios-check: build
 	node bin/durolab.mjs scenario check

@@ -7,6 +7,7 @@ import { runScenario } from '../runner/run-scenario.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
 import { writeRunReport, writeReportsIndex } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
+import { parseSummaryFormat, summaryJson, summaryMarkdown } from './summary-formats.ts';
 import { trialSummary } from './trial-summary.ts';
 import { EXIT, runVerdict } from '../results/verdict.ts';
 import type { Scenario } from '../scenario/types.ts';
@@ -29,6 +30,8 @@ options:
   --keep-data           keep the brokers' data directories after each cell
   --seed N              base seed of random fault times (each trial's seed is derived and recorded)
   --no-report           skip the HTML report
+  --summary FORMAT      text (default), markdown or json: markdown and json print only the
+                        summary on stdout (progress goes to stderr), for an issue or a PR
   --list                list the shipped scenarios and the question each answers
   -h, --help            this text
 
@@ -67,6 +70,7 @@ export async function main(argv: string[]): Promise<number> {
     'keep-data': { type: 'boolean', default: false },
     seed: { type: 'string' },
     'no-report': { type: 'boolean', default: false },
+    summary: { type: 'string' },
     list: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
@@ -82,6 +86,9 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`durolab bench: expected one scenario name or file, found ${positionals.length}\n\n${HELP}`);
     return EXIT.usage;
   }
+  const summaryFormat = parseSummaryFormat('--summary', values.summary);
+  // With a pasteable summary, stdout carries only it; everything else goes to stderr.
+  const say = summaryFormat === 'text' ? (line: string) => console.log(line) : (line: string) => console.error(line);
   const durationSec = parsePositive('--duration', values.duration);
   const repeat = parsePositive('--repeat', values.repeat);
   if (repeat !== undefined && !Number.isInteger(repeat)) throw new Error(`--repeat: expected a whole number >= 1, found '${values.repeat}'`);
@@ -91,7 +98,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const scenario = loadScenario(positionals[0], { durationSec, repeat });
   // Loaded only for the scenario's target: the process path never pulls in the QEMU code.
-  const target = await loadTarget(scenario.target, { scenario, log: (line) => console.log(line) });
+  const target = await loadTarget(scenario.target, { scenario, log: say });
   const root = findRepoRoot();
   const resultsDir = path.resolve(values['results-dir'] ?? path.join(root, 'results'));
   const reportsDir = path.resolve(values['reports-dir'] ?? path.join(root, 'reports'));
@@ -110,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const w = scenario.workload;
-  console.log(
+  say(
     `durolab bench ${scenario.name}: ${scenario.matrix.length} cell(s) x ${w.repetitions} rep(s), ${w.warmupSec}+${w.durationSec}s each, ${scenario.cluster.brokers} broker(s)\n${scenario.question}`,
   );
   try {
@@ -122,21 +129,22 @@ export async function main(argv: string[]): Promise<number> {
       allowHostSysctl: values['allow-host-sysctl'],
       keepData: values['keep-data'],
       signal: abort.signal,
-      log: (line) => console.log(line),
+      log: say,
     });
-    console.log('');
-    console.log(summaryTable(outcome.run));
-    console.log('');
+    say('');
+    if (summaryFormat === 'text') say(summaryTable(outcome.run));
+    else console.log(summaryFormat === 'markdown' ? summaryMarkdown(outcome.run) : summaryJson(outcome.run));
+    say('');
     const faults = trialSummary(outcome.run);
-    if (faults) console.log(`${faults}\n`);
-    console.log(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
+    if (faults) say(`${faults}\n`);
+    say(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
     if (!values['no-report']) {
       const report = await writeRunReport(outcome.run, { reportsDir });
       await writeReportsIndex({ resultsDir, reportsDir });
-      console.log(`report:  ${path.relative(process.cwd(), report) || report}  (open it in a browser: file://${report})`);
+      say(`report:  ${path.relative(process.cwd(), report) || report}  (open it in a browser: file://${report})`);
     }
     const verdict = runVerdict(outcome.run, abort.signal.aborted);
-    console.log(verdict.line);
+    say(verdict.line);
     return verdict.code;
   } finally {
     process.off('SIGINT', onSignal);

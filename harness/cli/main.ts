@@ -39,6 +39,18 @@ const commands: Record<string, Command> = {
     summary: 'build (or find cached) the QEMU guest image: kernel, busybox initramfs, node, the bundled CLI',
     load: () => import('../vm/image-command.ts'),
   },
+  compare: {
+    summary: 'runs side by side: cells aligned by settings, ratios, noise bands, environment differences; --scenario NAME: its trend',
+    load: () => import('../compare/compare-command.ts'),
+  },
+  claims: {
+    summary: "the source articles' claims, each with its verdict computed from the latest run of its scenario",
+    load: () => import('../claims/claims-command.ts'),
+  },
+  publish: {
+    summary: 'a static site of runs under results/: index, run pages, compare pages, claims (default out: site/)',
+    load: () => import('../publish/publish-command.ts'),
+  },
   report: {
     summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',
     load: () => import('../report/report-command.ts'),

@@ -5,7 +5,6 @@
 import type { CellResult, RunResult, TimePoint } from '../results/types.ts';
 import { expectationState, nothingMeasured } from '../results/verdict.ts';
 import {
-  errorCount,
   fmtBytes,
   fmtInt,
   fmtMB,
@@ -19,6 +18,8 @@ import {
   plural,
 } from './format.ts';
 import { median } from '../../engine/common/stats.ts';
+import { isFaultRun } from '../compare/figures.ts';
+import { connectionNoiseLine, isConnectionError } from './answer.ts';
 
 function baselineCell(run: RunResult): CellResult | undefined {
   return run.cells.find((c) => isMeasured(c) && c.throughput.recordsPerSec > 0);
@@ -104,16 +105,19 @@ export function findings(run: RunResult): string[] {
     out.push(`Interrupted, figures are partial: ${interrupted.map((c) => c.id).join(', ')}.`);
   }
 
+  // A fault scenario is answered by its loss; its speed (often under emulation) comes last.
+  const fault = isFaultRun(run);
+  const perf: string[] = [];
   if (measured.length === 1) {
     const c = measured[0];
-    out.push(
+    perf.push(
       `Only ${c.id} was measured: ${fmtRate(c.throughput.recordsPerSec)} records/s (${fmtMB(c.throughput.mbPerSec)} MB/s), p99 ${fmtUs(c.latencyUs.p99)} µs.`,
     );
   } else if (measured.length > 1) {
     const byRate = [...measured].sort((a, b) => b.throughput.recordsPerSec - a.throughput.recordsPerSec);
     const fast = byRate[0];
     const slow = byRate[byRate.length - 1];
-    out.push(
+    perf.push(
       `Fastest: ${fast.id} at ${fmtRate(fast.throughput.recordsPerSec)} records/s (${fmtMB(fast.throughput.mbPerSec)} MB/s); ` +
         `slowest: ${slow.id} at ${fmtRate(slow.throughput.recordsPerSec)} records/s, ` +
         `${fmtRatio(ratio(fast.throughput.recordsPerSec, slow.throughput.recordsPerSec))} slower.`,
@@ -122,7 +126,7 @@ export function findings(run: RunResult): string[] {
     if (byP99.length > 1) {
       const lo = byP99[0];
       const hi = byP99[byP99.length - 1];
-      out.push(
+      perf.push(
         `Lowest p99: ${lo.id} at ${fmtUs(lo.latencyUs.p99)} µs; highest: ${hi.id} at ${fmtUs(hi.latencyUs.p99)} µs ` +
           `(${fmtRatio(ratio(hi.latencyUs.p99, lo.latencyUs.p99))}); worst max ${fmtUs(Math.max(...byP99.map((c) => c.latencyUs.max)))} µs.`,
       );
@@ -132,15 +136,17 @@ export function findings(run: RunResult): string[] {
   const base = baselineCell(run);
   if (base && measured.length > 1) {
     const baseNote = base === cells[0] ? 'the first cell' : `the first measured cell, since ${cells[0].id} was ${cells[0].status}`;
-    out.push(`Ratios below are against ${base.id} (${baseNote}).`);
+    perf.push(`Ratios below are against ${base.id} (${baseNote}).`);
     for (const c of measured) {
       if (c === base) continue;
       const parts = [`${fmtRatio(ratio(c.throughput.recordsPerSec, base.throughput.recordsPerSec))} the throughput`];
       const p99 = ratio(c.latencyUs.p99, base.latencyUs.p99);
       if (Number.isFinite(p99)) parts.push(`${fmtRatio(p99)} the p99`);
-      out.push(`${c.id}: ${parts.join(' and ')} of ${base.id}, ${fmtInt(c.ledger.ackedLost)} acked records lost.`);
+      perf.push(`${c.id}: ${parts.join(' and ')} of ${base.id}, ${fmtInt(c.ledger.ackedLost)} acked records lost.`);
     }
   }
+
+  if (!fault) out.push(...perf);
 
   const totalAcked = cells.reduce((a, c) => a + c.ledger.acked, 0);
   const totalLost = cells.reduce((a, c) => a + c.ledger.ackedLost, 0);
@@ -181,11 +187,14 @@ export function findings(run: RunResult): string[] {
     if (bad.length) out.push(`${c.id}: ${bad.join(', ')}.`);
   }
 
+  const noise = connectionNoiseLine(run);
+  if (noise) out.push(noise);
   for (const c of cells) {
-    const n = errorCount(c);
+    // In a fault run, connection errors are the line above, not one finding per cell.
+    const counted = Object.entries(c.errors ?? {}).filter(([k, v]) => v > 0 && !(noise && isConnectionError(k)));
+    const n = counted.reduce((a, [, v]) => a + v, 0);
     if (n === 0) continue;
-    const kinds = Object.entries(c.errors)
-      .filter(([, v]) => v > 0)
+    const kinds = counted
       .sort((a, b) => b[1] - a[1])
       .map(([k, v]) => `${k} ${fmtInt(v)}`);
     out.push(`${c.id}: ${plural(n, 'error')} (${kinds.join(', ')}).`);
@@ -215,6 +224,8 @@ export function findings(run: RunResult): string[] {
         (beside.length ? `, with ${beside.join(', ')}.` : '.'),
     );
   }
+
+  if (fault) out.push(...perf);
 
   const tcg = cells.filter((c) => c.accelerator === 'tcg');
   if (tcg.length) {

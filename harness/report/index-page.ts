@@ -17,6 +17,8 @@ export function reportRelPath(scenario: string, runId: string): string {
 }
 
 export function renderReportsIndex(rows: IndexRow[], resultsDir: string): string {
+  // The folder's own name only: a page may be published, and the absolute path is this machine's.
+  const folder = `${path.basename(resultsDir)}/`;
   const body = rows
     .map(({ entry, href }) => {
       const run = entry.run;
@@ -36,7 +38,7 @@ export function renderReportsIndex(rows: IndexRow[], resultsDir: string): string
       const started = Date.parse(run.startedAt);
       const link = href
         ? `<a href="${escapeHtml(href)}">report</a>`
-        : `<span class="muted" title="run: durolab report ${escapeHtml(entry.file)}">not rendered</span>`;
+        : `<span class="muted" title="run: durolab report ${escapeHtml(`${run.scenario.name}/${run.runId}`)}">not rendered</span>`;
       return (
         `<tr data-run="${escapeHtml(`${run.scenario.name}/${run.runId}`)}">` +
         `<td>${escapeHtml(run.scenario.name)}</td>` +
@@ -56,12 +58,12 @@ export function renderReportsIndex(rows: IndexRow[], resultsDir: string): string
         .map((h) => `<th scope="col"${h === 'cells' ? ' class="num"' : ''}>${h}</th>`)
         .join('') +
       `</tr></thead><tbody>${body}</tbody></table>`
-    : `<p class="muted">No runs yet under ${escapeHtml(resultsDir)}. Run a scenario with durolab, then durolab report.</p>`;
+    : `<p class="muted">No runs yet under ${escapeHtml(folder)}. Run a scenario with durolab, then durolab report.</p>`;
   return `${pageHead('durolab runs')}
 <body>
 <main>
 <h1>durolab runs</h1>
-<p class="sub">${rows.length} run${rows.length === 1 ? '' : 's'} under ${escapeHtml(resultsDir)}, newest first.</p>
+<p class="sub">${rows.length} run${rows.length === 1 ? '' : 's'} under ${escapeHtml(folder)}, newest first.</p>
 ${table}
 </main>
 <script>${SORT_JS}</script>

@@ -110,6 +110,9 @@ const cell = z.object({
     )
     .optional(),
   accelerator: z.enum(['kvm', 'tcg']).optional(),
+  repetitions: z
+    .array(z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), p50Us: z.number(), p99Us: z.number(), p999Us: z.number() }))
+    .optional(),
 });
 
 const runSchema = z.object({

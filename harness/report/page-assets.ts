@@ -21,6 +21,11 @@ a { color: #0b57d0; }
 .verdict.pass { background: #e3f3e6; color: var(--good); }
 .verdict.fail { background: #fdecea; color: var(--bad); }
 .verdict.none { background: var(--soft); color: var(--muted); }
+.verdict.depends { background: #fff4e0; color: var(--warn); }
+table.compact .extra { display: none; }
+.column-toggle { font-size: 13px; color: var(--muted); margin: 4px 0; }
+.filters label { margin-right: 14px; font-size: 13px; }
+#answer h3 { margin-top: 12px; }
 nav.toc { font-size: 13px; color: var(--muted); }
 nav.toc a { margin-right: 12px; }
 ul.findings { padding-left: 20px; margin: 6px 0; }
@@ -99,6 +104,12 @@ export const SORT_JS = `
     });
     items.forEach(function (it) { parent.appendChild(it.el); });
   }
+  // "show all columns": the checkbox names the table whose extra columns it reveals.
+  Array.prototype.forEach.call(document.querySelectorAll('input[data-toggles]'), function (box) {
+    var table = document.getElementById(box.getAttribute('data-toggles'));
+    if (!table) return;
+    box.addEventListener('change', function () { table.classList.toggle('compact', !box.checked); });
+  });
   Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
       th.tabIndex = 0;

@@ -4,6 +4,8 @@ import { parseFlags } from '../../engine/common/flags.ts';
 import { listRuns, readRunJson, resolveRunFile } from './load-runs.ts';
 import { defaultDirs } from './repo-paths.ts';
 import { writeReportsIndex, writeRunReport } from './write-reports.ts';
+import { parseSummaryFormat, summaryJson, summaryMarkdown } from '../cli/summary-formats.ts';
+import { summaryTable } from '../cli/summary-table.ts';
 
 const HELP = `usage: durolab report [run] [options]
 
@@ -14,6 +16,8 @@ network) and refreshes reports/index.html, the list of all runs. Prints the page
                        (its latest run) under the results folder; default: the latest run of
                        any scenario
   --all                render every readable run under the results folder
+  --summary FORMAT     print the run's summary instead of writing the page: markdown (a table
+                       to paste into an issue or a PR), json or text
   --results-dir DIR    default: <repo>/results
   --reports-dir DIR    default: <repo>/reports
   -h, --help           this text
@@ -22,6 +26,7 @@ network) and refreshes reports/index.html, the list of all runs. Prints the page
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags('report', argv, {
     all: { type: 'boolean', default: false },
+    summary: { type: 'string' },
     'results-dir': { type: 'string' },
     'reports-dir': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -32,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (positionals.length > 1) throw new Error(`report takes at most one run, got ${positionals.length}: ${positionals.join(' ')}`);
   if (values.all && positionals.length) throw new Error('report: give either --all or a run, not both');
+  if (values.all && values.summary !== undefined) throw new Error('report: --summary prints one run; give a run, not --all');
   const dirs = defaultDirs({ resultsDir: values['results-dir'], reportsDir: values['reports-dir'] });
   const onWarning = (chart: string, message: string) => console.error(`durolab report: chart ${chart}: ${message}`);
 
@@ -52,6 +58,11 @@ export async function main(argv: string[]): Promise<number> {
 
   const file = await resolveRunFile(positionals[0], dirs.resultsDir);
   const run = await readRunJson(file);
+  if (values.summary !== undefined) {
+    const format = parseSummaryFormat('--summary', values.summary);
+    console.log(format === 'markdown' ? summaryMarkdown(run) : format === 'json' ? summaryJson(run) : summaryTable(run));
+    return 0;
+  }
   console.log(await writeRunReport(run, { ...dirs, onWarning }));
   return 0;
 }

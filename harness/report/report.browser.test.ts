@@ -1,42 +1,23 @@
 // Opens written reports from file:// in headless Chromium: no console errors, no network
 // requests, and every chart has drawn marks. Needs /usr/bin/chromium (Debian `chromium`).
 
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, marksPerChart, openPage } from './browser-helpers.ts';
 import type { RunResult } from '../results/types.ts';
 import { writeRunReport } from './index.ts';
 import { powerCutRun, processRun } from './test-fixtures.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-
 let userDataDir: string;
 let dir: string;
-let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>>;
+let context: Awaited<ReturnType<typeof launchChromium>>;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   dir = await mkdtemp(path.join(os.tmpdir(), 'durolab-report-browser-'));
   userDataDir = path.join(dir, 'chromium-profile');
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
+  context = await launchChromium(userDataDir);
 });
 
 afterAll(async () => {
@@ -52,51 +33,7 @@ async function writeRun(run: RunResult): Promise<string> {
   return writeRunReport(run, { resultsDir, reportsDir: path.join(dir, 'reports') });
 }
 
-interface PageProblems {
-  console: string[];
-  requests: string[];
-}
-
-async function open(file: string): Promise<{ page: Page; problems: PageProblems }> {
-  const page = await context.newPage();
-  const problems: PageProblems = { console: [], requests: [] };
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') problems.console.push(`${msg.type()}: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => problems.console.push(`pageerror: ${err.message}`));
-  page.on('request', (req) => {
-    if (!req.url().startsWith('file:') && !req.url().startsWith('data:') && !req.url().startsWith('blob:')) problems.requests.push(req.url());
-  });
-  await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
-  await page.evaluate(() => (globalThis as unknown as { durolabReady: Promise<void> }).durolabReady);
-  return { page, problems };
-}
-
-/** Drawn marks per chart, per concatenated sub-view: items in the Vega scenegraph that are not groups or guides. */
-async function marksPerChart(page: Page): Promise<Record<string, number[]>> {
-  return page.evaluate(() => {
-    type Item = { items?: Item[]; marktype?: string; role?: string };
-    const views = (globalThis as unknown as { durolabViews: Record<string, { scenegraph(): { root: Item } }> }).durolabViews;
-    const out: Record<string, number[]> = {};
-    const count = (node: Item): number => {
-      let n = 0;
-      for (const child of node.items ?? []) {
-        if (child.marktype && child.marktype !== 'group') {
-          if (child.role === 'mark') n += (child.items ?? []).length;
-        } else n += count(child);
-      }
-      return n;
-    };
-    for (const [id, view] of Object.entries(views)) {
-      const root = view.scenegraph().root;
-      // root -> group item -> its marks; concatenated charts hold one "scope" group per panel.
-      const top = (root.items ?? [])[0] as Item;
-      const scopes = (top.items ?? []).filter((m) => m.marktype === 'group' && m.role === 'scope');
-      out[id] = scopes.length ? scopes.flatMap((s) => (s.items ?? []).map(count)) : [count(top)];
-    }
-    return out;
-  });
-}
+const open = (file: string) => openPage(context, file);
 
 describe('report in headless Chromium', () => {
   it('loads a process run from file:// with no errors and draws every chart', async () => {

@@ -11,10 +11,17 @@ import { inlineLibraries } from './inline-libs.ts';
 import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
+import { answerBlock } from './answer.ts';
 
 export interface RenderOptions {
   /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
   onWarning?: (chart: string, message: string) => void;
+  /** The run list, relative to the page (default: ../../index.html, as under reports/). */
+  homeHref?: string;
+  /** More links beside "all runs" (the published site's claims and compare pages), relative to the page. */
+  navLinks?: Array<{ href: string; text: string }>;
+  /** For publishing: leave out the host name and local paths from the environment. */
+  publish?: boolean;
 }
 
 /** Cell ids in bold inside escaped findings: ids like "buffered, flush never" otherwise blur into the sentence. */
@@ -105,7 +112,7 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
 <body data-run-status="${escapeHtml(run.status)}">
 <main>
 <header>
-<p class="sub"><a href="../../index.html">all runs</a></p>
+<p class="sub"><a href="${escapeHtml(opts.homeHref ?? '../../index.html')}">all runs</a>${(opts.navLinks ?? []).map((l) => ` · <a href="${escapeHtml(l.href)}">${escapeHtml(l.text)}</a>`).join('')}</p>
 <h1>${escapeHtml(run.scenario.name)} <span class="muted">${escapeHtml(run.runId)}</span></h1>
 <p class="sub">${escapeHtml(run.target)} target · ${run.cells.length} cells · started ${escapeHtml(run.startedAt)} · status <span class="status status-${escapeHtml(run.status)}">${escapeHtml(run.status)}</span></p>
 ${banners(run)}
@@ -116,7 +123,12 @@ ${banners(run)}
 <h2>Question and verdict</h2>
 <p class="question">${escapeHtml(run.scenario.question || '(the scenario states no question)')}</p>
 <p>Expectations: <span class="verdict ${v.tone}" id="verdict">${escapeHtml(v.text)}</span></p>
+<section id="answer">
+${answerBlock(run)}
+</section>
+<details id="expectations"${v.tone === 'pass' ? '' : ' open'}><summary>The ${run.expectations.length} expectation${run.expectations.length === 1 ? '' : 's'} behind the verdict</summary>
 ${expectationsTable(run)}
+</details>
 </section>
 
 <section id="findings">
@@ -149,7 +161,7 @@ ${lossFigures(run, lossChart)}
 <section id="environment">
 <h2>Environment</h2>
 ${envNote}
-${environmentTable(run)}
+${environmentTable(run, { publish: opts.publish })}
 ${raw ? `<details><summary>Scenario as run (${escapeHtml(run.scenario.file)})</summary><pre>${escapeHtml(raw)}</pre></details>` : ''}
 </section>
 </main>

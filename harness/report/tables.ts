@@ -46,26 +46,42 @@ function paramKeys(run: RunResult): string[] {
   return keys;
 }
 
+/** Puts a column behind the "all columns" toggle: class "extra" on its th or td. */
+function markExtra(tag: string): string {
+  return tag.replace(/^<(td|th)([^>]*)>/, (_m, t: string, attrs: string) =>
+    / class="/.test(attrs) ? `<${t}${attrs.replace(/ class="([^"]*)"/, ' class="$1 extra"')}>` : `<${t} class="extra"${attrs}>`,
+  );
+}
+
+/** Columns a laptop screen shows first, per scenario kind; the rest sit behind a toggle. */
+const FAULT_COLUMNS = new Set(['cell', 'status', 'acked', 'acked lost', 'inconsistent offsets', 'errors']);
+const PERFORMANCE_COLUMNS = new Set(['cell', 'status', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'acked lost']);
+
 export function summaryTable(run: RunResult): string {
   const keys = paramKeys(run);
-  const head = [
-    th('cell'),
-    th('status'),
-    ...keys.map((k) => th(k, 'scenario parameter')),
-    th('records/s', 'acknowledged records per second', true),
-    th('MB/s', 'payload megabytes (10^6) per second', true),
-    th('p50 µs', 'produce latency, 50th percentile', true),
-    th('p99 µs', undefined, true),
-    th('p99.9 µs', undefined, true),
-    th('max µs', undefined, true),
-    th('errors', 'failed requests, all kinds', true),
-    th('acked', 'records acknowledged to the producer', true),
-    th('acked lost', 'acknowledged records missing afterwards', true),
-    th('duplicates', undefined, true),
-    th('inconsistent offsets', 'offsets served with two different records, or acknowledged offsets now holding another record', true),
-    th('flushes', 'fsync/fdatasync calls by the broker', true),
-    th('segments', 'segment files at the end', true),
+  const fault = run.cells.some((c) => (c.trials ?? []).some((t) => t.fault));
+  const primary = fault ? FAULT_COLUMNS : PERFORMANCE_COLUMNS;
+  const columns: Array<{ label: string; head: string }> = [
+    { label: 'cell', head: th('cell') },
+    { label: 'status', head: th('status') },
+    // The cell's name already spells its settings: their own columns sit behind the toggle.
+    ...keys.map((k) => ({ label: `param ${k}`, head: th(k, 'scenario parameter') })),
+    { label: 'records/s', head: th('records/s', 'acknowledged records per second', true) },
+    { label: 'MB/s', head: th('MB/s', 'payload megabytes (10^6) per second', true) },
+    { label: 'p50 µs', head: th('p50 µs', 'produce latency, 50th percentile', true) },
+    { label: 'p99 µs', head: th('p99 µs', undefined, true) },
+    { label: 'p99.9 µs', head: th('p99.9 µs', undefined, true) },
+    { label: 'max µs', head: th('max µs', undefined, true) },
+    { label: 'errors', head: th('errors', 'failed requests, all kinds', true) },
+    { label: 'acked', head: th('acked', 'records acknowledged to the producer', true) },
+    { label: 'acked lost', head: th('acked lost', 'acknowledged records missing afterwards', true) },
+    { label: 'duplicates', head: th('duplicates', undefined, true) },
+    { label: 'inconsistent offsets', head: th('inconsistent offsets', 'offsets served with two different records, or acknowledged offsets now holding another record', true) },
+    { label: 'flushes', head: th('flushes', 'fsync/fdatasync calls by the broker', true) },
+    { label: 'segments', head: th('segments', 'segment files at the end', true) },
   ];
+  const extra = columns.map((c) => !primary.has(c.label));
+  const place = (tags: string[]) => tags.map((t, i) => (extra[i] ? markExtra(t) : t)).join('');
   const rows = run.cells.map((c) => {
     const m = isMeasured(c);
     const show = (v: number | undefined, text: (n: number) => string, cls = '') => (m ? num(v, v == null ? '' : text(v), cls) : num(null, ''));
@@ -73,29 +89,30 @@ export function summaryTable(run: RunResult): string {
     const errorTitle = Object.entries(c.errors ?? {})
       .map(([k, v]) => `${k}: ${v}`)
       .join(', ');
-    return (
-      `<tr class="${m ? '' : 'not-measured'}" data-cell="${escapeHtml(c.id)}">` +
-      `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>` +
-      statusCell(c) +
-      keys.map((k) => (c.params?.[k] === undefined ? txt('') : typeof c.params[k] === 'number' ? num(c.params[k] as number, String(c.params[k])) : txt(c.params[k]))).join('') +
-      show(c.throughput.recordsPerSec, fmtRate) +
-      show(c.throughput.mbPerSec, fmtMB) +
-      show(c.latencyUs.p50, fmtUs) +
-      show(c.latencyUs.p99, fmtUs) +
-      show(c.latencyUs.p999, fmtUs) +
-      show(c.latencyUs.max, fmtUs) +
-      (m ? num(errors, fmtInt(errors), errors ? 'bad' : '', errorTitle) : num(null, '')) +
-      show(c.ledger.acked, fmtInt) +
-      show(c.ledger.ackedLost, fmtInt, c.ledger.ackedLost > 0 ? 'bad' : '') +
-      show(c.ledger.duplicates, fmtInt, c.ledger.duplicates > 0 ? 'bad' : '') +
-      show(c.ledger.inconsistentOffsets, fmtInt, (c.ledger.inconsistentOffsets ?? 0) > 0 ? 'bad' : '') +
-      show(c.broker.flushes, fmtInt) +
-      show(c.broker.segments, fmtInt) +
-      '</tr>'
-    );
+    const tags = [
+      `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>`,
+      statusCell(c),
+      ...keys.map((k) => (c.params?.[k] === undefined ? txt('') : typeof c.params[k] === 'number' ? num(c.params[k] as number, String(c.params[k])) : txt(c.params[k]))),
+      show(c.throughput.recordsPerSec, fmtRate),
+      show(c.throughput.mbPerSec, fmtMB),
+      show(c.latencyUs.p50, fmtUs),
+      show(c.latencyUs.p99, fmtUs),
+      show(c.latencyUs.p999, fmtUs),
+      show(c.latencyUs.max, fmtUs),
+      m ? num(errors, fmtInt(errors), errors ? 'bad' : '', errorTitle) : num(null, ''),
+      show(c.ledger.acked, fmtInt),
+      show(c.ledger.ackedLost, fmtInt, c.ledger.ackedLost > 0 ? 'bad' : ''),
+      show(c.ledger.duplicates, fmtInt, c.ledger.duplicates > 0 ? 'bad' : ''),
+      show(c.ledger.inconsistentOffsets, fmtInt, (c.ledger.inconsistentOffsets ?? 0) > 0 ? 'bad' : ''),
+      show(c.broker.flushes, fmtInt),
+      show(c.broker.segments, fmtInt),
+    ];
+    return `<tr class="${m ? '' : 'not-measured'}" data-cell="${escapeHtml(c.id)}">${place(tags)}</tr>`;
   });
+  const hidden = extra.filter(Boolean).length;
   return (
-    `<table class="sortable" id="summary-table"><thead><tr>${head.join('')}</tr></thead>` +
+    `<p class="column-toggle"><label><input type="checkbox" id="summary-all-columns" data-toggles="summary-table"> show all ${columns.length} columns (${hidden} more: ${escapeHtml(columns.filter((_, i) => extra[i]).map((c) => c.label.replace(/^param /, '')).join(', '))})</label></p>` +
+    `<table class="sortable compact" id="summary-table"><thead><tr>${place(columns.map((c) => c.head))}</tr></thead>` +
     `<tbody>${rows.join('\n')}</tbody></table>`
   );
 }
@@ -235,20 +252,25 @@ function settingValue(v: unknown): string {
   return String(v);
 }
 
-export function environmentTable(run: RunResult): string {
+export function environmentTable(run: RunResult, opts: { publish?: boolean } = {}): string {
   const e = run.environment;
   const started = Date.parse(run.startedAt);
   const ended = run.endedAt ? Date.parse(run.endedAt) : NaN;
   const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
+  // A published page names the machine by its facts, never by its host name or local paths.
   const rows: Array<[string, string]> = [
-    ['target', run.target + (accels.length ? ` (accelerator: ${accels.join(', ')})` : '')],
-    ['host', e.hostname],
-    ['CPU', `${e.cpu}, ${e.cores} cores`],
+    ['target', run.target],
+    ['accelerator', accels.length ? accels.join(', ') : run.target === 'process' ? 'none (host processes)' : 'not recorded'],
+    ...(opts.publish ? [] : ([['host', e.hostname]] as Array<[string, string]>)),
+    ['CPU', e.cpu],
+    ['cores', String(e.cores)],
     ['memory', fmtBytes(e.memoryBytes)],
-    ['OS / kernel', `${e.os} / ${e.kernel}`],
+    ['kernel', e.kernel],
+    ['OS', e.os],
     ['Node.js', e.node],
-    ['data directory', e.dataDir],
-    ['filesystem / device', `${e.filesystem} on ${e.device}`],
+    ...(opts.publish ? [] : ([['data directory', e.dataDir]] as Array<[string, string]>)),
+    ['filesystem', e.filesystem],
+    ['disk', e.device],
     ['started', run.startedAt],
     ['ended', run.endedAt ?? 'not recorded (run did not finish)'],
     ['duration', Number.isFinite(ended - started) ? fmtSeconds((ended - started) / 1000) : '—'],

@@ -102,6 +102,15 @@ export interface Trial {
   cycleMs?: number;
 }
 
+/** One repetition's own figures (the cell's throughput is their median; the spread is the noise band). */
+export interface RepetitionFigures {
+  recordsPerSec: number;
+  mbPerSec: number;
+  p50Us: number;
+  p99Us: number;
+  p999Us: number;
+}
+
 export interface CellResult {
   id: string;
   params: Params;
@@ -119,6 +128,8 @@ export interface CellResult {
   timeseries: TimePoint[];
   trials?: Trial[];
   accelerator?: 'kvm' | 'tcg';
+  /** Per-repetition figures, in order (absent in run.json files written before they were kept). */
+  repetitions?: RepetitionFigures[];
 }
 
 /** PASS, FAIL, or NOT EVALUATED: the evidence the expectation needs was not there. */

@@ -161,6 +161,7 @@ async function runCell(
   const rps: number[] = [];
   const mbps: number[] = [];
   const reqps: number[] = [];
+  const repFigures: NonNullable<CellResult['repetitions']> = [];
   let ledgerSum = emptyLedger();
   let timeseries: CellResult['timeseries'] = [];
   let broker = summarizeBrokers([], []);
@@ -237,6 +238,8 @@ async function runCell(
       rps.push(load.measuredRecords / load.measuredSec);
       reqps.push(load.measuredRequests / load.measuredSec);
       mbps.push(load.measuredBytes / load.measuredSec / 1e6);
+      const repLatency = summarizeLatency(load.latencyUs);
+      repFigures.push({ recordsPerSec: rps[rps.length - 1], mbPerSec: mbps[mbps.length - 1], p50Us: repLatency.p50, p99Us: repLatency.p99, p999Us: repLatency.p999 });
       if (rep === 0) timeseries = mergeTimeseries(load.timeseries, series ? perSecond(series, load.measureStartMs) : []);
 
       let trial: Trial;
@@ -338,6 +341,7 @@ async function runCell(
     ledger: ledgerSum,
     broker,
     histograms: { latencyUs: encodeHistogram(merged), ...(mergedCorrected ? { correctedLatencyUs: encodeHistogram(mergedCorrected) } : {}) },
+    repetitions: repFigures,
     timeseries,
     trials,
     ...(accelerator ? { accelerator } : {}),

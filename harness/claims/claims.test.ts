@@ -1,0 +1,112 @@
+// Claims rules on fixture runs: supported, contradicted, depends and not measured yet are
+// computed from the cells, and a malformed claims file is refused with the claim and field.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeRun, powerCutRun, processRun } from '../report/test-fixtures.ts';
+import { CLAIMS_FILE, evaluateClaim, evaluateClaims, loadClaims, parseClaims, type Claim } from './claims.ts';
+import { claimsText, renderClaimsPage } from './claims-page.ts';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+
+function claim(rule: string, scenario = 'io-modes'): Claim {
+  return parseClaims(`- id: c1\n  claim: A claim that is long enough.\n  source: "000"\n  scenario: ${scenario}\n  rule: ${rule}\n`, 'test.yaml')[0];
+}
+
+describe('claims rules', () => {
+  const run = processRun(); // buffered 120k rec/s, per-batch 9k, O_DIRECT 30k, O_DSYNC skipped
+
+  it('a ratio that holds is supported, with the figures that support it', () => {
+    const o = evaluateClaim(claim('{ kind: ratio, figure: recordsPerSec, of: { flush: never, io: buffered }, to: { flush: per-batch }, op: ">=", value: 10 }'), run);
+    expect(o.verdict).toBe('supported');
+    expect(o.detail).toMatch(/^buffered, flush never 13x the records\/s of fdatasync per batch \(120,000 vs 9,000; rule: ratio >= 10\)$/);
+    expect(o.run).toBe(run);
+  });
+
+  it('a ratio that does not hold is contradicted', () => {
+    const o = evaluateClaim(claim('{ kind: ratio, figure: recordsPerSec, of: { io: direct }, to: { io: buffered, flush: never }, op: ">=", value: 1 }'), run);
+    expect(o.verdict).toBe('contradicted');
+    expect(o.detail).toContain('O_DIRECT 0.25x the records/s of buffered, flush never');
+  });
+
+  it('a skipped cell, a missing cell and a missing run are not measured yet', () => {
+    expect(evaluateClaim(claim('{ kind: ratio, figure: recordsPerSec, of: { io: dsync }, to: { io: buffered, flush: never }, op: ">=", value: 1 }'), run)).toMatchObject({
+      verdict: 'not measured yet',
+      detail: 'O_DSYNC not measured',
+    });
+    expect(evaluateClaim(claim('{ kind: value, figure: ackedLost, where: { acks: all }, op: "==", value: 0 }'), run)).toMatchObject({
+      verdict: 'not measured yet',
+      detail: 'no cell where acks=all',
+    });
+    expect(evaluateClaim(claim('{ kind: value, figure: acked, where: { acks: 0 }, op: "==", value: 0 }', 'acks-all'), undefined)).toMatchObject({
+      verdict: 'not measured yet',
+      detail: 'no run of acks-all yet (durolab bench acks-all)',
+    });
+  });
+
+  it('loss over trials: max and min aggregates, and "depends" when cases differ', () => {
+    const pc = powerCutRun(); // buffered trials lose 3,100 / 2,800 / 0; per-batch trials lose 0
+    const lossCases = claim(`
+    kind: cases
+    cases:
+      - when: flush=never
+        rule: { kind: value, figure: ackedLost, aggregate: max, where: { flush: never }, op: ">", value: 0 }
+      - when: flush=per-batch
+        rule: { kind: value, figure: ackedLost, aggregate: max, where: { flush: per-batch, acks: 1 }, op: ">", value: 0 }`, 'power-cut');
+    const o = evaluateClaim(lossCases, pc);
+    expect(o.verdict).toBe('depends');
+    expect(o.condition).toBe('holds for flush=never; not for flush=per-batch');
+    expect(o.detail).toContain('vm buffered acks=1: max acked lost 3,100');
+    const min = evaluateClaim(claim('{ kind: value, figure: ackedLost, aggregate: min, where: { flush: never }, op: ">", value: 0 }', 'power-cut'), pc);
+    expect(min.verdict).toBe('contradicted');
+    const window = evaluateClaim(claim('{ kind: value, figure: lossWindowSec, aggregate: max, where: { flush: never }, op: "<=", value: 5 }', 'power-cut'), pc);
+    expect(window).toMatchObject({ verdict: 'supported' });
+    expect(window.detail).toContain('max loss window s 4.20');
+  });
+
+  it('settings match by value, whatever their spelling (30s == 3000 centiseconds, 256KiB == 262144)', () => {
+    const r = makeRun([
+      { id: 'short', params: { 'vm.dirty_expire_centisecs': 100, 'segment.bytes': 262144 }, recordsPerSec: 1000, latency: { medianUs: 100, sigma: 0.1, count: 100 } },
+      { id: 'default', params: { 'vm.dirty_expire_centisecs': 3000, 'segment.bytes': 1073741824 }, recordsPerSec: 500, latency: { medianUs: 100, sigma: 0.1, count: 100 } },
+    ]);
+    const o = evaluateClaim(claim('{ kind: ratio, figure: recordsPerSec, of: { vm.dirty_expire_centisecs: 1s, segment.bytes: 256KiB }, to: { vm.dirty_expire_centisecs: 30s }, op: "==", value: 2 }'), r);
+    expect(o.verdict).toBe('supported');
+  });
+
+  it('judges the newest run of the scenario that measured something', () => {
+    const older = processRun();
+    const newer = { ...processRun(), runId: 'newer', cells: processRun().cells.map((c) => ({ ...c, status: 'skipped' as const })) };
+    const [o] = evaluateClaims([claim('{ kind: value, figure: recordsPerSec, where: { io: direct }, op: ">", value: 0 }')], [newer, older]);
+    expect(o.run).toBe(older);
+  });
+
+  it('renders every outcome in the terminal and on a page with its verdict', () => {
+    const outcomes = evaluateClaims(loadClaims(), [processRun()]);
+    const text = claimsText(outcomes);
+    for (const o of outcomes) expect(text).toContain(o.claim.id);
+    const html = renderClaimsPage(outcomes, { home: 'index.html', runHref: (r) => `runs/${r.scenario.name}/${r.runId}/index.html` });
+    expect(html.match(/<tr data-claim=/g)).toHaveLength(outcomes.length);
+    expect(html).toContain('href="runs/io-modes/20250101T120000Z-a1b2/index.html"');
+  });
+});
+
+describe('the claims file', () => {
+  it('lists the claims issue 13 asks for, each naming a shipped scenario', () => {
+    const claims = loadClaims(path.join(REPO, CLAIMS_FILE));
+    const shipped = readdirSync(path.join(REPO, 'scenarios')).map((f) => f.replace(/\.yaml$/, ''));
+    for (const c of claims) expect(shipped, c.id).toContain(c.scenario);
+    const scenarios = new Set(claims.map((c) => c.scenario));
+    for (const s of ['io-modes', 'fsync-intervals', 'power-cut-io-modes', 'power-cut-all', 'power-cut-acks', 'segment-roll', 'dirty-writeback', 'power-cut-expiry', 'acks-all']) {
+      expect(scenarios, s).toContain(s);
+    }
+  });
+
+  it('refuses a malformed claim naming the file, the claim and the field', () => {
+    expect(() => parseClaims('- id: x\n  claim: A claim that is long enough.\n  source: s\n  scenario: io-modes\n  rule: { kind: ratio, figure: speed, of: {}, to: {}, op: ">", value: 1 }\n', 'bad.yaml')).toThrow(
+      /^bad\.yaml: claim 1 \(x\): rule\.figure: /,
+    );
+    expect(() => parseClaims('{ id: x }', 'bad.yaml')).toThrow('bad.yaml: expected a list of claims, found object');
+    const one = '- id: x\n  claim: A claim that is long enough.\n  source: s\n  scenario: io-modes\n  rule: { kind: value, figure: acked, where: {}, op: ">", value: 1 }\n';
+    expect(() => parseClaims(one + one, 'dup.yaml')).toThrow("dup.yaml: claim 2: id 'x' is used twice");
+  });
+});

@@ -1,0 +1,181 @@
+// The source articles' claims as data (harness/claims/claims.yaml), each with a rule over the
+// cells of its scenario's latest run. The verdict is computed here: supported, contradicted,
+// depends on (the conditions where it holds and where not), or not measured yet.
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { repoRoot } from '../../engine/common/repo-root.ts';
+import type { CellResult, RunResult } from '../results/types.ts';
+import { SETTINGS } from '../scenario/settings.ts';
+import { FIGURES, FIGURE_LABEL, cellFigure, fmtFigureValue, type FigureName } from '../compare/figures.ts';
+import { fmtRatio } from '../report/format.ts';
+
+const settingValue = z.union([z.string(), z.number(), z.boolean()]);
+const where = z.record(z.string(), settingValue);
+const op = z.enum(['>', '>=', '<', '<=', '==', '!=']);
+const figure = z.enum(FIGURES);
+
+const valueRule = z
+  .object({ kind: z.literal('value'), figure, aggregate: z.enum(['median', 'min', 'max']).default('median'), where, op, value: z.number() })
+  .strict();
+const ratioRule = z.object({ kind: z.literal('ratio'), figure, of: where, to: where, op, value: z.number() }).strict();
+const simpleRule = z.discriminatedUnion('kind', [valueRule, ratioRule]);
+const casesRule = z
+  .object({ kind: z.literal('cases'), cases: z.array(z.object({ when: z.string().min(1), rule: simpleRule }).strict()).min(2) })
+  .strict();
+
+const claimSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9-]+$/, 'lower-case letters, digits and dashes'),
+    claim: z.string().min(10),
+    source: z.string().min(1),
+    scenario: z.string().regex(/^[A-Za-z0-9._-]+$/, 'a scenario name'),
+    rule: z.discriminatedUnion('kind', [valueRule, ratioRule, casesRule]),
+  })
+  .strict();
+
+export type Claim = z.infer<typeof claimSchema>;
+type SimpleRule = z.infer<typeof simpleRule>;
+
+export const CLAIMS_FILE = 'harness/claims/claims.yaml';
+
+/** Parses and checks claims; errors name the file, the claim's index and id, and the field. */
+export function parseClaims(text: string, file: string): Claim[] {
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch (err) {
+    throw new Error(`${file}: not valid YAML: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(data)) throw new Error(`${file}: expected a list of claims, found ${data === null ? 'nothing' : typeof data}`);
+  const claims: Claim[] = [];
+  const ids = new Set<string>();
+  data.forEach((item, i) => {
+    const parsed = claimSchema.safeParse(item);
+    const id = (item as { id?: unknown } | null)?.id;
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(`${file}: claim ${i + 1}${typeof id === 'string' ? ` (${id})` : ''}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+    }
+    if (ids.has(parsed.data.id)) throw new Error(`${file}: claim ${i + 1}: id '${parsed.data.id}' is used twice`);
+    ids.add(parsed.data.id);
+    claims.push(parsed.data);
+  });
+  return claims;
+}
+
+/** The claims shipped with this code (source or bundle), wherever the command runs from. */
+export function loadClaims(file = path.join(repoRoot(), CLAIMS_FILE)): Claim[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`${file}: cannot read the claims file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  return parseClaims(text, file);
+}
+
+export type ClaimVerdict = 'supported' | 'contradicted' | 'depends' | 'not measured yet';
+
+export interface ClaimOutcome {
+  claim: Claim;
+  verdict: ClaimVerdict;
+  /** The figures behind the verdict, or why it could not be judged. */
+  detail: string;
+  /** For 'depends': where it holds and where it does not. */
+  condition?: string;
+  /** The run judged (absent: none). */
+  run?: RunResult;
+}
+
+const normalize = (key: string, v: unknown) => JSON.stringify(SETTINGS[key]?.parse(v) ?? v);
+
+function matches(cell: CellResult, w: Record<string, string | number | boolean>): boolean {
+  return Object.entries(w).every(([k, v]) => cell.params[k] !== undefined && normalize(k, cell.params[k]) === normalize(k, v));
+}
+
+function whereText(w: Record<string, string | number | boolean>): string {
+  return Object.entries(w).map(([k, v]) => `${k}=${v}`).join(' ');
+}
+
+function holds(a: number, o: z.infer<typeof op>, b: number): boolean {
+  switch (o) {
+    case '>': return a > b;
+    case '>=': return a >= b;
+    case '<': return a < b;
+    case '<=': return a <= b;
+    case '==': return a === b;
+    case '!=': return a !== b;
+  }
+}
+
+type Simple = { state: 'holds' | 'fails' | 'unmeasured'; detail: string };
+
+function evalSimple(run: RunResult, rule: SimpleRule): Simple {
+  const fig = rule.figure as FigureName;
+  const label = FIGURE_LABEL[fig];
+  if (rule.kind === 'value') {
+    const cells = run.cells.filter((c) => matches(c, rule.where));
+    const judged = cells.map((c) => ({ c, f: cellFigure(c, fig) })).filter((x) => x.f !== null);
+    if (judged.length === 0) {
+      return { state: 'unmeasured', detail: cells.length ? `no measured ${label} in the cells where ${whereText(rule.where)}` : `no cell where ${whereText(rule.where)}` };
+    }
+    const vals = judged.map(({ c, f }) => ({ c, v: f![rule.aggregate] }));
+    const ok = vals.every(({ v }) => holds(v, rule.op, rule.value));
+    const agg = rule.aggregate === 'median' ? '' : `${rule.aggregate} `;
+    return { state: ok ? 'holds' : 'fails', detail: vals.map(({ c, v }) => `${c.id}: ${agg}${label} ${fmtFigureValue(fig, v)}`).join('; ') + ` (rule: ${rule.op} ${rule.value})` };
+  }
+  const a = run.cells.find((c) => matches(c, rule.of));
+  const b = run.cells.find((c) => matches(c, rule.to));
+  const fa = a ? cellFigure(a, fig) : null;
+  const fb = b ? cellFigure(b, fig) : null;
+  if (!a || !b || !fa || !fb) {
+    const missing = [!a ? `no cell where ${whereText(rule.of)}` : !fa ? `${a.id} not measured` : '', !b ? `no cell where ${whereText(rule.to)}` : !fb ? `${b.id} not measured` : ''].filter(Boolean);
+    return { state: 'unmeasured', detail: missing.join('; ') };
+  }
+  if (fb.median === 0) return { state: 'unmeasured', detail: `${b.id}: ${label} is 0, no ratio` };
+  const r = fa.median / fb.median;
+  return {
+    state: holds(r, rule.op, rule.value) ? 'holds' : 'fails',
+    detail: `${a.id} ${fmtRatio(r)} the ${label} of ${b.id} (${fmtFigureValue(fig, fa.median)} vs ${fmtFigureValue(fig, fb.median)}; rule: ratio ${rule.op} ${rule.value})`,
+  };
+}
+
+/** The claim's verdict on one run (undefined: its scenario has no run yet). */
+export function evaluateClaim(claim: Claim, run: RunResult | undefined): ClaimOutcome {
+  if (!run) return { claim, verdict: 'not measured yet', detail: `no run of ${claim.scenario} yet (durolab bench ${claim.scenario})` };
+  if (claim.rule.kind !== 'cases') {
+    const s = evalSimple(run, claim.rule);
+    const verdict: ClaimVerdict = s.state === 'holds' ? 'supported' : s.state === 'fails' ? 'contradicted' : 'not measured yet';
+    return { claim, verdict, detail: s.detail, run };
+  }
+  const cases = claim.rule.cases.map((c) => ({ when: c.when, ...evalSimple(run, c.rule) }));
+  const detail = cases.map((c) => `${c.when}: ${c.state === 'holds' ? 'holds' : c.state === 'fails' ? 'does not hold' : 'not measured'} (${c.detail})`).join('; ');
+  const measured = cases.filter((c) => c.state !== 'unmeasured');
+  if (measured.length === 0) return { claim, verdict: 'not measured yet', detail, run };
+  if (measured.length < cases.length) {
+    const unmeasured = cases.filter((c) => c.state === 'unmeasured').map((c) => c.when);
+    if (measured.every((c) => c.state === 'fails')) return { claim, verdict: 'contradicted', detail, run };
+    return { claim, verdict: 'not measured yet', detail: `partly measured; missing: ${unmeasured.join(', ')}. ${detail}`, run };
+  }
+  if (measured.every((c) => c.state === 'holds')) return { claim, verdict: 'supported', detail, run };
+  if (measured.every((c) => c.state === 'fails')) return { claim, verdict: 'contradicted', detail, run };
+  const yes = measured.filter((c) => c.state === 'holds').map((c) => c.when);
+  const no = measured.filter((c) => c.state === 'fails').map((c) => c.when);
+  return { claim, verdict: 'depends', condition: `holds for ${yes.join(', ')}; not for ${no.join(', ')}`, detail, run };
+}
+
+/** The newest run of a scenario that measured something (runs: newest first). */
+export function latestMeasuredRun(runs: RunResult[], scenario: string): RunResult | undefined {
+  return runs.find((r) => r.scenario.name === scenario && r.cells.some((c) => c.status === 'ok' || c.status === 'interrupted'));
+}
+
+export function evaluateClaims(claims: Claim[], runsNewestFirst: RunResult[]): ClaimOutcome[] {
+  return claims.map((c) => evaluateClaim(c, latestMeasuredRun(runsNewestFirst, c.scenario)));
+}
+
+export function verdictText(o: ClaimOutcome): string {
+  return o.verdict === 'depends' ? `depends: ${o.condition}` : o.verdict;
+}

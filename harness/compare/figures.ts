@@ -1,0 +1,126 @@
+// The figures a comparison or a claim reads from one cell of run.json, each with its spread
+// over repetitions (performance) or trials (loss): median with min and max. Shared by
+// `durolab compare` and the claims rules so both read a cell the same way.
+
+import type { CellResult, RunResult } from '../results/types.ts';
+import { distribution, type Distribution } from '../../engine/common/stats.ts';
+
+export const FIGURES = ['recordsPerSec', 'mbPerSec', 'p50Us', 'p99Us', 'p999Us', 'maxUs', 'acked', 'ackedLost', 'lossWindowSec', 'segments', 'flushes', 'maxDirtyPages'] as const;
+export type FigureName = (typeof FIGURES)[number];
+
+export const FIGURE_LABEL: Record<FigureName, string> = {
+  recordsPerSec: 'records/s',
+  mbPerSec: 'MB/s',
+  p50Us: 'p50 µs',
+  p99Us: 'p99 µs',
+  p999Us: 'p99.9 µs',
+  maxUs: 'max µs',
+  acked: 'acked',
+  ackedLost: 'acked lost',
+  lossWindowSec: 'loss window s',
+  segments: 'segments',
+  flushes: 'flushes',
+  maxDirtyPages: 'max nr_dirty pages',
+};
+
+/** Higher is better for these; lower for latencies and loss. Used only to word a difference. */
+export const HIGHER_IS_BETTER: ReadonlySet<FigureName> = new Set(['recordsPerSec', 'mbPerSec', 'acked']);
+
+export interface Figure extends Distribution {
+  /** Samples behind the band: repetitions or trials (1 = no band). */
+  n: number;
+  /** 'repetitions', 'trials' or 'cell' (the cell's single figure). */
+  over: 'repetitions' | 'trials' | 'cell';
+}
+
+export function isMeasuredCell(cell: CellResult): boolean {
+  return cell.status === 'ok' || cell.status === 'interrupted';
+}
+
+/** Trials whose fault fired and that are not suspect: the ones a loss figure may speak for. */
+export function judgedTrials(cell: CellResult) {
+  return (cell.trials ?? []).filter((t) => t.fault && !t.suspect);
+}
+
+function single(v: number): Figure {
+  return { min: v, median: v, max: v, n: 1, over: 'cell' };
+}
+
+function band(xs: number[], over: Figure['over']): Figure | null {
+  const d = distribution(xs);
+  return d ? { ...d, n: xs.length, over } : null;
+}
+
+/** One figure of a cell, with its band; null when the cell has none to give (not measured, no fault trial for a loss figure). */
+export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
+  if (!isMeasuredCell(cell)) return null;
+  const reps = cell.repetitions ?? [];
+  const fromReps = (pick: (r: NonNullable<CellResult['repetitions']>[number]) => number, fallback: number) =>
+    reps.length > 1 ? band(reps.map(pick), 'repetitions') : single(fallback);
+  const faulted = (cell.trials ?? []).some((t) => t.fault);
+  switch (name) {
+    case 'recordsPerSec':
+      return fromReps((r) => r.recordsPerSec, cell.throughput.recordsPerSec);
+    case 'mbPerSec':
+      return fromReps((r) => r.mbPerSec, cell.throughput.mbPerSec);
+    case 'p50Us':
+      return fromReps((r) => r.p50Us, cell.latencyUs.p50);
+    case 'p99Us':
+      return fromReps((r) => r.p99Us, cell.latencyUs.p99);
+    case 'p999Us':
+      return fromReps((r) => r.p999Us, cell.latencyUs.p999);
+    case 'maxUs':
+      return single(cell.latencyUs.max);
+    case 'acked':
+    case 'ackedLost': {
+      if (!faulted) return single(cell.ledger[name]);
+      const trials = judgedTrials(cell);
+      return trials.length ? band(trials.map((t) => t.ledger[name]), 'trials') : null;
+    }
+    case 'lossWindowSec': {
+      const trials = judgedTrials(cell);
+      return trials.length ? band(trials.map((t) => t.fault?.lossWindowSec ?? 0), 'trials') : null;
+    }
+    case 'segments':
+      return single(cell.broker.segments);
+    case 'flushes':
+      return single(cell.broker.flushes);
+    case 'maxDirtyPages': {
+      const dirty = cell.timeseries.map((p) => p.nrDirty).filter((v): v is number => typeof v === 'number');
+      const guest = (cell.trials ?? []).map((t) => t.fault?.guestDirtyBeforeCut?.nrDirty).filter((v): v is number => typeof v === 'number');
+      const all = [...dirty, ...guest];
+      return all.length ? single(Math.max(...all)) : null;
+    }
+  }
+  return null;
+}
+
+/** A fault scenario: some cell has trials with a fault. */
+export function isFaultRun(run: RunResult): boolean {
+  return run.cells.some((c) => (c.trials ?? []).some((t) => t.fault)) || ((run.scenario.raw as { faults?: unknown[] } | null)?.faults?.length ?? 0) > 0;
+}
+
+/** Cells are the same experiment in two runs when their settings and target agree. */
+export function cellKey(run: RunResult, cell: CellResult): string {
+  const params = Object.entries(cell.params)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+  return `${run.target}: ${params || cell.id}`;
+}
+
+export function fmtFigureValue(name: FigureName, v: number): string {
+  if (!Number.isFinite(v)) return '—';
+  if (name === 'mbPerSec') return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+  if (name === 'lossWindowSec') return v.toFixed(v >= 10 ? 1 : 2);
+  // Small figures keep 3 significant digits: the median of 10 and 11 is 10.5, not 11.
+  if (Math.abs(v) < 100 && !Number.isInteger(v)) return String(Number(v.toPrecision(3)));
+  return Math.round(v).toLocaleString('en-US');
+}
+
+/** "12,345" or "12,345 (11,900-12,800)" when there is a band. */
+export function fmtFigure(name: FigureName, f: Figure | null): string {
+  if (!f) return '—';
+  const m = fmtFigureValue(name, f.median);
+  return f.n > 1 && f.min !== f.max ? `${m} (${fmtFigureValue(name, f.min)}-${fmtFigureValue(name, f.max)})` : m;
+}
