@@ -367,6 +367,8 @@ export class Partition {
       flushes: s.flushes,
       flushTimeUs: s.flushTimeUs,
       writeTimeUs: s.writeTimeUs,
+      rolls: s.rolls,
+      segments: s.segments,
       followers: this.state.followerMetrics(),
       ...this.state.counters,
       ...this.counters,

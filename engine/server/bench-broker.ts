@@ -14,6 +14,7 @@ import { median } from '../common/stats.ts';
 import { renderTable } from '../common/text-table.ts';
 import { encodeBatch } from '../records/index.ts';
 import { intFlag, parseCommandFlags } from '../common/flags.ts';
+import { leaderSnapshot, ResponseTimeline, waitReplicated, type LeaderSnapshot } from './bench-broker-probe.ts';
 import { startCluster, type Cluster } from './cluster.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 
@@ -33,6 +34,8 @@ options:
   --dir D             broker data root (default: a temporary directory, removed afterwards)
   --out FILE          JSON results (default results/broker/latest.json)
   --set KEY=VALUE     broker setting for every broker (repeatable), e.g. --set flush=per-batch
+  --no-settle         start each run at once, without waiting until the previous run's records
+                      are replicated (its followers' catch-up then lands in the next run's tail)
 `;
 
 interface Row {
@@ -51,6 +54,14 @@ interface Row {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** 1-minute load average when the run ended (/proc/loadavg): other work on the machine. */
+  loadAvg1: number;
+  /** Answers slower than 5 x p99: how many, and when in the run (ms) they finished. */
+  slow?: ReturnType<ResponseTimeline['slow']>;
+  /** Broker runs: ms spent waiting for the previous run's backlog to replicate before this one. */
+  settleMs?: number;
+  /** Broker runs: the leader during the measured part (event-loop delay, segment rolls, flushes). */
+  leader?: { eventLoopMaxUs: number; eventLoopP99Us: number; rolls: number; flushes: number };
 }
 
 interface LoadOptions {
@@ -59,6 +70,8 @@ interface LoadOptions {
   connections: number;
   durationS: number;
   recordsPerRequest: number;
+  /** Broker runs: the leader to probe, and whether to wait for replication before warm-up and run. */
+  leader?: { url: string; topic: string; settle: boolean };
 }
 
 async function load(name: string, target: Row['target'], rf: number | null, acks: string | null, o: LoadOptions): Promise<Row> {
@@ -70,16 +83,26 @@ async function load(name: string, target: Row['target'], rf: number | null, acks
     body: o.body,
     timeout: 30,
   };
+  const lead = o.leader;
+  let settleMs = 0;
+  if (lead?.settle) settleMs += await waitReplicated(lead.url, lead.topic, 0);
   await autocannon({ ...common, duration: 1 }); // warm-up: JIT, connection setup, page cache
+  if (lead?.settle) settleMs += await waitReplicated(lead.url, lead.topic, 0);
+  const before: LeaderSnapshot | null = lead ? await leaderSnapshot(lead.url, lead.topic, 0, true) : null;
+  const timeline = new ResponseTimeline();
   const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
   // Without a callback autocannon returns its instance, which is both an EventEmitter and thenable.
   const instance = autocannon({ ...common, duration: o.durationS }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
   let ok = 0;
+  const t0 = performance.now();
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTimeMs: number) => {
-    hist.recordValue(Math.max(1, Math.round(responseTimeMs * 1000)));
+    const us = Math.max(1, Math.round(responseTimeMs * 1000));
+    hist.recordValue(us);
+    timeline.add(performance.now() - t0, us);
     if (statusCode >= 200 && statusCode < 300) ok++;
   });
   const r = await instance;
+  const after: LeaderSnapshot | null = lead ? await leaderSnapshot(lead.url, lead.topic, 0) : null;
   const seconds = r.duration;
   const row: Row = {
     name,
@@ -96,7 +119,18 @@ async function load(name: string, target: Row['target'], rf: number | null, acks
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
+    loadAvg1: loadAvg1(),
   };
+  row.slow = timeline.slow(5 * row.latencyUs.p99);
+  if (before && after) {
+    row.settleMs = settleMs;
+    row.leader = {
+      eventLoopMaxUs: after.eventLoopDelay.maxUs,
+      eventLoopP99Us: after.eventLoopDelay.p99Us,
+      rolls: after.rolls - before.rolls,
+      flushes: after.flushes - before.flushes,
+    };
+  }
   hist.destroy();
   return row;
 }
@@ -136,6 +170,32 @@ async function withNullServer<T>(fn: (url: string) => Promise<T>): Promise<T> {
   }
 }
 
+const THROUGHPUT_GOAL = 0.5;
+const TAIL_GOAL = 5;
+
+interface Goal {
+  what: string;
+  figure: string;
+  goal: string;
+  pass: boolean;
+}
+
+/** Issue 14's goals: acks=1 RF 1 at >= 0.5 x the null server; p99.9 <= 5 x p99 in every broker row. */
+function goals(rows: Row[], nullReq: number): Goal[] {
+  const out: Goal[] = [];
+  const a1 = rows.find((r) => r.rf === 1 && r.acks === '1' && r.connections === rows[0].connections);
+  if (a1) {
+    const ratio = Math.round((a1.reqPerSec / nullReq) * 100) / 100;
+    out.push({ what: 'acks=1 RF 1 req/s / null server req/s', figure: `${ratio} (${fmt(a1.reqPerSec)} / ${fmt(nullReq)})`, goal: `>= ${THROUGHPUT_GOAL}`, pass: ratio >= THROUGHPUT_GOAL });
+  }
+  for (const r of rows) {
+    if (r.target !== 'broker') continue;
+    const ratio = Math.round((r.latencyUs.p999 / Math.max(1, r.latencyUs.p99)) * 100) / 100;
+    out.push({ what: `${r.name} p99.9 / p99`, figure: `${ratio} (${fmt(r.latencyUs.p999)} / ${fmt(r.latencyUs.p99)} µs)`, goal: `<= ${TAIL_GOAL}`, pass: ratio <= TAIL_GOAL });
+  }
+  return out;
+}
+
 /** One row per configuration: the median of each figure over its runs (not one run's row). */
 function medianRow(name: string, rs: Row[]): Row {
   // rs is never empty: each configuration ran at least once.
@@ -164,7 +224,21 @@ function medianRow(name: string, rs: Row[]): Row {
     non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
     errors: rs.reduce((s, r) => s + r.errors, 0),
     timeouts: rs.reduce((s, r) => s + r.timeouts, 0),
+    loadAvg1: median(rs.map((r) => r.loadAvg1)) ?? 0,
   };
+}
+
+/** One run as the progress line prints it: throughput, tail, load average, and the leader's view. */
+function runLine(r: Row): string {
+  const l = r.latencyUs;
+  let line = `${fmt(r.reqPerSec)} req/s, p50 ${fmt(l.p50)} µs, p99 ${fmt(l.p99)} µs, p99.9 ${fmt(l.p999)} µs, max ${fmt(l.max)} µs, load ${r.loadAvg1}`;
+  if (r.slow && r.slow.count > 0) line += `; ${r.slow.count} answers > 5 x p99, finished ${r.slow.firstAtMs}..${r.slow.lastAtMs} ms into the run (worst ${fmt(r.slow.worstUs)} µs at ${r.slow.worstAtMs} ms)`;
+  if (r.leader) line += `; leader: event-loop delay max ${fmt(r.leader.eventLoopMaxUs)} µs, ${r.leader.rolls} segment roll(s), ${r.leader.flushes} flush(es); waited ${fmt(r.settleMs ?? 0)} ms for replication before`;
+  return line;
+}
+
+function loadAvg1(): number {
+  return Math.round(os.loadavg()[0] * 100) / 100;
 }
 
 function fmt(n: number): string {
@@ -172,8 +246,19 @@ function fmt(n: number): string {
 }
 
 function table(rows: Row[]): string {
-  const head = ['run', 'req/s', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'non-2xx'];
-  const body = rows.map((r) => [r.name, fmt(r.reqPerSec), fmt(r.recordsPerSec), String(r.mbPerSec), fmt(r.latencyUs.p50), fmt(r.latencyUs.p99), fmt(r.latencyUs.p999), String(r.non2xx + r.errors)]);
+  const head = ['run', 'req/s', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'p99.9/p99', 'load', 'non-2xx'];
+  const body = rows.map((r) => [
+    r.name,
+    fmt(r.reqPerSec),
+    fmt(r.recordsPerSec),
+    String(r.mbPerSec),
+    fmt(r.latencyUs.p50),
+    fmt(r.latencyUs.p99),
+    fmt(r.latencyUs.p999),
+    (r.latencyUs.p999 / Math.max(1, r.latencyUs.p99)).toFixed(1),
+    r.loadAvg1.toFixed(1),
+    String(r.non2xx + r.errors),
+  ]);
   return renderTable(head, body, (i) => i > 0);
 }
 
@@ -190,6 +275,7 @@ export async function main(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       out: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
+      'no-settle': { type: 'boolean', default: false },
     },
     HELP,
   )?.values;
@@ -200,6 +286,7 @@ export async function main(argv: string[]): Promise<number> {
   const recordBytes = intFlag('--record-bytes', values['record-bytes'], 1024, 1, 1 << 20);
   const perBatch = intFlag('--batch', values.batch, 16, 1, 10_000);
   const out = path.resolve(values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
+  const settle = !values['no-settle'];
   const ownDir = !values.dir;
   const root = values.dir ? path.resolve(values.dir) : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));
 
@@ -219,7 +306,7 @@ export async function main(argv: string[]): Promise<number> {
       const nullRun = async (when: string): Promise<void> => {
         const row = await load(`null server (${when})`, 'null', null, null, { ...lo, url: nullUrl });
         runs.push(row);
-        say(`${row.name}: ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs`);
+        say(`${row.name}: ${runLine(row)}`);
       };
       await nullRun('before');
       for (const rf of [1, 3]) {
@@ -227,24 +314,34 @@ export async function main(argv: string[]): Promise<number> {
         mkdirSync(dir, { recursive: true });
         let cluster: Cluster | null = null;
         try {
-          cluster = await startCluster({ brokers: rf, dir, port: 0, set: values.set, topics: [{ name: 'bench', partitions: 1, replicationFactor: rf }] });
-          const leader = cluster.leaderOf('bench', 0);
-          if (!leader) throw new Error(`bench-broker: topic bench has no leader at RF ${rf}`);
+          const c = (cluster = await startCluster({ brokers: rf, dir, port: 0, set: values.set }));
+          // Each run produces to a partition of its own, so every run starts from the same
+          // state (an empty log, no followers behind) and none inherits a segment roll
+          // (1 GiB by default) from the bytes its predecessors wrote.
+          let topics = 0;
+          const runOn = async (acks: string, conns: number): Promise<Row> => {
+            const topic = `bench-${++topics}`;
+            await c.createTopic({ name: topic, partitions: 1, replicationFactor: rf });
+            await c.waitForLeaders();
+            const leader = c.leaderOf(topic, 0);
+            if (!leader) throw new Error(`bench-broker: topic ${topic} has no leader at RF ${rf}`);
+            const url = `${leader.url}/v1/topics/${topic}/partitions/0/records?acks=${acks}`;
+            const name = `broker RF ${rf} acks=${acks}${conns === connections ? '' : `, ${conns} connection${conns === 1 ? '' : 's'}`}`;
+            return load(name, 'broker', rf, acks, { ...lo, connections: conns, url, leader: { url: leader.url, topic, settle } });
+          };
           for (let round = 1; round <= rounds; round++) {
             for (const acks of ['0', '1', 'all']) {
-              const url = `${leader.url}/v1/topics/bench/partitions/0/records?acks=${acks}`;
-              const row = await load(`broker RF ${rf} acks=${acks}`, 'broker', rf, acks, { ...lo, url });
+              const row = await runOn(acks, connections);
               runs.push(row);
-              say(`${row.name} (round ${round}): ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs, p99 ${fmt(row.latencyUs.p99)} µs`);
+              say(`${row.name} (round ${round}): ${runLine(row)}`);
             }
           }
           // Saturated, latency is mostly queueing (connections / throughput); one connection
           // shows what acks=all itself adds: the followers' fetch round trips.
           for (const acks of ['1', 'all']) {
-            const url = `${leader.url}/v1/topics/bench/partitions/0/records?acks=${acks}`;
-            const row = await load(`broker RF ${rf} acks=${acks}, 1 connection`, 'broker', rf, acks, { ...lo, connections: 1, url });
+            const row = await runOn(acks, 1);
             runs.push(row);
-            say(`${row.name}: ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs, p99 ${fmt(row.latencyUs.p99)} µs`);
+            say(`${row.name}: ${runLine(row)}`);
           }
         } finally {
           await cluster?.stop();
@@ -284,8 +381,10 @@ export async function main(argv: string[]): Promise<number> {
   const summary = {
     nullReqPerSec: Math.round(nullReq),
     acks1Rf1VsNull: round(a1.reqPerSec / nullReq),
-    target: 'acks=1 RF 1 >= 0.6 x null server req/s',
-    targetMet: a1.reqPerSec / nullReq >= 0.6,
+    target: `acks=1 RF 1 >= ${THROUGHPUT_GOAL} x null server req/s`,
+    targetMet: a1.reqPerSec / nullReq >= THROUGHPUT_GOAL,
+    /** Issue 14 goals, judged on this run's median rows. */
+    goals: goals(rows, nullReq),
     /** One connection: the latency acks=all adds (follower fetch round trips), without queueing. */
     acksAllRf3OverAcks1Rf3: overhead(allRf3one, a1rf3one),
     acksAllRf3OverAcks1Rf1: overhead(allRf3one, a1rf1one),
@@ -317,7 +416,7 @@ export async function main(argv: string[]): Promise<number> {
   const over = (o: typeof summary.acksAllRf3OverAcks1Rf3): string => `p50 ${signed(o.p50Us)} µs (x${o.p50Ratio}), p99 ${signed(o.p99Us)} µs (x${o.p99Ratio})`;
   console.log(
     `\nnull server runs: ${runs.filter((r) => r.target === 'null').map((r) => fmt(r.reqPerSec)).join(', ')} req/s; load average ${report.environment.loadAverage.start.join(' ')} -> ${report.environment.loadAverage.end.join(' ')}` +
-      `\nacks=1 RF 1 / null server req/s: ${summary.acks1Rf1VsNull} (target >= 0.6: ${summary.targetMet ? 'met' : 'NOT met'})` +
+      `\n\ngoals (this run, medians; load average now ${loadAvg1()}):\n${summary.goals.map((g) => `  ${g.pass ? 'PASS' : 'FAIL'}  ${g.what}: ${g.figure} (goal ${g.goal})`).join('\n')}\n` +
       `\nacks=all RF 3 over acks=1 RF 3, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf3)}` +
       `\nacks=all RF 3 over acks=1 RF 1, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf1)}` +
       `\nacks=all RF 3 over acks=1 RF 3, ${connections} connections: ${over(summary.saturatedAcksAllRf3OverAcks1Rf3)}` +

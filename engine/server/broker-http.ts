@@ -126,8 +126,7 @@ async function route(broker: BrokerHost, req: IncomingMessage, res: ServerRespon
   switch (path) {
     case '/v1/metrics':
       stats.byRoute.metrics++;
-      parseQuery(search, []);
-      return sendJson(res, 200, metrics(broker));
+      return sendJson(res, 200, metrics(broker, parseQuery(search, ['resetEventLoop']).get('resetEventLoop') === '1'));
     case '/v1/health':
       stats.byRoute.health++;
       parseQuery(search, []);
@@ -353,8 +352,9 @@ function fetchJson(p: Partition, r: FetchAnswer): unknown {
   };
 }
 
-function metrics(broker: BrokerHost): unknown {
+function metrics(broker: BrokerHost, resetEventLoop: boolean): unknown {
   return {
+    eventLoopDelay: broker.eventLoopDelay(resetEventLoop),
     brokerId: broker.id,
     url: broker.url,
     pid: process.pid,
