@@ -341,7 +341,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   private tickPartitions(): void {
     for (const p of this.allPartitions()) {
       try {
-        p.tick();
+        void p.tick();
       } catch (err) {
         this.log(`${p.topic}-${p.partition}: tick failed: ${err instanceof Error ? err.message : String(err)}`);
       }
