@@ -8,13 +8,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { execa } from 'execa';
 import * as hdr from 'hdr-histogram-js';
-import { summarizeLatency, type LatencySummary } from '../common/latency.ts';
+import { summarizeLatency } from '../common/latency.ts';
 import { repoRoot } from '../common/repo-root.ts';
-import { median } from '../common/stats.ts';
-import { renderTable } from '../common/text-table.ts';
 import { encodeBatch } from '../records/index.ts';
 import { intFlag, parseCommandFlags } from '../common/flags.ts';
 import { leaderSnapshot, ResponseTimeline, waitReplicated, type LeaderSnapshot } from './bench-broker-probe.ts';
+import { fmt, goals, loadAvg1, machineTailLine, medianRow, runLine, table, THROUGHPUT_GOAL, type Row } from './bench-broker-report.ts';
 import { startCluster, type Cluster } from './cluster.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 
@@ -37,32 +36,6 @@ options:
   --no-settle         start each run at once, without waiting until the previous run's records
                       are replicated (its followers' catch-up then lands in the next run's tail)
 `;
-
-interface Row {
-  name: string;
-  target: 'null' | 'broker';
-  connections: number;
-  rf: number | null;
-  acks: string | null;
-  durationS: number;
-  requests: number;
-  reqPerSec: number;
-  recordsPerSec: number;
-  /** Request body bytes per second / 1e6. */
-  mbPerSec: number;
-  latencyUs: LatencySummary;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  /** 1-minute load average when the run ended (/proc/loadavg): other work on the machine. */
-  loadAvg1: number;
-  /** Answers slower than 5 x p99: how many, and when in the run (ms) they finished. */
-  slow?: ReturnType<ResponseTimeline['slow']>;
-  /** Broker runs: ms spent waiting for the previous run's backlog to replicate before this one. */
-  settleMs?: number;
-  /** Broker runs: the leader during the measured part (event-loop delay, segment rolls, flushes). */
-  leader?: { eventLoopMaxUs: number; eventLoopP99Us: number; rolls: number; flushes: number };
-}
 
 interface LoadOptions {
   url: string;
@@ -168,98 +141,6 @@ async function withNullServer<T>(fn: (url: string) => Promise<T>): Promise<T> {
     proc.kill('SIGTERM');
     await proc;
   }
-}
-
-const THROUGHPUT_GOAL = 0.5;
-const TAIL_GOAL = 5;
-
-interface Goal {
-  what: string;
-  figure: string;
-  goal: string;
-  pass: boolean;
-}
-
-/** Issue 14's goals: acks=1 RF 1 at >= 0.5 x the null server; p99.9 <= 5 x p99 in every broker row. */
-function goals(rows: Row[], nullReq: number): Goal[] {
-  const out: Goal[] = [];
-  const a1 = rows.find((r) => r.rf === 1 && r.acks === '1' && r.connections === rows[0].connections);
-  if (a1) {
-    const ratio = Math.round((a1.reqPerSec / nullReq) * 100) / 100;
-    out.push({ what: 'acks=1 RF 1 req/s / null server req/s', figure: `${ratio} (${fmt(a1.reqPerSec)} / ${fmt(nullReq)})`, goal: `>= ${THROUGHPUT_GOAL}`, pass: ratio >= THROUGHPUT_GOAL });
-  }
-  for (const r of rows) {
-    if (r.target !== 'broker') continue;
-    const ratio = Math.round((r.latencyUs.p999 / Math.max(1, r.latencyUs.p99)) * 100) / 100;
-    out.push({ what: `${r.name} p99.9 / p99`, figure: `${ratio} (${fmt(r.latencyUs.p999)} / ${fmt(r.latencyUs.p99)} µs)`, goal: `<= ${TAIL_GOAL}`, pass: ratio <= TAIL_GOAL });
-  }
-  return out;
-}
-
-/** One row per configuration: the median of each figure over its runs (not one run's row). */
-function medianRow(name: string, rs: Row[]): Row {
-  // rs is never empty: each configuration ran at least once.
-  const pick = (f: (r: Row) => number): number => Math.round(median(rs.map(f)) ?? 0);
-  return {
-    name: rs.length > 1 ? `${name} (median of ${rs.length})` : name,
-    target: rs[0].target,
-    connections: rs[0].connections,
-    rf: rs[0].rf,
-    acks: rs[0].acks,
-    durationS: pick((r) => r.durationS),
-    requests: rs.reduce((s, r) => s + r.requests, 0),
-    reqPerSec: pick((r) => r.reqPerSec),
-    recordsPerSec: pick((r) => r.recordsPerSec),
-    mbPerSec: pick((r) => r.mbPerSec * 10) / 10,
-    latencyUs: {
-      p50: pick((r) => r.latencyUs.p50),
-      p90: pick((r) => r.latencyUs.p90),
-      p99: pick((r) => r.latencyUs.p99),
-      p999: pick((r) => r.latencyUs.p999),
-      p9999: pick((r) => r.latencyUs.p9999),
-      max: Math.max(...rs.map((r) => r.latencyUs.max)),
-      mean: pick((r) => r.latencyUs.mean ?? 0),
-      count: rs.reduce((s, r) => s + r.latencyUs.count, 0),
-    },
-    non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
-    errors: rs.reduce((s, r) => s + r.errors, 0),
-    timeouts: rs.reduce((s, r) => s + r.timeouts, 0),
-    loadAvg1: median(rs.map((r) => r.loadAvg1)) ?? 0,
-  };
-}
-
-/** One run as the progress line prints it: throughput, tail, load average, and the leader's view. */
-function runLine(r: Row): string {
-  const l = r.latencyUs;
-  let line = `${fmt(r.reqPerSec)} req/s, p50 ${fmt(l.p50)} µs, p99 ${fmt(l.p99)} µs, p99.9 ${fmt(l.p999)} µs, max ${fmt(l.max)} µs, load ${r.loadAvg1}`;
-  if (r.slow && r.slow.count > 0) line += `; ${r.slow.count} answers > 5 x p99, finished ${r.slow.firstAtMs}..${r.slow.lastAtMs} ms into the run (worst ${fmt(r.slow.worstUs)} µs at ${r.slow.worstAtMs} ms)`;
-  if (r.leader) line += `; leader: event-loop delay max ${fmt(r.leader.eventLoopMaxUs)} µs, ${r.leader.rolls} segment roll(s), ${r.leader.flushes} flush(es); waited ${fmt(r.settleMs ?? 0)} ms for replication before`;
-  return line;
-}
-
-function loadAvg1(): number {
-  return Math.round(os.loadavg()[0] * 100) / 100;
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function table(rows: Row[]): string {
-  const head = ['run', 'req/s', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'p99.9/p99', 'load', 'non-2xx'];
-  const body = rows.map((r) => [
-    r.name,
-    fmt(r.reqPerSec),
-    fmt(r.recordsPerSec),
-    String(r.mbPerSec),
-    fmt(r.latencyUs.p50),
-    fmt(r.latencyUs.p99),
-    fmt(r.latencyUs.p999),
-    (r.latencyUs.p999 / Math.max(1, r.latencyUs.p99)).toFixed(1),
-    r.loadAvg1.toFixed(1),
-    String(r.non2xx + r.errors),
-  ]);
-  return renderTable(head, body, (i) => i > 0);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -416,7 +297,7 @@ export async function main(argv: string[]): Promise<number> {
   const over = (o: typeof summary.acksAllRf3OverAcks1Rf3): string => `p50 ${signed(o.p50Us)} µs (x${o.p50Ratio}), p99 ${signed(o.p99Us)} µs (x${o.p99Ratio})`;
   console.log(
     `\nnull server runs: ${runs.filter((r) => r.target === 'null').map((r) => fmt(r.reqPerSec)).join(', ')} req/s; load average ${report.environment.loadAverage.start.join(' ')} -> ${report.environment.loadAverage.end.join(' ')}` +
-      `\n\ngoals (this run, medians; load average now ${loadAvg1()}):\n${summary.goals.map((g) => `  ${g.pass ? 'PASS' : 'FAIL'}  ${g.what}: ${g.figure} (goal ${g.goal})`).join('\n')}\n` +
+      `\n\ngoals (this run, medians; load average now ${loadAvg1()}):\n${summary.goals.map((g) => `  ${g.pass ? 'PASS' : 'FAIL'}  ${g.what}: ${g.figure} (goal ${g.goal})`).join('\n')}\n  ${machineTailLine(rows[0])}\n` +
       `\nacks=all RF 3 over acks=1 RF 3, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf3)}` +
       `\nacks=all RF 3 over acks=1 RF 1, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf1)}` +
       `\nacks=all RF 3 over acks=1 RF 3, ${connections} connections: ${over(summary.saturatedAcksAllRf3OverAcks1Rf3)}` +
