@@ -40,6 +40,11 @@ describe('HighWatermarkCheckpoint', () => {
       expect(cp.write(11)).toBe(true);
       expect(await background).toBe(false);
       expect(new HighWatermarkCheckpoint(dir, 'orders', 3).read()).toBe(11);
+      // A synchronous write of the HW already on disk still supersedes one in flight.
+      const stale = cp.writeInBackground(12);
+      expect(cp.write(11)).toBe(false);
+      expect(await stale).toBe(false);
+      expect(new HighWatermarkCheckpoint(dir, 'orders', 3).read()).toBe(11);
       expect(fs.readdirSync(dir).sort()).toEqual(['high-watermark-checkpoint']);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -42,8 +42,9 @@ export class HighWatermarkCheckpoint {
   /** Writes `hw` (tmp + fsync + rename) unless it is what the file already holds. Returns whether it wrote. */
   write(hw: number): boolean {
     if (!Number.isSafeInteger(hw) || hw < 0) throw new RangeError(`${this.file}: invalid high watermark ${hw}`);
-    if (hw === this.lastWritten) return false;
+    // Any background write in flight is superseded, even when this one finds nothing to write.
     this.generation++;
+    if (hw === this.lastWritten) return false;
     writeCheckpointFile(this.file, this.text(hw));
     this.lastWritten = hw;
     return true;
