@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseCheckpoint, parseIntField, readFileIfExists, writeCheckpointFile } from './checkpoint-file.ts';
 
@@ -12,6 +13,9 @@ export const HIGH_WATERMARK_CHECKPOINT_FILE = 'high-watermark-checkpoint';
 export class HighWatermarkCheckpoint {
   readonly file: string;
   private lastWritten = -1;
+  /** Bumped by every synchronous write: an asynchronous one started before it must not rename over it. */
+  private generation = 0;
+  private inFlight = false;
 
   constructor(
     dir: string,
@@ -38,9 +42,60 @@ export class HighWatermarkCheckpoint {
   /** Writes `hw` (tmp + fsync + rename) unless it is what the file already holds. Returns whether it wrote. */
   write(hw: number): boolean {
     if (!Number.isSafeInteger(hw) || hw < 0) throw new RangeError(`${this.file}: invalid high watermark ${hw}`);
+    // Any background write in flight is superseded, even when this one finds nothing to write.
+    this.generation++;
     if (hw === this.lastWritten) return false;
-    writeCheckpointFile(this.file, `0\n1\n${this.topic} ${this.partition} ${hw}\n`);
+    writeCheckpointFile(this.file, this.text(hw));
     this.lastWritten = hw;
     return true;
+  }
+
+  /**
+   * The periodic checkpoint, off the event loop (Kafka writes it from a scheduler thread): the
+   * temporary file's write and fsync run in libuv's pool, so a slow fsync under writeback does
+   * not stall produce and fetch answers. Resolves false without writing when `hw` is already on
+   * disk or another asynchronous write is in flight (the next tick writes the newer HW). The
+   * rename is synchronous and skipped when a synchronous write() (close) came in meanwhile, so
+   * an older HW never replaces a newer one. Rejects with an Error naming the file.
+   */
+  async writeInBackground(hw: number): Promise<boolean> {
+    if (!Number.isSafeInteger(hw) || hw < 0) throw new RangeError(`${this.file}: invalid high watermark ${hw}`);
+    if (hw === this.lastWritten || this.inFlight) return false;
+    this.inFlight = true;
+    const generation = this.generation;
+    // Not the synchronous writer's `<file>.tmp`: the two may overlap.
+    const tmp = `${this.file}.tmp-background`;
+    try {
+      const fh = await fs.promises.open(tmp, 'w');
+      try {
+        await fh.writeFile(this.text(hw));
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      if (generation !== this.generation) {
+        fs.rmSync(tmp, { force: true });
+        return false;
+      }
+      fs.renameSync(tmp, this.file);
+      this.lastWritten = hw;
+      // The rename is durable once the directory is: its fsync runs in the pool too.
+      const dir = await fs.promises.open(path.dirname(this.file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+      return true;
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw new Error(`cannot write ${this.file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  private text(hw: number): string {
+    return `0\n1\n${this.topic} ${this.partition} ${hw}\n`;
   }
 }

@@ -8,12 +8,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { execa } from 'execa';
 import * as hdr from 'hdr-histogram-js';
-import { summarizeLatency, type LatencySummary } from '../common/latency.ts';
+import { summarizeLatency } from '../common/latency.ts';
 import { repoRoot } from '../common/repo-root.ts';
-import { median } from '../common/stats.ts';
-import { renderTable } from '../common/text-table.ts';
 import { encodeBatch } from '../records/index.ts';
 import { intFlag, parseCommandFlags } from '../common/flags.ts';
+import { leaderSnapshot, ResponseTimeline, waitReplicated, type LeaderSnapshot } from './bench-broker-probe.ts';
+import { fmt, goals, loadAvg1, machineTailLine, medianRow, runLine, table, THROUGHPUT_GOAL, type Row } from './bench-broker-report.ts';
 import { startCluster, type Cluster } from './cluster.ts';
 import { RECORD_BATCH_TYPE } from './http-util.ts';
 
@@ -33,25 +33,9 @@ options:
   --dir D             broker data root (default: a temporary directory, removed afterwards)
   --out FILE          JSON results (default results/broker/latest.json)
   --set KEY=VALUE     broker setting for every broker (repeatable), e.g. --set flush=per-batch
+  --no-settle         start each run at once, without waiting until the previous run's records
+                      are replicated (its followers' catch-up then lands in the next run's tail)
 `;
-
-interface Row {
-  name: string;
-  target: 'null' | 'broker';
-  connections: number;
-  rf: number | null;
-  acks: string | null;
-  durationS: number;
-  requests: number;
-  reqPerSec: number;
-  recordsPerSec: number;
-  /** Request body bytes per second / 1e6. */
-  mbPerSec: number;
-  latencyUs: LatencySummary;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
 
 interface LoadOptions {
   url: string;
@@ -59,6 +43,8 @@ interface LoadOptions {
   connections: number;
   durationS: number;
   recordsPerRequest: number;
+  /** Broker runs: the leader to probe, and whether to wait for replication before warm-up and run. */
+  leader?: { url: string; topic: string; settle: boolean };
 }
 
 async function load(name: string, target: Row['target'], rf: number | null, acks: string | null, o: LoadOptions): Promise<Row> {
@@ -70,16 +56,26 @@ async function load(name: string, target: Row['target'], rf: number | null, acks
     body: o.body,
     timeout: 30,
   };
+  const lead = o.leader;
+  let settleMs = 0;
+  if (lead?.settle) settleMs += await waitReplicated(lead.url, lead.topic, 0);
   await autocannon({ ...common, duration: 1 }); // warm-up: JIT, connection setup, page cache
+  if (lead?.settle) settleMs += await waitReplicated(lead.url, lead.topic, 0);
+  const before: LeaderSnapshot | null = lead ? await leaderSnapshot(lead.url, lead.topic, 0, true) : null;
+  const timeline = new ResponseTimeline();
   const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
   // Without a callback autocannon returns its instance, which is both an EventEmitter and thenable.
   const instance = autocannon({ ...common, duration: o.durationS }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
   let ok = 0;
+  const t0 = performance.now();
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTimeMs: number) => {
-    hist.recordValue(Math.max(1, Math.round(responseTimeMs * 1000)));
+    const us = Math.max(1, Math.round(responseTimeMs * 1000));
+    hist.recordValue(us);
+    timeline.add(performance.now() - t0, us);
     if (statusCode >= 200 && statusCode < 300) ok++;
   });
   const r = await instance;
+  const after: LeaderSnapshot | null = lead ? await leaderSnapshot(lead.url, lead.topic, 0) : null;
   const seconds = r.duration;
   const row: Row = {
     name,
@@ -96,7 +92,18 @@ async function load(name: string, target: Row['target'], rf: number | null, acks
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
+    loadAvg1: loadAvg1(),
   };
+  row.slow = timeline.slow(5 * row.latencyUs.p99);
+  if (before && after) {
+    row.settleMs = settleMs;
+    row.leader = {
+      eventLoopMaxUs: after.eventLoopDelay.maxUs,
+      eventLoopP99Us: after.eventLoopDelay.p99Us,
+      rolls: after.rolls - before.rolls,
+      flushes: after.flushes - before.flushes,
+    };
+  }
   hist.destroy();
   return row;
 }
@@ -136,47 +143,6 @@ async function withNullServer<T>(fn: (url: string) => Promise<T>): Promise<T> {
   }
 }
 
-/** One row per configuration: the median of each figure over its runs (not one run's row). */
-function medianRow(name: string, rs: Row[]): Row {
-  // rs is never empty: each configuration ran at least once.
-  const pick = (f: (r: Row) => number): number => Math.round(median(rs.map(f)) ?? 0);
-  return {
-    name: rs.length > 1 ? `${name} (median of ${rs.length})` : name,
-    target: rs[0].target,
-    connections: rs[0].connections,
-    rf: rs[0].rf,
-    acks: rs[0].acks,
-    durationS: pick((r) => r.durationS),
-    requests: rs.reduce((s, r) => s + r.requests, 0),
-    reqPerSec: pick((r) => r.reqPerSec),
-    recordsPerSec: pick((r) => r.recordsPerSec),
-    mbPerSec: pick((r) => r.mbPerSec * 10) / 10,
-    latencyUs: {
-      p50: pick((r) => r.latencyUs.p50),
-      p90: pick((r) => r.latencyUs.p90),
-      p99: pick((r) => r.latencyUs.p99),
-      p999: pick((r) => r.latencyUs.p999),
-      p9999: pick((r) => r.latencyUs.p9999),
-      max: Math.max(...rs.map((r) => r.latencyUs.max)),
-      mean: pick((r) => r.latencyUs.mean ?? 0),
-      count: rs.reduce((s, r) => s + r.latencyUs.count, 0),
-    },
-    non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
-    errors: rs.reduce((s, r) => s + r.errors, 0),
-    timeouts: rs.reduce((s, r) => s + r.timeouts, 0),
-  };
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function table(rows: Row[]): string {
-  const head = ['run', 'req/s', 'records/s', 'MB/s', 'p50 µs', 'p99 µs', 'p99.9 µs', 'non-2xx'];
-  const body = rows.map((r) => [r.name, fmt(r.reqPerSec), fmt(r.recordsPerSec), String(r.mbPerSec), fmt(r.latencyUs.p50), fmt(r.latencyUs.p99), fmt(r.latencyUs.p999), String(r.non2xx + r.errors)]);
-  return renderTable(head, body, (i) => i > 0);
-}
-
 export async function main(argv: string[]): Promise<number> {
   const values = parseCommandFlags(
     'bench-broker',
@@ -190,6 +156,7 @@ export async function main(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       out: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
+      'no-settle': { type: 'boolean', default: false },
     },
     HELP,
   )?.values;
@@ -200,6 +167,7 @@ export async function main(argv: string[]): Promise<number> {
   const recordBytes = intFlag('--record-bytes', values['record-bytes'], 1024, 1, 1 << 20);
   const perBatch = intFlag('--batch', values.batch, 16, 1, 10_000);
   const out = path.resolve(values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
+  const settle = !values['no-settle'];
   const ownDir = !values.dir;
   const root = values.dir ? path.resolve(values.dir) : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));
 
@@ -219,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
       const nullRun = async (when: string): Promise<void> => {
         const row = await load(`null server (${when})`, 'null', null, null, { ...lo, url: nullUrl });
         runs.push(row);
-        say(`${row.name}: ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs`);
+        say(`${row.name}: ${runLine(row)}`);
       };
       await nullRun('before');
       for (const rf of [1, 3]) {
@@ -227,24 +195,34 @@ export async function main(argv: string[]): Promise<number> {
         mkdirSync(dir, { recursive: true });
         let cluster: Cluster | null = null;
         try {
-          cluster = await startCluster({ brokers: rf, dir, port: 0, set: values.set, topics: [{ name: 'bench', partitions: 1, replicationFactor: rf }] });
-          const leader = cluster.leaderOf('bench', 0);
-          if (!leader) throw new Error(`bench-broker: topic bench has no leader at RF ${rf}`);
+          const c = (cluster = await startCluster({ brokers: rf, dir, port: 0, set: values.set }));
+          // Each run produces to a partition of its own, so every run starts from the same
+          // state (an empty log, no followers behind) and none inherits a segment roll
+          // (1 GiB by default) from the bytes its predecessors wrote.
+          let topics = 0;
+          const runOn = async (acks: string, conns: number): Promise<Row> => {
+            const topic = `bench-${++topics}`;
+            await c.createTopic({ name: topic, partitions: 1, replicationFactor: rf });
+            await c.waitForLeaders();
+            const leader = c.leaderOf(topic, 0);
+            if (!leader) throw new Error(`bench-broker: topic ${topic} has no leader at RF ${rf}`);
+            const url = `${leader.url}/v1/topics/${topic}/partitions/0/records?acks=${acks}`;
+            const name = `broker RF ${rf} acks=${acks}${conns === connections ? '' : `, ${conns} connection${conns === 1 ? '' : 's'}`}`;
+            return load(name, 'broker', rf, acks, { ...lo, connections: conns, url, leader: { url: leader.url, topic, settle } });
+          };
           for (let round = 1; round <= rounds; round++) {
             for (const acks of ['0', '1', 'all']) {
-              const url = `${leader.url}/v1/topics/bench/partitions/0/records?acks=${acks}`;
-              const row = await load(`broker RF ${rf} acks=${acks}`, 'broker', rf, acks, { ...lo, url });
+              const row = await runOn(acks, connections);
               runs.push(row);
-              say(`${row.name} (round ${round}): ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs, p99 ${fmt(row.latencyUs.p99)} µs`);
+              say(`${row.name} (round ${round}): ${runLine(row)}`);
             }
           }
           // Saturated, latency is mostly queueing (connections / throughput); one connection
           // shows what acks=all itself adds: the followers' fetch round trips.
           for (const acks of ['1', 'all']) {
-            const url = `${leader.url}/v1/topics/bench/partitions/0/records?acks=${acks}`;
-            const row = await load(`broker RF ${rf} acks=${acks}, 1 connection`, 'broker', rf, acks, { ...lo, connections: 1, url });
+            const row = await runOn(acks, 1);
             runs.push(row);
-            say(`${row.name}: ${fmt(row.reqPerSec)} req/s, p50 ${fmt(row.latencyUs.p50)} µs, p99 ${fmt(row.latencyUs.p99)} µs`);
+            say(`${row.name}: ${runLine(row)}`);
           }
         } finally {
           await cluster?.stop();
@@ -284,8 +262,10 @@ export async function main(argv: string[]): Promise<number> {
   const summary = {
     nullReqPerSec: Math.round(nullReq),
     acks1Rf1VsNull: round(a1.reqPerSec / nullReq),
-    target: 'acks=1 RF 1 >= 0.6 x null server req/s',
-    targetMet: a1.reqPerSec / nullReq >= 0.6,
+    target: `acks=1 RF 1 >= ${THROUGHPUT_GOAL} x null server req/s`,
+    targetMet: a1.reqPerSec / nullReq >= THROUGHPUT_GOAL,
+    /** Issue 14 goals, judged on this run's median rows. */
+    goals: goals(rows, nullReq),
     /** One connection: the latency acks=all adds (follower fetch round trips), without queueing. */
     acksAllRf3OverAcks1Rf3: overhead(allRf3one, a1rf3one),
     acksAllRf3OverAcks1Rf1: overhead(allRf3one, a1rf1one),
@@ -317,7 +297,7 @@ export async function main(argv: string[]): Promise<number> {
   const over = (o: typeof summary.acksAllRf3OverAcks1Rf3): string => `p50 ${signed(o.p50Us)} µs (x${o.p50Ratio}), p99 ${signed(o.p99Us)} µs (x${o.p99Ratio})`;
   console.log(
     `\nnull server runs: ${runs.filter((r) => r.target === 'null').map((r) => fmt(r.reqPerSec)).join(', ')} req/s; load average ${report.environment.loadAverage.start.join(' ')} -> ${report.environment.loadAverage.end.join(' ')}` +
-      `\nacks=1 RF 1 / null server req/s: ${summary.acks1Rf1VsNull} (target >= 0.6: ${summary.targetMet ? 'met' : 'NOT met'})` +
+      `\n\ngoals (this run, medians; load average now ${loadAvg1()}):\n${summary.goals.map((g) => `  ${g.pass ? 'PASS' : 'FAIL'}  ${g.what}: ${g.figure} (goal ${g.goal})`).join('\n')}\n  ${machineTailLine(rows[0])}\n` +
       `\nacks=all RF 3 over acks=1 RF 3, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf3)}` +
       `\nacks=all RF 3 over acks=1 RF 1, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf1)}` +
       `\nacks=all RF 3 over acks=1 RF 3, ${connections} connections: ${over(summary.saturatedAcksAllRf3OverAcks1Rf3)}` +

@@ -3,6 +3,7 @@
 // interface only, so broker.ts -> broker-http.ts is the one direction between the two.
 import type { BrokerError, Partition } from '../replication/index.ts';
 import type { BrokerSettings } from './config.ts';
+import type { EventLoopDelaySummary } from './event-loop-delay.ts';
 import type { FetcherStats } from './fetcher.ts';
 
 type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'unknown';
@@ -59,6 +60,8 @@ export interface BrokerHost {
   fetcherStats(): FetcherStats[];
   /** The Kafka protocol listener's address and counters, or null when it is off (kafka.port=-1). */
   kafkaMetrics(): Record<string, unknown> | null;
+  /** Event-loop delay since start or the last reset; `reset` starts a new window. */
+  eventLoopDelay(reset: boolean): EventLoopDelaySummary;
   /** Logs at most once per interval per key. */
   logThrottled(key: string, msg: string, everyMs?: number): void;
 }

@@ -126,8 +126,7 @@ async function route(broker: BrokerHost, req: IncomingMessage, res: ServerRespon
   switch (path) {
     case '/v1/metrics':
       stats.byRoute.metrics++;
-      parseQuery(search, []);
-      return sendJson(res, 200, metrics(broker));
+      return sendJson(res, 200, metrics(broker, parseQuery(search, ['resetEventLoop']).get('resetEventLoop') === '1'));
     case '/v1/health':
       stats.byRoute.health++;
       parseQuery(search, []);
@@ -198,14 +197,20 @@ async function produce(broker: BrokerHost, req: IncomingMessage, res: ServerResp
   }
   // producerId/baseSequence echo the batch's identity so a pipelining client (the harness's
   // ack ledger) can tell which request an answer belongs to.
-  sendJson(res, 200, {
-    baseOffset: r.baseOffset,
-    lastOffset: r.lastOffset,
-    logAppendTimeMs: r.logAppendTimeMs,
-    hw: r.hw,
-    producerId: Number(batch.readBigInt64BE(43)),
-    baseSequence: batch.readInt32BE(53),
-  });
+  sendProduceAnswer(res, r.baseOffset, r.lastOffset, r.logAppendTimeMs, r.hw, Number(batch.readBigInt64BE(43)), batch.readInt32BE(53));
+}
+
+/**
+ * The produce answer, the hot path's only response: every field is an integer, so the JSON is
+ * one template string (same bytes as JSON.stringify of the object) and the headers a flat
+ * array node writes as they are, without building and validating a headers object.
+ */
+function sendProduceAnswer(res: ServerResponse, baseOffset: number, lastOffset: number, logAppendTimeMs: number, hw: number, producerId: number, baseSequence: number): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = `{"baseOffset":${baseOffset},"lastOffset":${lastOffset},"logAppendTimeMs":${logAppendTimeMs},"hw":${hw},"producerId":${producerId},"baseSequence":${baseSequence}}`;
+  // ASCII only: the string length is the byte length.
+  res.writeHead(200, ['content-type', 'application/json', 'content-length', String(text.length)]);
+  res.end(text);
 }
 
 function jsonBytes(v: unknown, field: string): Buffer | null {
@@ -353,8 +358,9 @@ function fetchJson(p: Partition, r: FetchAnswer): unknown {
   };
 }
 
-function metrics(broker: BrokerHost): unknown {
+function metrics(broker: BrokerHost, resetEventLoop: boolean): unknown {
   return {
+    eventLoopDelay: broker.eventLoopDelay(resetEventLoop),
     brokerId: broker.id,
     url: broker.url,
     pid: process.pid,

@@ -11,6 +11,7 @@ import { FollowerFetcher, type FetcherStats } from './fetcher.ts';
 import { newKeepAliveAgent } from './http-client.ts';
 import { createBrokerHandler, JSON_BODY_SLACK } from './broker-http.ts';
 import { HttpStats, type BrokerHost, type HeartbeatStats, type OpenFailure } from './broker-host.ts';
+import { EventLoopDelay, type EventLoopDelaySummary } from './event-loop-delay.ts';
 import { sendError } from './http-util.ts';
 import { KafkaListener } from './kafka/kafka-listener.ts';
 import type { KafkaBrokerView } from './kafka/handlers.ts';
@@ -65,6 +66,11 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   private firstHeartbeat!: Promise<void>;
   private resolveFirstHeartbeat!: () => void;
   readonly heartbeat: HeartbeatStats = { ok: 0, failed: 0, lastOkMs: 0, lastError: null };
+  private readonly loopDelay = new EventLoopDelay();
+
+  eventLoopDelay(reset: boolean): EventLoopDelaySummary {
+    return this.loopDelay.summary(reset);
+  }
 
   private constructor(private readonly opts: BrokerOptions) {
     this.id = opts.id;
@@ -77,6 +83,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   /** Binds, learns its assignments from the controller (first heartbeat) and starts serving. */
   static async start(opts: BrokerOptions): Promise<Broker> {
     const b = new Broker(opts);
+    b.loopDelay.start();
     try {
       await b.listen();
       if (opts.settings.kafkaPort >= 0) {
@@ -334,7 +341,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   private tickPartitions(): void {
     for (const p of this.allPartitions()) {
       try {
-        p.tick();
+        void p.tick();
       } catch (err) {
         this.log(`${p.topic}-${p.partition}: tick failed: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -349,6 +356,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     if (this.closed) return;
     this.closed = true;
     this.heartbeatAbort.abort();
+    this.loopDelay.stop();
     if (this.tickTimer) clearInterval(this.tickTimer);
     const server = this.server;
     const serverClosed = server

@@ -1,11 +1,11 @@
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { deviceForPath } from '../../engine/common/device.ts';
 import { perSecond } from './per-second.ts';
-import { ProbeSampler, ProbeSeriesBuilder } from './sampler.ts';
+import { describeProbeCost, PROBE_CPU_GOAL_PCT, ProbeSampler, ProbeSeriesBuilder } from './sampler.ts';
 
 function vmstatText(dirty: number, writeback = 0): string {
   return `nr_dirty ${dirty}\nnr_writeback ${writeback}\nnr_dirtied 0\nnr_written 0\nnr_dirty_threshold 100\nnr_dirty_background_threshold 50\n`;
@@ -121,6 +121,29 @@ describe('ProbeSampler (real /proc)', () => {
       expect(ls).toBeLessThan(series.samples[n - 1].tMs);
       // stop() again returns the same samples.
       expect((await sampler.stop()).samples.length).toBe(n);
+    } finally {
+      await sampler.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('measures its own CPU: under 2 % of one core at the default 250 ms (issue 14 item 5)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'durolab-sampler-'));
+    const sampler = new ProbeSampler({ dataDir: dir });
+    try {
+      await sampler.start();
+      await sleep(2600);
+      const series = await sampler.stop();
+      const c = series.cost!;
+      console.log(`[sampler] ${describeProbeCost(c, series.intervalMs)}; load average ${loadavg()[0].toFixed(2)}`);
+      expect(series.intervalMs).toBe(250);
+      expect(c.samples).toBe(series.samples.length);
+      expect(c.samples).toBeGreaterThanOrEqual(6);
+      expect(c.cpuUs).toBeGreaterThan(0);
+      expect(c.wallMs).toBeGreaterThanOrEqual(2000);
+      expect(c.usPerSample).toBe(Math.round(c.cpuUs / c.samples));
+      expect(c.cpuPctOfOneCore).toBeCloseTo((c.cpuUs / 1000 / c.wallMs) * 100, 1);
+      expect(c.cpuPctOfOneCore).toBeLessThan(PROBE_CPU_GOAL_PCT);
     } finally {
       await sampler.stop().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });

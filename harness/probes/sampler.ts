@@ -25,6 +25,32 @@ export interface ProbeSeries {
   marks: Array<{ label: string; tMs: number }>;
   /** Why disk figures are missing, or how many samples failed. */
   note?: string;
+  /** What sampling cost this process (ProbeSampler only; absent for a guest's series). */
+  cost?: ProbeCost;
+}
+
+/**
+ * CPU the sampler itself used: process.cpuUsage() (user + system) around each reading, so the
+ * figure is the probe's own work (two /proc reads and parsing), not the rest of the process.
+ */
+export interface ProbeCost {
+  samples: number;
+  cpuUs: number;
+  /** Wall time from start to the last reading. */
+  wallMs: number;
+  /** cpuUs / wallMs as a percentage of one core; the goal is under 2 % at 250 ms. */
+  cpuPctOfOneCore: number;
+  /** Mean CPU per reading. */
+  usPerSample: number;
+}
+
+/** The probe's CPU goal (issue 14): under this percentage of one core at the default 250 ms. */
+export const PROBE_CPU_GOAL_PCT = 2;
+
+/** One line for logs and summaries, with the goal and PASS/FAIL. */
+export function describeProbeCost(c: ProbeCost, intervalMs: number): string {
+  const pass = c.cpuPctOfOneCore < PROBE_CPU_GOAL_PCT;
+  return `probe cost: ${c.cpuPctOfOneCore.toFixed(2)} % of one core (${c.usPerSample} µs CPU per reading, ${c.samples} readings every ${intervalMs} ms; goal < ${PROBE_CPU_GOAL_PCT} %: ${pass ? 'PASS' : 'FAIL'})`;
 }
 
 /**
@@ -109,6 +135,10 @@ export class ProbeSampler {
   private failures = 0;
   private firstFailure: string | null = null;
   private stopped = false;
+  private cpuUs = 0;
+  private readings = 0;
+  private startedMs = 0;
+  private lastMs = 0;
 
   constructor(opts: ProbeSamplerOptions) {
     const intervalMs = opts.intervalMs ?? 250;
@@ -133,6 +163,7 @@ export class ProbeSampler {
     for (const m of this.pendingMarks) this.builder.mark(m.label, m.tMs);
     this.pendingMarks = [];
     // The first reading happens now so a bad path fails start() rather than every tick.
+    this.startedMs = probeNow();
     this.sampleNow(true);
     this.timer = setInterval(() => this.sampleNow(false), this.opts.intervalMs);
     this.timer.unref();
@@ -167,7 +198,20 @@ export class ProbeSampler {
     return this.snapshot();
   }
 
+  /** CPU the readings so far used (see ProbeCost). */
+  cost(): ProbeCost {
+    const wallMs = Math.max(0, this.lastMs - this.startedMs);
+    return {
+      samples: this.readings,
+      cpuUs: this.cpuUs,
+      wallMs: Math.round(wallMs),
+      cpuPctOfOneCore: wallMs > 0 ? Math.round((this.cpuUs / 1000 / wallMs) * 100 * 1000) / 1000 : 0,
+      usPerSample: this.readings > 0 ? Math.round(this.cpuUs / this.readings) : 0,
+    };
+  }
+
   private withFailures(series: ProbeSeries): ProbeSeries {
+    series = { ...series, cost: this.cost() };
     if (this.failures === 0) return series;
     const msg = `${this.failures} probe sample(s) failed, first: ${this.firstFailure}`;
     return { ...series, note: series.note ? `${series.note}; ${msg}` : msg };
@@ -193,6 +237,7 @@ export class ProbeSampler {
 
   private sampleNow(throwOnError: boolean): void {
     const builder = this.builder as ProbeSeriesBuilder;
+    const cpu0 = process.cpuUsage();
     try {
       const vm = readFileSync(this.opts.vmstatPath, 'utf8');
       const ds = builder.device !== null ? readFileSync(this.opts.diskstatsPath, 'utf8') : null;
@@ -201,6 +246,11 @@ export class ProbeSampler {
       if (throwOnError) throw e;
       this.failures++;
       this.firstFailure ??= (e as Error).message;
+    } finally {
+      const d = process.cpuUsage(cpu0);
+      this.cpuUs += d.user + d.system;
+      this.readings++;
+      this.lastMs = probeNow();
     }
   }
 }

@@ -9,7 +9,7 @@ import * as hdr from 'hdr-histogram-js';
 import type { Scenario, MatrixCell } from '../scenario/types.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
-import { ProbeSampler, perSecond, collectEnvironment, type ProbeSeries } from '../probes/index.ts';
+import { ProbeSampler, perSecond, collectEnvironment, describeProbeCost, type ProbeSeries } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { checkLedger } from '../checker/checker.ts';
@@ -231,6 +231,7 @@ async function runCell(
       loadPromise = null;
       const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
       sampler = null;
+      if (series?.cost) log(`rep ${rep + 1}/${w.repetitions}: ${describeProbeCost(series.cost, series.intervalMs)}`);
       interrupted ||= opts.signal.aborted;
       merged.add(load.latencyUs);
       if (mergedCorrected && load.correctedLatencyUs) mergedCorrected.add(load.correctedLatencyUs);
