@@ -26,8 +26,41 @@ export interface LedgerSummary {
   inconsistentOffsets?: number;
   /** Partitions whose replicas' log hashes differ below the lowest replica HW (must be 0). */
   replicasDisagree?: number;
+  /** Partitions where some replica's stored batches differ from the leader's below its HW, compared on the host from bytes (must be 0; absent with RF 1). */
+  replicasDiverged?: number;
   /** Offsets by which a leader's HW after recovery is below the highest HW a produce answer reported before the fault, summed over partitions (0 = never went back). */
   hwWentBack?: number;
+}
+
+/**
+ * Replica agreement from bytes (harness/checker/replica-bytes.ts): each replica's own stored
+ * batches below the leader's HW, read through the client driver and compared on the host with
+ * the leader's, batch by batch (offset, size, stored CRC, CRC of the bytes). Runs with RF > 1 only.
+ */
+export interface ReplicaAgreement {
+  /** Batches compared (each replica's against the leader's), summed over partitions (and trials, for a cell). */
+  compared: number;
+  /** Replicas compared with their leader, summed likewise. */
+  replicas: number;
+  /** Every replica's stored batches agree below this offset (the lowest over partitions and trials). */
+  agreeUpTo: number;
+  /** The lowest offset at which a replica's batch differs from the leader's; absent when none does. */
+  firstDivergentOffset?: number;
+  /** Partitions (partition-trials, for a cell) where some replica differs. */
+  diverged: number;
+  /** Replicas whose stored log ends below the leader's HW (behind, not different). */
+  short: number;
+  /** Trials only: per partition. */
+  partitions?: Array<{
+    partition: number;
+    leader: number;
+    upTo: number;
+    compared: number;
+    agreeUpTo: number;
+    firstDivergentOffset?: number;
+    divergent: Array<{ brokerId: number; offset: number; why: string }>;
+    short: Array<{ brokerId: number; endOffset: number }>;
+  }>;
 }
 
 /** One sample per second: load and probe figures on one time axis (t = seconds since cell load start). */
