@@ -56,7 +56,7 @@ export interface FollowerMetrics {
 }
 
 /** The partition's state and counters, with its log's append and flush figures. */
-export interface PartitionMetrics extends Pick<LogStats, 'appends' | 'records' | 'bytes' | 'flushes' | 'flushTimeUs' | 'writeTimeUs'> {
+export interface PartitionMetrics extends Pick<LogStats, 'appends' | 'records' | 'bytes' | 'flushes' | 'flushTimeUs' | 'writeTimeUs' | 'segments' | 'rolls'> {
   topic: string;
   partition: number;
   role: PartitionRole;

@@ -180,6 +180,8 @@ export interface PartitionFigures {
   bytes: number;
   flushes: number;
   rolls: number;
+  /** Segment files of this replica, as the broker counts them (absent from brokers that do not report it). */
+  segments?: number;
   flushTimeUs: { p50: number; p99: number; p999: number; max: number };
 }
 

@@ -86,6 +86,14 @@ export interface BrokerSummary {
   indexFiles?: number;
   bytes: number;
   rolls?: number;
+  /** When the figures were read: after the load, or (fault trials) just before the fault was delivered, since a restarted broker's counters start at 0 (after-recovery only when that read failed). */
+  takenAt?: 'after-load' | 'before-fault' | 'after-recovery';
+  /** Where `segments` comes from: .log files counted in the data dirs on this host, or the brokers' own count (a VM's data dir is in its guest). */
+  segmentsFrom?: 'host-files' | 'broker';
+  /** Flushes the block device completed over the same window (/proc/diskstats), beside the brokers' own `flushes`; absent without a device counter. */
+  deviceFlushes?: number;
+  /** Whose device `deviceFlushes` counts (the host disk under the data dirs holds every broker, and anything else on it; a VM's guest disk holds one broker). */
+  deviceFlushesScope?: string;
 }
 
 export interface FaultOutcome {
@@ -133,6 +141,17 @@ export interface Trial {
   note?: string;
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */
   cycleMs?: number;
+  /** Produce failures by name before the fault (the whole load without one). */
+  errors?: Record<string, number>;
+  /** Produce failures from the moment the fault was delivered (refusals and resets of the cut, mostly). */
+  errorsAfterFault?: Record<string, number>;
+  /**
+   * The ledger's batches by state: pending = written to a connected socket, no answer (an
+   * unknown outcome); neverSent = its connection never connected, so it cannot be in any log.
+   */
+  requests?: { sent: number; acked: number; failed: number; pending: number; neverSent: number; unconfirmed: number };
+  /** Replica agreement from bytes, after the load (after recovery in fault trials); RF > 1 only. */
+  replicas?: ReplicaAgreement;
 }
 
 export interface CellResult {
@@ -144,8 +163,13 @@ export interface CellResult {
   latencyUs: LatencySummary;
   /** Coordinated-omission corrected latency (fixed-rate workloads only). */
   correctedLatencyUs?: LatencySummary;
+  /** Produce failures by name; in a fault scenario, those before the fault. */
   errors: Record<string, number>;
+  /** Fault scenarios: failures from the moment the fault was delivered, summed over trials. */
+  errorsAfterFault?: Record<string, number>;
   ledger: LedgerSummary;
+  /** Replica agreement from bytes over the cell's trials (RF > 1 only). */
+  replicas?: ReplicaAgreement;
   broker: BrokerSummary;
   /** HdrHistogram compressed base64 (hdr-histogram-js encodeIntoCompressedBase64). */
   histograms: { latencyUs: string; correctedLatencyUs?: string };

@@ -1,6 +1,7 @@
 // What the brokers did during a cell: flushes and flush time from the client driver's broker
 // metrics, segment and index files counted on disk where the data dirs are on this host (the
-// segment-roll incident is about files, not counters).
+// segment-roll incident is about files, not counters), else the brokers' own segment counts
+// (a VM's data dir is inside its guest), and the device's flush count beside the brokers'.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { BrokerSummary } from '../results/types.ts';
@@ -11,15 +12,22 @@ export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[]): Brok
   let bytes = 0;
   let rolls = 0;
   let busiest: PartitionFigures | null = null;
+  let reportedSegments = 0;
+  let segmentsReported = false;
   for (const { partitions } of all) {
     for (const p of partitions) {
       flushes += p.flushes;
       rolls += p.rolls;
+      if (p.segments !== undefined) {
+        reportedSegments += p.segments;
+        segmentsReported = true;
+      }
       if (p.role === 'leader') bytes += p.bytes;
       if (!busiest || p.flushes > busiest.flushes) busiest = p;
     }
   }
   const files = countLogFiles(dataDirs);
+  const fromBroker = dataDirs.length === 0 && segmentsReported;
   return {
     flushes,
     flushTimeUs: {
@@ -28,10 +36,11 @@ export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[]): Brok
       p999: busiest?.flushTimeUs.p999 ?? 0,
       max: busiest?.flushTimeUs.max ?? 0,
     },
-    segments: files.segments,
-    indexFiles: files.indexFiles,
+    segments: fromBroker ? reportedSegments : files.segments,
+    ...(fromBroker ? {} : { indexFiles: files.indexFiles }),
     bytes: bytes || files.logBytes,
     rolls,
+    ...(dataDirs.length ? { segmentsFrom: 'host-files' as const } : fromBroker ? { segmentsFrom: 'broker' as const } : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import { loadDriver } from '../drivers/registry.ts';
 import type { ClientDriver, ClusterClient, ProduceResult } from '../drivers/types.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { RunStore, newRunId } from '../results/store.ts';
-import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import type { BrokerSummary, CellResult, ReplicaAgreement, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
 import type { TargetCapabilities } from '../targets/registry.ts';
 import { assertCanInject } from '../faults/inject.ts';
@@ -28,6 +28,8 @@ import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, skippedCell, emptyLedger } from './cell-result.ts';
 import { summarizeBrokers } from './broker-figures.ts';
+import { addCounts, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import { diskModelIdFor } from '../results/disk-models.ts';
 
 export interface RunOptions {
@@ -157,6 +159,9 @@ async function runCell(
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
   const mergedCorrected = w.rate ? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 }) : null;
   const errors: Record<string, number> = {};
+  const errorsAfterFault: Record<string, number> = {};
+  let replicas: ReplicaAgreement | undefined;
+  const rf = scenario.cluster.replicationFactor;
   const trials: Trial[] = [];
   const rps: number[] = [];
   const mbps: number[] = [];
@@ -178,10 +183,14 @@ async function runCell(
     let sampler: ProbeSampler | null = null;
     let loadPromise: Promise<ProduceResult> | null = null;
     const stopForFault = new AbortController();
+    // Aborted at the fault's moment, just before delivery: later produce failures are its echo.
+    const faultMark = new AbortController();
+    let beforeFault: BrokerSummary | null = null;
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal });
       accelerator = cluster.accelerator;
+      const running = cluster;
       const fault = scenario.faults[0];
       if (fault) assertCanInject(scenario.faults, cluster, opts.target);
       const client = driver.connect(cluster, { dataOnHost: caps.dataOnHost });
@@ -210,6 +219,7 @@ async function runCell(
         factory,
         // A fault stops the load at the cut; Ctrl-C stops it too.
         signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
+        faultSignal: faultMark.signal,
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
@@ -224,6 +234,16 @@ async function runCell(
             loadDone: loadPromise,
             stopLoad: () => stopForFault.abort(),
             signal: opts.signal,
+            // Broker counters restart at 0 with a restarted broker: read them before the cut.
+            beforeInject: async () => {
+              try {
+                beforeFault = { ...(await brokerFigures(client, running, caps, log)), takenAt: 'before-fault' };
+              } catch (err) {
+                log(`rep ${rep + 1}: no broker figures before the fault (${(err as Error).message}); they are read after recovery`);
+              } finally {
+                faultMark.abort();
+              }
+            },
           })
         : null;
       const load = await loadPromise;
@@ -233,7 +253,9 @@ async function runCell(
       interrupted ||= opts.signal.aborted;
       merged.add(load.latencyUs);
       if (mergedCorrected && load.correctedLatencyUs) mergedCorrected.add(load.correctedLatencyUs);
-      for (const [k, v] of Object.entries(load.errors)) errors[k] = (errors[k] ?? 0) + v;
+      addCounts(errors, load.errors);
+      addCounts(errorsAfterFault, load.errorsAfterFault);
+      const deviceScope = caps.guestProbes ? `guest disk of broker ${probedBroker}` : "host disk under the data dirs: every broker's, and anything else on it";
       rps.push(load.measuredRecords / load.measuredSec);
       reqps.push(load.measuredRequests / load.measuredSec);
       mbps.push(load.measuredBytes / load.measuredSec / 1e6);
@@ -260,9 +282,16 @@ async function runCell(
           ledger,
           timeoutMs: caps.recoveryTimeoutMs,
         });
-        broker = await brokerFigures(client, cluster, caps, log);
-        writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check }, null, 1));
+        const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
+        const figures = beforeFault ?? { ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' as const };
+        broker = withDeviceFlushes(figures, series, loadStartMs, fired.cut.atMs, deviceScope);
+        writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
         trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
+        trial.errorsAfterFault = load.errorsAfterFault;
+        if (agreement) {
+          trial.replicas = agreement;
+          trial.ledger.replicasDiverged = agreement.diverged;
+        }
       } else {
         // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
         // followers, so wait until the replicas caught up before the checker reads.
@@ -286,6 +315,11 @@ async function runCell(
             inconsistentOffsets: report.inconsistentOffsets,
           },
         };
+        const agreement = await replicaAgreement(client, scenario.cluster.topic, [...leaders.keys()], rf);
+        if (agreement) {
+          trial.replicas = agreement;
+          trial.ledger.replicasDiverged = agreement.diverged;
+        }
         if (!caught.caughtUp) {
           trial.suspect = true;
           trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
@@ -294,8 +328,11 @@ async function runCell(
           trial.suspect = true;
           trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
         }
-        broker = await brokerFigures(client, cluster, caps, log);
+        broker = withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-load' }, series, loadStartMs, load.endMs, deviceScope);
       }
+      trial.errors = load.errors;
+      trial.requests = requestCounts(ledger);
+      replicas = addReplicaAgreements(replicas, trial.replicas);
       writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
       trial.cycleMs = Date.now() - trialStartMs;
       trials.push(trial);
@@ -306,6 +343,7 @@ async function runCell(
           (trial.fault ? faultLine(trial) : '') +
           (trial.note ? ` [suspect: ${trial.note}]` : ''),
       );
+      if (trial.replicas) log(`rep ${rep + 1}: ${replicaLine(trial.replicas)}`);
     } catch (err) {
       // Ctrl-C in the middle of a repetition: the finished ones stay in the cell.
       if (!opts.signal.aborted || trials.length === 0) throw err;
@@ -335,7 +373,9 @@ async function runCell(
     latencyUs: summarizeLatency(merged),
     ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
     errors,
+    ...(scenario.faults.length ? { errorsAfterFault } : {}),
     ledger: ledgerSum,
+    ...(replicas ? { replicas } : {}),
     broker,
     histograms: { latencyUs: encodeHistogram(merged), ...(mergedCorrected ? { correctedLatencyUs: encodeHistogram(mergedCorrected) } : {}) },
     timeseries,
@@ -352,7 +392,7 @@ async function brokerFigures(client: ClusterClient, cluster: RunningCluster, cap
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'hwWentBack') =>
+  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack') =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
@@ -365,6 +405,7 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('offsetChanged'),
     ...sum('inconsistentOffsets'),
     ...sum('replicasDisagree'),
+    ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
   };
 }

@@ -42,6 +42,7 @@ const partitionMetrics = z.object({
   bytes: num,
   flushes: num,
   rolls: num,
+  segments: z.number().optional(),
   flushTimeUs: z.object({ p50: num, p99: num, p999: num, max: num }).catch({ p50: 0, p99: 0, p999: 0, max: 0 }),
 });
 const metricsAnswer = z.object({ partitions: z.array(partitionMetrics) });
