@@ -237,7 +237,8 @@ async function runCell(
             // Broker counters restart at 0 with a restarted broker: read them before the cut.
             beforeInject: async () => {
               try {
-                beforeFault = { ...(await brokerFigures(client, running, caps, log)), takenAt: 'before-fault' };
+                // Bounded: a stuck broker must not push the cut far past its moment.
+                beforeFault = { ...(await withinMs(brokerFigures(client, running, caps, log), 2000, 'broker figures')), takenAt: 'before-fault' };
               } catch (err) {
                 log(`rep ${rep + 1}: no broker figures before the fault (${(err as Error).message}); they are read after recovery`);
               } finally {
@@ -420,6 +421,15 @@ function faultLine(t: Trial): string {
     t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
   ].filter(Boolean);
   return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+}
+
+async function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function guestSeries(c: RunningCluster, brokerId: number, log: (line: string) => void): ProbeSeries | null {
