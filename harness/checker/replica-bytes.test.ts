@@ -20,7 +20,7 @@ import { checkReplicaAgreement, waitForReplicasCaughtUp } from './replicas.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-replica-bytes-'));
 const topic = 'bytes';
-const FETCH_MAX = 64 * 1024;
+const FETCH_MAX = 8 * 1024;
 let cluster: Cluster;
 let client: ClusterClient;
 
@@ -45,7 +45,7 @@ beforeAll(async () => {
     warmupSec: 0,
     durationSec: 1,
     ledger: new AckLedger({ recordsPerBatch: 8, producerIdBase: 4000, partitions: [0] }),
-    factory: new BatchFactory({ recordBytes: 512, recordsPerBatch: 8 }),
+    factory: new BatchFactory({ recordBytes: 256, recordsPerBatch: 8 }),
   });
   expect((await waitForReplicasCaughtUp(client, topic, [0], 15_000)).caughtUp).toBe(true);
 }, 90_000);
