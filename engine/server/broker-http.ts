@@ -8,7 +8,7 @@ import { type Acks, type Partition, BrokerError } from '../replication/index.ts'
 import type { BrokerHost } from './broker-host.ts';
 import { readConsumerChunks } from './fetch-read.ts';
 import { hashLogRange } from './log-hash.ts';
-import { readReplicaChunks } from './replica-read.ts';
+import { serveReplicaLog } from './replica-read.ts';
 import {
   ClientGoneError,
   intParam,
@@ -147,37 +147,11 @@ async function route(broker: BrokerHost, req: IncomingMessage, res: ServerRespon
     }
     case '/v1/admin/replica-log':
       stats.byRoute.replicaLog++;
-      return replicaLog(broker, res, search);
+      return serveReplicaLog(broker, res, search);
     default:
       stats.byRoute.unknown++;
       throw notFound(method, path);
   }
-}
-
-/** This broker's own stored batches of a partition in [from, upTo), raw, whatever its role (replica-read.ts). */
-async function replicaLog(broker: BrokerHost, res: ServerResponse, search: string): Promise<void> {
-  const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo', 'maxBytes']);
-  const topic = query.get('topic');
-  if (!topic) throw invalid('topic', 'a topic name', topic);
-  const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
-  const p = broker.partitionOrThrow(topic, index);
-  const from = query.has('from') ? intParam(query, 'from', undefined, 0) : undefined;
-  const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
-  const maxBytes = Math.min(intParam(query, 'maxBytes', broker.settings.fetchMaxBytes, 1, 1 << 30), broker.settings.fetchMaxBytes);
-  const r = await readReplicaChunks(p, from, upTo, maxBytes, () => res.destroyed);
-  if (res.destroyed) return;
-  res.writeHead(200, {
-    'content-type': RECORD_BATCH_TYPE,
-    'content-length': r.bytes,
-    'x-broker-id': String(broker.id),
-    'x-role': r.role,
-    'x-next-offset': String(r.nextOffset),
-    'x-high-watermark': String(r.highWatermark),
-    'x-log-start-offset': String(r.logStartOffset),
-    'x-log-end-offset': String(r.logEndOffset),
-  });
-  for (const part of r.parts) res.write(part);
-  res.end();
 }
 
 function parseAcks(v: string | null): Acks {

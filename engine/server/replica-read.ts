@@ -5,9 +5,12 @@
 // read in chunks of FETCH_CHUNK_BYTES with a turn of the event loop between them, as consumer
 // fetches are (fetch-read.ts). Batches are served as stored: no CRC check, so a corrupted copy
 // is shown as it is.
+import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BrokerError, type Partition } from '../replication/index.ts';
+import type { BrokerHost } from './broker-host.ts';
 import { FETCH_CHUNK_BYTES } from './fetch-read.ts';
+import { intParam, invalid, parseQuery, RECORD_BATCH_TYPE } from './http-util.ts';
 
 export interface ReplicaRead {
   parts: Buffer[];
@@ -63,4 +66,30 @@ export async function readReplicaChunks(p: Partition, from: number | undefined, 
     out.nextOffset = r.nextOffset;
   }
   return out;
+}
+
+/** This broker's own stored batches of a partition in [from, upTo), raw, whatever its role . */
+export async function serveReplicaLog(broker: BrokerHost, res: ServerResponse, search: string): Promise<void> {
+  const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo', 'maxBytes']);
+  const topic = query.get('topic');
+  if (!topic) throw invalid('topic', 'a topic name', topic);
+  const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
+  const p = broker.partitionOrThrow(topic, index);
+  const from = query.has('from') ? intParam(query, 'from', undefined, 0) : undefined;
+  const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
+  const maxBytes = Math.min(intParam(query, 'maxBytes', broker.settings.fetchMaxBytes, 1, 1 << 30), broker.settings.fetchMaxBytes);
+  const r = await readReplicaChunks(p, from, upTo, maxBytes, () => res.destroyed);
+  if (res.destroyed) return;
+  res.writeHead(200, {
+    'content-type': RECORD_BATCH_TYPE,
+    'content-length': r.bytes,
+    'x-broker-id': String(broker.id),
+    'x-role': r.role,
+    'x-next-offset': String(r.nextOffset),
+    'x-high-watermark': String(r.highWatermark),
+    'x-log-start-offset': String(r.logStartOffset),
+    'x-log-end-offset': String(r.logEndOffset),
+  });
+  for (const part of r.parts) res.write(part);
+  res.end();
 }

@@ -5,7 +5,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { BrokerSummary } from '../results/types.ts';
-import type { BrokerMetrics, PartitionFigures } from '../drivers/types.ts';
+import type { BrokerMetrics, ClusterClient, PartitionFigures } from '../drivers/types.ts';
+import type { RunningCluster } from '../targets/types.ts';
+import type { TargetCapabilities } from '../targets/registry.ts';
 
 export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[]): BrokerSummary {
   let flushes = 0;
@@ -73,4 +75,21 @@ export function countLogFiles(dataDirs: string[]): { segments: number; indexFile
   };
   for (const d of dataDirs) walk(d, 0);
   return { segments, indexFiles, logBytes };
+}
+
+/** Broker figures through the client driver; segment files are counted where the data dirs are on this host. */
+export async function brokerFigures(client: ClusterClient, cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<BrokerSummary> {
+  const { brokers, down } = await client.brokerMetrics();
+  for (const d of down) log(`broker ${d.brokerId}: no figures (${d.reason})`);
+  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : []);
+}
+
+/** p, or an error naming `what` when it takes longer than ms. */
+export async function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -65,8 +65,24 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
         expect(f.recovery[0].restartMs).toBeGreaterThan(0);
         expect(t.ledger.corrupt).toBe(0);
         expect(t.ledger.replicasDisagree).toBe(0);
+        // Accounting: a request is pending only once written to a connected socket (one per
+        // connection at most); the cut's refusals are never-sent requests and after-fault errors.
+        expect(t.requests!.pending).toBeLessThanOrEqual(8);
+        expect(t.requests!.acked + t.requests!.failed + t.requests!.pending + t.requests!.neverSent).toBe(t.requests!.sent);
+        expect(t.errorsAfterFault).toBeDefined();
       }
+      // Broker figures read just before the cut, the segment count from the broker in the guest
+      // (the host cannot see the guest's data dir), and the guest disk's own flush count.
+      expect(c.broker.takenAt).toBe('before-fault');
+      expect(c.broker.segmentsFrom).toBe('broker');
+      expect(c.broker.segments).toBeGreaterThanOrEqual(1);
+      expect(c.broker.bytes).toBeGreaterThan(0);
+      expect(c.broker.deviceFlushes).toBeTypeOf('number');
+      expect(c.errorsAfterFault).toBeDefined();
     }
+    // fdatasync per batch: the broker flushed, and the guest disk saw at least as many flushes.
+    expect(perBatch.broker.flushes).toBeGreaterThan(0);
+    expect(perBatch.broker.deviceFlushes!).toBeGreaterThanOrEqual(perBatch.broker.flushes);
     for (const t of perBatch.trials!) {
       expect(t.ledger.ackedLost).toBe(0);
       expect(t.ledger.hwWentBack).toBe(0);

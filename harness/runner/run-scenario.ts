@@ -9,26 +9,26 @@ import * as hdr from 'hdr-histogram-js';
 import type { Scenario, MatrixCell } from '../scenario/types.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
-import { ProbeSampler, perSecond, collectEnvironment, type ProbeSeries } from '../probes/index.ts';
+import { ProbeSampler, perSecond, collectEnvironment } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { checkLedger } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { loadDriver } from '../drivers/registry.ts';
-import type { ClientDriver, ClusterClient, ProduceResult } from '../drivers/types.ts';
+import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { RunStore, newRunId } from '../results/store.ts';
 import type { BrokerSummary, CellResult, ReplicaAgreement, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
-import type { TargetCapabilities } from '../targets/registry.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, skippedCell, emptyLedger } from './cell-result.ts';
-import { summarizeBrokers } from './broker-figures.ts';
-import { addCounts, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { brokerFigures, summarizeBrokers, withinMs } from './broker-figures.ts';
+import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import { diskModelIdFor } from '../results/disk-models.ts';
 
@@ -385,13 +385,6 @@ async function runCell(
   };
 }
 
-/** Broker figures through the client driver; segment files are counted where the data dirs are on this host. */
-async function brokerFigures(client: ClusterClient, cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<CellResult['broker']> {
-  const { brokers, down } = await client.brokerMetrics();
-  for (const d of down) log(`broker ${d.brokerId}: no figures (${d.reason})`);
-  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : []);
-}
-
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
   const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack') =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
@@ -409,48 +402,4 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
   };
-}
-
-function faultLine(t: Trial): string {
-  const f = t.fault!;
-  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs} ms, ${r.bytesTruncated} B truncated`).join('; ');
-  const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
-  const extra = [
-    t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
-    t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
-    t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
-  ].filter(Boolean);
-  return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
-}
-
-async function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function guestSeries(c: RunningCluster, brokerId: number, log: (line: string) => void): ProbeSeries | null {
-  if (!c.guestProbes) return null;
-  try {
-    return c.guestProbes(brokerId);
-  } catch (err) {
-    log(`no guest probes: ${(err as Error).message}`);
-    return null;
-  }
-}
-
-/** Host probes watch the device under the first broker's data dir; where data dirs are not on this host (a VM's disk image), they are best effort. */
-async function startSampler(cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<ProbeSampler | null> {
-  const sampler = new ProbeSampler({ dataDir: cluster.brokers[0].dataDir });
-  try {
-    await sampler.start();
-    return sampler;
-  } catch (err) {
-    if (caps.dataOnHost) throw err;
-    log(`host probes off for this cell: ${(err as Error).message}`);
-    return null;
-  }
 }

@@ -41,3 +41,16 @@ export function withDeviceFlushes(broker: BrokerSummary, series: ProbeSeries | n
   if (flushes === null) return broker;
   return { ...broker, deviceFlushes: flushes, deviceFlushesScope: `${scope}${series.device ? ` (${series.device})` : ''}` };
 }
+
+/** The fault part of a trial's progress line. */
+export function faultLine(t: Trial): string {
+  const f = t.fault!;
+  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs} ms, ${r.bytesTruncated} B truncated`).join('; ');
+  const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
+  const extra = [
+    t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
+    t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
+    t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
+  ].filter(Boolean);
+  return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+}
