@@ -102,7 +102,14 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
       `power-cut-smoke: ${cycles.length} trials in ${(wallMs / 1000).toFixed(0)} s; trial cycle ${cycles.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s; ` +
         `acked lost: never ${never.trials!.map((t) => `${t.ledger.ackedLost}/${t.ledger.acked}`).join(', ')}, ` +
         `per-batch ${perBatch.trials!.map((t) => `${t.ledger.ackedLost}/${t.ledger.acked}`).join(', ')}; ` +
-        `loss windows ${lossy.map((t) => t.fault!.lossWindowSec!.toFixed(2)).join(', ')} s`,
+        `loss windows ${lossy.map((t) => t.fault!.lossWindowSec!.toFixed(2)).join(', ')} s; ` +
+        run.cells
+          .map(
+            (c) =>
+              `${c.params.flush}: segments ${c.broker.segments} (${c.broker.segmentsFrom}), flushes broker ${c.broker.flushes} / device ${c.broker.deviceFlushes}, ` +
+              `requests pending/never-sent ${c.trials!.map((t) => `${t.requests!.pending}/${t.requests!.neverSent}`).join(', ')}, after the fault ${JSON.stringify(c.errorsAfterFault)}`,
+          )
+          .join('; '),
     );
     expect(qemuPids()).toEqual([]);
     expect(existsSync(path.join(results, 'power-cut-smoke', 'latest'))).toBe(true);
