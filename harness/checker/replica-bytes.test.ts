@@ -20,7 +20,9 @@ import { checkReplicaAgreement, waitForReplicasCaughtUp } from './replicas.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-replica-bytes-'));
 const topic = 'bytes';
-const FETCH_MAX = 8 * 1024;
+// ~0.7 KB batches, 2 KiB answers: a few batches per answer, many answers per replica.
+const FETCH_MAX = 2 * 1024;
+const MIN_BATCHES = 40;
 let cluster: Cluster;
 let client: ClusterClient;
 
@@ -34,19 +36,24 @@ beforeAll(async () => {
   });
   await cluster.waitForLeaders();
   client = (await loadDriver('http')).connect({ brokers: cluster.brokers, leaderId: (t, p) => cluster.leaderOf(t, p)?.id ?? null }, { dataOnHost: true });
-  await client.produce({
-    leaders: new Map([[0, cluster.leaderOf(topic, 0)!.id]]),
-    topic,
-    acks: 'all',
-    timeoutMs: 10_000,
-    connections: 4,
-    pipelining: 1,
-    rate: null,
-    warmupSec: 0,
-    durationSec: 1,
-    ledger: new AckLedger({ recordsPerBatch: 8, producerIdBase: 4000, partitions: [0] }),
-    factory: new BatchFactory({ recordBytes: 256, recordsPerBatch: 8 }),
-  });
+  // Rounds of 1 s until enough batches for many answers: a loaded machine may ack little per second.
+  const ledger = new AckLedger({ recordsPerBatch: 8, producerIdBase: 4000, partitions: [0] });
+  for (let round = 0; round < 20 && ledger.counts().acked < MIN_BATCHES; round++) {
+    await client.produce({
+      leaders: new Map([[0, cluster.leaderOf(topic, 0)!.id]]),
+      topic,
+      acks: 'all',
+      timeoutMs: 10_000,
+      connections: 4,
+      pipelining: 1,
+      rate: null,
+      warmupSec: 0,
+      durationSec: 1,
+      ledger,
+      factory: new BatchFactory({ recordBytes: 64, recordsPerBatch: 8 }),
+    });
+  }
+  expect(ledger.counts().acked).toBeGreaterThanOrEqual(MIN_BATCHES);
   expect((await waitForReplicasCaughtUp(client, topic, [0], 15_000)).caughtUp).toBe(true);
 }, 90_000);
 
@@ -90,7 +97,7 @@ describe('replica agreement from bytes', () => {
     const leader = cluster.leaderOf(topic, 0)!.id;
     const hw = (await client.replicaDigest(leader, topic, 0, 0))!.hw;
     const stored = (await client.readReplicaLog(leader, topic, 0, hw))!;
-    expect(stored.bytes).toBeGreaterThan(4 * FETCH_MAX);
+    expect(stored.bytes).toBeGreaterThan(8 * FETCH_MAX);
     expect(stored.sha256).toBe((await client.replicaDigest(leader, topic, 0, hw))!.hash);
     const parts = await compareReplicaBytes(client, topic, [0]);
     const r = replicaAgreementOf(parts);

@@ -59,8 +59,10 @@ expectations:
     const broker = run.cells[0].broker;
     expect(broker.takenAt).toBe('before-fault');
     expect(broker.bytes).toBeGreaterThanOrEqual(t.fault!.ackedBeforeCut * 512);
-    // Requests: pending only what was written to a connected socket (at most one per connection).
-    expect(t.requests!.pending).toBeLessThanOrEqual(8);
+    // Requests: pending only what was written to a connected socket: the 8 in flight at the
+    // kill, plus reconnects the dying listener's backlog still accepted (the kernel completes
+    // the handshake until the socket closes) — a handful, not the thousands of refused attempts.
+    expect(t.requests!.pending).toBeLessThanOrEqual(4 * 8);
     expect(t.requests!.acked * 8).toBe(t.ledger.acked);
     expect(t.errorsAfterFault).toBeDefined();
     expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0, replicasDisagree: 0, hwWentBack: 0, offsetChanged: 0, inconsistentOffsets: 0 });
