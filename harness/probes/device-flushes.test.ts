@@ -8,22 +8,25 @@ import { describe, expect, it } from 'vitest';
 import { ProbeSampler, deviceFlushesBetween, probeNow } from './index.ts';
 
 describe('deviceFlushesBetween', () => {
-  it('counts at least one device flush per fdatasync of an append, within the window only', async () => {
+  it('counts at least one device flush per fdatasync of an append in a window around them', async () => {
     const dir = mkdtempSync(path.join(os.homedir(), '.durolab-flush-test-'));
     const sampler = new ProbeSampler({ dataDir: dir, intervalMs: 20 });
     try {
       await sampler.start();
       if (sampler.device === null) throw new Error(`${dir} is on no block device: no diskstats flush counter to test`);
-      await new Promise((r) => setTimeout(r, 100));
+      // The window reaches 100 ms (5 samples) past both ends of the fdatasyncs: counters are
+      // interpolated between samples, so an edge inside the loop would cut off some of them.
       const from = probeNow();
+      await new Promise((r) => setTimeout(r, 100));
       const fd = openSync(path.join(dir, 'f'), 'w');
       for (let i = 0; i < 40; i++) {
         writeSync(fd, Buffer.alloc(4096, i));
         fdatasyncSync(fd);
       }
       closeSync(fd);
-      const to = probeNow();
       await new Promise((r) => setTimeout(r, 100));
+      const to = probeNow();
+      await new Promise((r) => setTimeout(r, 60));
       const series = await sampler.stop();
       const inWindow = deviceFlushesBetween(series, from, to);
       expect(inWindow).not.toBeNull();
