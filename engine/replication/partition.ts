@@ -377,8 +377,10 @@ export class Partition {
       flushes: s.flushes,
       flushTimeUs: s.flushTimeUs,
       writeTimeUs: s.writeTimeUs,
-      rolls: s.rolls,
+      // Segment files of this replica, from the broker itself: the figure a host cannot count
+      // where the data dir is inside a VM.
       segments: s.segments,
+      rolls: s.rolls,
       followers: this.state.followerMetrics(),
       ...this.state.counters,
       ...this.counters,

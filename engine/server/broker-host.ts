@@ -6,11 +6,11 @@ import type { BrokerSettings } from './config.ts';
 import type { EventLoopDelaySummary } from './event-loop-delay.ts';
 import type { FetcherStats } from './fetcher.ts';
 
-type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'unknown';
+type RouteName = 'produce' | 'fetch' | 'replicaFetch' | 'epochEndOffset' | 'metrics' | 'health' | 'logHash' | 'replicaLog' | 'unknown';
 
 export class HttpStats {
   requests = 0;
-  byRoute: Record<RouteName, number> = { produce: 0, fetch: 0, replicaFetch: 0, epochEndOffset: 0, metrics: 0, health: 0, logHash: 0, unknown: 0 };
+  byRoute: Record<RouteName, number> = { produce: 0, fetch: 0, replicaFetch: 0, epochEndOffset: 0, metrics: 0, health: 0, logHash: 0, replicaLog: 0, unknown: 0 };
   /** Error answers by Kafka error name (everything else was answered 2xx). */
   errors: Record<string, number> = {};
   /** Errors of acks=0 produces, which were answered 204 before the append finished. */

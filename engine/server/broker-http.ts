@@ -8,6 +8,7 @@ import { type Acks, type Partition, BrokerError } from '../replication/index.ts'
 import type { BrokerHost } from './broker-host.ts';
 import { readConsumerChunks } from './fetch-read.ts';
 import { hashLogRange } from './log-hash.ts';
+import { serveReplicaLog } from './replica-read.ts';
 import {
   ClientGoneError,
   intParam,
@@ -67,7 +68,7 @@ function withLeaderUrl(broker: BrokerHost, e: BrokerError): BrokerError {
 function notFound(method: string, path: string): BrokerError {
   return new BrokerError(
     'INVALID_REQUEST',
-    `no route ${method} ${path}: expected /v1/topics/{topic}/partitions/{p}/records, /v1/replication/topics/{topic}/partitions/{p}/epoch-end-offset, /v1/metrics, /v1/health or /v1/admin/log-hash`,
+    `no route ${method} ${path}: expected /v1/topics/{topic}/partitions/{p}/records, /v1/replication/topics/{topic}/partitions/{p}/epoch-end-offset, /v1/metrics, /v1/health, /v1/admin/log-hash or /v1/admin/replica-log`,
   );
 }
 
@@ -143,6 +144,9 @@ async function route(broker: BrokerHost, req: IncomingMessage, res: ServerRespon
       const answer = await hashLogRange(p, from, upTo, () => res.destroyed);
       return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...answer });
     }
+    case '/v1/admin/replica-log':
+      stats.byRoute.replicaLog++;
+      return serveReplicaLog(broker, res, search);
     default:
       stats.byRoute.unknown++;
       throw notFound(method, path);

@@ -3,6 +3,7 @@ import { renderTable } from '../../engine/common/text-table.ts';
 import type { RunResult } from '../results/types.ts';
 import { STATE_LABEL, expectationState } from '../results/verdict.ts';
 import { diskModelText } from '../results/disk-models.ts';
+import { accountingLines } from './accounting-summary.ts';
 
 function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -56,6 +57,8 @@ export function summaryTable(run: RunResult): string {
   const out = [renderTable(headers, rows, (i) => i > 0)];
   const corrected = correctedTable(run);
   if (corrected) out.push('', corrected);
+  const accounting = accountingLines(run);
+  if (accounting.length) out.push('', ...accounting);
   const notes = run.cells.filter((c) => c.note).map((c) => `  ${c.id}: ${c.note}`);
   if (notes.length) out.push('', 'notes:', ...notes);
   const disk = diskModelText(run);

@@ -62,6 +62,7 @@ export function trialSummary(run: RunResult): string {
     const bad = [
       l.corrupt ? `${l.corrupt} corrupt batches served` : '',
       l.replicasDisagree ? `replicas disagree below HW in ${l.replicasDisagree} partition-trials` : '',
+      l.replicasDiverged ? `replica bytes diverge in ${l.replicasDiverged} partition-trials (first at offset ${c.replicas?.firstDivergentOffset ?? '?'})` : '',
       l.hwWentBack ? `HW went back by ${l.hwWentBack} offsets` : '',
       l.offsetChanged ? `${l.offsetChanged} acknowledged records served at another offset` : '',
       l.inconsistentOffsets ? `${l.inconsistentOffsets} inconsistent offsets (two records at one offset, or an acknowledged offset holding another record)` : '',

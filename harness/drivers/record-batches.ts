@@ -1,8 +1,8 @@
 // Splitting served or stored bytes into RecordBatch v2 batches, keeping each batch's identity
 // and counting batches that fail validation. Protocol-agnostic: every driver's consumer and the
 // host-side replica reader use it.
-import { batchSizeAt, validateBatch, CorruptBatchError } from '../../engine/records/index.ts';
-import type { ServedBatch } from './types.ts';
+import { ATTRIBUTES_OFFSET, batchSizeAt, crc32c, readBatchHeader, validateBatch, CorruptBatchError } from '../../engine/records/index.ts';
+import type { ServedBatch, StoredBatch } from './types.ts';
 
 export interface SplitBatches {
   batches: ServedBatch[];
@@ -41,4 +41,45 @@ export function splitBatches(buf: Buffer): SplitBatches {
     pos += size;
   }
   return { batches, corrupt, spans };
+}
+
+export interface SplitStored {
+  batches: StoredBatch[];
+  /** Bytes taken by whole batches (a torn or unframed tail is not included). */
+  consumed: number;
+  /** A batch header that cannot be framed (bad length or magic) ended the split. */
+  framingBroken: boolean;
+}
+
+/**
+ * Splits a replica's stored bytes into batches without requiring valid CRCs: each batch keeps
+ * its stored CRC and the CRC of its bytes as they are now, so a comparison can point at the
+ * batch whose bytes changed. Only framing (length, magic) ends the split.
+ */
+export function splitStoredBatches(buf: Buffer): SplitStored {
+  const batches: StoredBatch[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const size = batchSizeAt(buf, pos);
+    if (size === null || pos + size > buf.length) break;
+    let h;
+    try {
+      h = readBatchHeader(buf, pos);
+    } catch (err) {
+      if (!(err instanceof CorruptBatchError)) throw err;
+      return { batches, consumed: pos, framingBroken: true };
+    }
+    batches.push({
+      baseOffset: h.baseOffset,
+      lastOffset: h.baseOffset + h.lastOffsetDelta,
+      producerId: h.producerId,
+      baseSequence: h.baseSequence,
+      records: h.recordCount,
+      size,
+      crc: h.crc,
+      computedCrc: crc32c(buf.subarray(pos + ATTRIBUTES_OFFSET, pos + size)),
+    });
+    pos += size;
+  }
+  return { batches, consumed: pos, framingBroken: false };
 }

@@ -40,6 +40,8 @@ export interface ProduceLedger {
   ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void;
   /** The broker refused the batch; `error` is Kafka's error name (or the client's, e.g. CLIENT_TIMEOUT). */
   fail(partition: number, baseSequence: number, error: string, atMs: number): void;
+  /** The batch's connection never connected: none of it reached a socket (not an unknown outcome). */
+  neverSent(partition: number, baseSequence: number, atMs: number): void;
   /** acks=0: sent, never confirmed. */
   unconfirmed(partition: number, baseSequence: number, atMs: number): void;
   /** A produce answer reported this high watermark. */
@@ -67,6 +69,8 @@ export interface ProduceOptions {
   /** Called once a second with the last second's figures (progress line, time series). */
   onSecond?: (point: SecondPoint) => void;
   signal?: AbortSignal;
+  /** Aborted just before a fault is delivered: from then on, failures count in `errorsAfterFault`. */
+  faultSignal?: AbortSignal;
 }
 
 export interface SecondPoint {
@@ -81,8 +85,10 @@ export interface ProduceResult {
   latencyUs: hdr.Histogram;
   /** Coordinated-omission corrected (expected interval = connections / rate); fixed-rate runs only. */
   correctedLatencyUs: hdr.Histogram | null;
-  /** Failures counted by error name. */
+  /** Failures counted by error name (before the fault, when there is one). */
   errors: Record<string, number>;
+  /** Failures from the moment the fault was delivered (connection refusals and resets of a cut, mostly); empty without a fault. */
+  errorsAfterFault: Record<string, number>;
   timeseries: SecondPoint[];
   /** Seconds of the measured window (after warm-up), as actually run. */
   measuredSec: number;
@@ -137,15 +143,28 @@ export interface ReplicaDigest {
   hash: string;
 }
 
-/** A replica's stored batches below an offset, bytes included, for host-side comparison. */
+/** One batch as a replica stores it: identity, place, size and CRC, for host-side comparison. */
+export interface StoredBatch extends ServedBatch {
+  /** Bytes on disk, log overhead included. */
+  size: number;
+  /** The CRC stored in the batch header. */
+  crc: number;
+  /** crc32c over the batch (attributes to end) as stored now: equals `crc` unless the bytes changed after the CRC was written. */
+  computedCrc: number;
+}
+
+/** A replica's stored batches below an offset, read as bytes and summarized batch by batch. */
 export interface ReplicaLog {
   brokerId: number;
   upTo: number;
-  batches: ServedBatch[];
-  /** Invalid batches met in the segments read (a torn tail counts, also past `upTo` in the last segment read). */
+  /** Every stored batch whose last offset is below `upTo`, invalid ones included (their CRCs do not match). */
+  batches: StoredBatch[];
+  /** Batches whose stored CRC does not match their bytes, plus a framing break that ended the read. */
   corrupt: number;
-  /** The batches' bytes, concatenated as stored. */
-  bytes: Buffer;
+  /** Total bytes of those batches, as stored. */
+  bytes: number;
+  /** sha256 hex of those batches' bytes, concatenated as stored (what /v1/admin/log-hash hashes). */
+  sha256: string;
 }
 
 /** One partition replica as its broker reports it. */
@@ -161,6 +180,8 @@ export interface PartitionFigures {
   bytes: number;
   flushes: number;
   rolls: number;
+  /** Segment files of this replica, as the broker counts them (absent from brokers that do not report it). */
+  segments?: number;
   flushTimeUs: { p50: number; p99: number; p999: number; max: number };
 }
 
@@ -180,7 +201,7 @@ export interface ClusterClient {
   consume(opts: ConsumeOptions): Promise<ConsumedPartition>;
   /** A replica's HW, LEO and digest below `upTo` (default: its HW); null when the broker holds no replica of the partition. */
   replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
-  /** A replica's stored batches below `upTo`; null when the broker holds no replica of the partition. */
+  /** A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the broker holds no replica of the partition. */
   readReplicaLog(brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null>;
   /** Figures of every live broker (a broker that does not answer is left out and named in `down`). */
   brokerMetrics(): Promise<{ brokers: BrokerMetrics[]; down: Array<{ brokerId: number; reason: string }> }>;

@@ -22,5 +22,5 @@ export {
   type ProbeSeries,
   type ProbeSamplerOptions,
 } from './sampler.ts';
-export { perSecond, type ProbePoint, type PerSecondOptions } from './per-second.ts';
+export { perSecond, deviceFlushesBetween, type ProbePoint, type PerSecondOptions } from './per-second.ts';
 export { collectEnvironment } from '../../engine/common/environment.ts';

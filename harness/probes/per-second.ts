@@ -35,6 +35,7 @@ function indexAtOrBefore(samples: ProbeSample[], t: number): number {
   return lo;
 }
 
+/** The cumulative disk counters at t, interpolated between the samples around it. */
 function countersAt(samples: ProbeSample[], t: number): DiskCounters | null {
   const i = indexAtOrBefore(samples, t);
   const a = samples[i].disk;
@@ -97,4 +98,21 @@ export function perSecond(series: ProbeSeries, originMs: number, opts: PerSecond
     out.push(point);
   }
   return out;
+}
+
+/**
+ * Flushes the device completed between two moments (/proc/diskstats field 18, interpolated at
+ * both ends, the window clamped to the samples' span): the device's own count, to set beside a
+ * broker's self-reported flush counter. null without samples or without flush counters.
+ */
+export function deviceFlushesBetween(series: ProbeSeries, fromMs: number, toMs: number): number | null {
+  const samples = series.samples;
+  if (samples.length === 0) return null;
+  const from = Math.max(fromMs, samples[0].tMs);
+  const to = Math.min(toMs, samples[samples.length - 1].tMs);
+  if (!(to >= from)) return null;
+  const a = countersAt(samples, from);
+  const b = countersAt(samples, to);
+  if (a?.flushesCompleted === undefined || b?.flushesCompleted === undefined) return null;
+  return Math.max(0, Math.round(b.flushesCompleted - a.flushesCompleted));
 }

@@ -30,6 +30,7 @@ const ledger = z.object({
   offsetChanged: z.number().optional(),
   inconsistentOffsets: z.number().optional(),
   replicasDisagree: z.number().optional(),
+  replicasDiverged: z.number().optional(),
   hwWentBack: z.number().optional(),
 });
 
@@ -77,6 +78,31 @@ const fault = z.object({
     .optional(),
 });
 
+const counts = z.record(z.string(), z.number());
+
+const replicas = z.object({
+  compared: z.number(),
+  replicas: z.number(),
+  agreeUpTo: z.number(),
+  firstDivergentOffset: z.number().optional(),
+  diverged: z.number(),
+  short: z.number(),
+  partitions: z
+    .array(
+      z.object({
+        partition: z.number(),
+        leader: z.number(),
+        upTo: z.number(),
+        compared: z.number(),
+        agreeUpTo: z.number(),
+        firstDivergentOffset: z.number().optional(),
+        divergent: z.array(z.object({ brokerId: z.number(), offset: z.number(), why: z.string() })),
+        short: z.array(z.object({ brokerId: z.number(), endOffset: z.number() })),
+      }),
+    )
+    .optional(),
+});
+
 const cell = z.object({
   id: z.string(),
   params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
@@ -85,8 +111,10 @@ const cell = z.object({
   throughput: z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), requestsPerSec: z.number() }),
   latencyUs: latency,
   correctedLatencyUs: latency.optional(),
-  errors: z.record(z.string(), z.number()),
+  errors: counts,
+  errorsAfterFault: counts.optional(),
   ledger,
+  replicas: replicas.optional(),
   broker: z.object({
     flushes: z.number(),
     flushTimeUs: z.object({ p50: z.number(), p99: z.number(), p999: z.number(), max: z.number() }),
@@ -94,6 +122,10 @@ const cell = z.object({
     indexFiles: z.number().optional(),
     bytes: z.number(),
     rolls: z.number().optional(),
+    takenAt: z.enum(['after-load', 'before-fault', 'after-recovery']).optional(),
+    segmentsFrom: z.enum(['host-files', 'broker']).optional(),
+    deviceFlushes: z.number().optional(),
+    deviceFlushesScope: z.string().optional(),
   }),
   histograms: z.object({ latencyUs: z.string(), correctedLatencyUs: z.string().optional() }),
   timeseries: z.array(timePoint),
@@ -106,6 +138,12 @@ const cell = z.object({
         suspect: z.boolean().optional(),
         note: z.string().optional(),
         cycleMs: z.number().optional(),
+        errors: counts.optional(),
+        errorsAfterFault: counts.optional(),
+        requests: z
+          .object({ sent: z.number(), acked: z.number(), failed: z.number(), pending: z.number(), neverSent: z.number(), unconfirmed: z.number() })
+          .optional(),
+        replicas: replicas.optional(),
       }),
     )
     .optional(),

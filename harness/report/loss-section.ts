@@ -32,6 +32,7 @@ export function integrityText(l: Trial['ledger']): string {
   return [
     l.corrupt ? `${fmtInt(l.corrupt)} corrupt batch${l.corrupt === 1 ? '' : 'es'} served` : '',
     l.replicasDisagree ? `replicas disagree below HW (${fmtInt(l.replicasDisagree)} partition${l.replicasDisagree === 1 ? '' : 's'})` : '',
+    l.replicasDiverged ? `replica bytes diverge (${fmtInt(l.replicasDiverged)} partition${l.replicasDiverged === 1 ? '' : 's'})` : '',
     l.hwWentBack ? `HW went back ${fmtInt(l.hwWentBack)} offsets` : '',
     l.offsetChanged ? `${fmtInt(l.offsetChanged)} acked record${l.offsetChanged === 1 ? '' : 's'} at another offset` : '',
     l.inconsistentOffsets ? `${fmtInt(l.inconsistentOffsets)} inconsistent offset${l.inconsistentOffsets === 1 ? '' : 's'}` : '',
@@ -45,6 +46,7 @@ function integritySummary(ts: Trial[]): string {
   const kinds: Array<[keyof Trial['ledger'], string]> = [
     ['corrupt', 'corrupt batches served'],
     ['replicasDisagree', 'replicas disagree below HW'],
+    ['replicasDiverged', 'replica bytes diverge'],
     ['hwWentBack', 'HW went back'],
     ['offsetChanged', 'acked records at another offset'],
     ['inconsistentOffsets', 'inconsistent offsets'],

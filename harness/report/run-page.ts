@@ -12,6 +12,7 @@ import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { answerBlock } from './answer.ts';
+import { accountingTable } from './accounting-table.ts';
 
 export interface RenderOptions {
   /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
@@ -155,6 +156,9 @@ ${chartSection}
 <p class="muted">An acknowledged record missing after the fault is lost; records present without an acknowledgement are allowed.
 A cell's row gives its whole ledger; with several trials, its loss window, recovery time and guest page cache are the worst trial's and truncated bytes the sum.</p>
 <div class="table-wrap">${lossTable(run)}</div>
+<h3>Integrity and accounting</h3>
+<p class="muted">Replicas are compared on the host from their stored bytes (offset, size, CRC of every batch below the leader's HW). Flushes: the brokers' own counter beside the device's (/proc/diskstats). Errors after a fault (refused connections, mostly) are counted apart; a request is pending only once written to a connected socket.</p>
+<div class="table-wrap">${accountingTable(run)}</div>
 ${lossFigures(run, lossChart)}
 </section>
 

@@ -26,8 +26,41 @@ export interface LedgerSummary {
   inconsistentOffsets?: number;
   /** Partitions whose replicas' log hashes differ below the lowest replica HW (must be 0). */
   replicasDisagree?: number;
+  /** Partitions where some replica's stored batches differ from the leader's below its HW, compared on the host from bytes (must be 0; absent with RF 1). */
+  replicasDiverged?: number;
   /** Offsets by which a leader's HW after recovery is below the highest HW a produce answer reported before the fault, summed over partitions (0 = never went back). */
   hwWentBack?: number;
+}
+
+/**
+ * Replica agreement from bytes (harness/checker/replica-bytes.ts): each replica's own stored
+ * batches below the leader's HW, read through the client driver and compared on the host with
+ * the leader's, batch by batch (offset, size, stored CRC, CRC of the bytes). Runs with RF > 1 only.
+ */
+export interface ReplicaAgreement {
+  /** Batches compared (each replica's against the leader's), summed over partitions (and trials, for a cell). */
+  compared: number;
+  /** Replicas compared with their leader, summed likewise. */
+  replicas: number;
+  /** Every replica's stored batches agree below this offset (the lowest over partitions and trials). */
+  agreeUpTo: number;
+  /** The lowest offset at which a replica's batch differs from the leader's; absent when none does. */
+  firstDivergentOffset?: number;
+  /** Partitions (partition-trials, for a cell) where some replica differs. */
+  diverged: number;
+  /** Replicas whose stored log ends below the leader's HW (behind, not different). */
+  short: number;
+  /** Trials only: per partition. */
+  partitions?: Array<{
+    partition: number;
+    leader: number;
+    upTo: number;
+    compared: number;
+    agreeUpTo: number;
+    firstDivergentOffset?: number;
+    divergent: Array<{ brokerId: number; offset: number; why: string }>;
+    short: Array<{ brokerId: number; endOffset: number }>;
+  }>;
 }
 
 /** One sample per second: load and probe figures on one time axis (t = seconds since cell load start). */
@@ -53,6 +86,14 @@ export interface BrokerSummary {
   indexFiles?: number;
   bytes: number;
   rolls?: number;
+  /** When the figures were read: after the load, or (fault trials) just before the fault was delivered, since a restarted broker's counters start at 0 (after-recovery only when that read failed). */
+  takenAt?: 'after-load' | 'before-fault' | 'after-recovery';
+  /** Where `segments` comes from: .log files counted in the data dirs on this host, or the brokers' own count (a VM's data dir is in its guest). */
+  segmentsFrom?: 'host-files' | 'broker';
+  /** Flushes the block device completed over the same window (/proc/diskstats), beside the brokers' own `flushes`; absent without a device counter. */
+  deviceFlushes?: number;
+  /** Whose device `deviceFlushes` counts (the host disk under the data dirs holds every broker, and anything else on it; a VM's guest disk holds one broker). */
+  deviceFlushesScope?: string;
 }
 
 export interface FaultOutcome {
@@ -100,6 +141,17 @@ export interface Trial {
   note?: string;
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */
   cycleMs?: number;
+  /** Produce failures by name before the fault (the whole load without one). */
+  errors?: Record<string, number>;
+  /** Produce failures from the moment the fault was delivered (refusals and resets of the cut, mostly). */
+  errorsAfterFault?: Record<string, number>;
+  /**
+   * The ledger's batches by state: pending = written to a connected socket, no answer (an
+   * unknown outcome); neverSent = its connection never connected, so it cannot be in any log.
+   */
+  requests?: { sent: number; acked: number; failed: number; pending: number; neverSent: number; unconfirmed: number };
+  /** Replica agreement from bytes, after the load (after recovery in fault trials); RF > 1 only. */
+  replicas?: ReplicaAgreement;
 }
 
 /** One repetition's own figures (the cell's throughput is their median; the spread is the noise band). */
@@ -120,8 +172,13 @@ export interface CellResult {
   latencyUs: LatencySummary;
   /** Coordinated-omission corrected latency (fixed-rate workloads only). */
   correctedLatencyUs?: LatencySummary;
+  /** Produce failures by name; in a fault scenario, those before the fault. */
   errors: Record<string, number>;
+  /** Fault scenarios: failures from the moment the fault was delivered, summed over trials. */
+  errorsAfterFault?: Record<string, number>;
   ledger: LedgerSummary;
+  /** Replica agreement from bytes over the cell's trials (RF > 1 only). */
+  replicas?: ReplicaAgreement;
   broker: BrokerSummary;
   /** HdrHistogram compressed base64 (hdr-histogram-js encodeIntoCompressedBase64). */
   histograms: { latencyUs: string; correctedLatencyUs?: string };

@@ -33,6 +33,8 @@ export interface DriveOptions {
   loadDone: Promise<unknown>;
   /** Stops the load generator (called right after the kill went out). */
   stopLoad: () => void;
+  /** Runs at the fault's moment, just before it is delivered (broker figures, marking later errors as after the fault). */
+  beforeInject?: () => Promise<void>;
   signal: AbortSignal;
 }
 
@@ -48,6 +50,7 @@ export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan;
   if (moment !== 'fire') return { plan, moment, fired: null };
   const targets = resolveVictims(opts.fault.target, opts.cluster, opts.topic);
   try {
+    await opts.beforeInject?.();
     const cut = await injectFault(opts.fault.kind, opts.cluster, targets);
     return { plan, moment, fired: { plan, targets, cut } };
   } finally {

@@ -65,8 +65,26 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
         expect(f.recovery[0].restartMs).toBeGreaterThan(0);
         expect(t.ledger.corrupt).toBe(0);
         expect(t.ledger.replicasDisagree).toBe(0);
+        // Accounting: a request is pending only once written to a connected socket (one per
+        // connection at most); the cut's refusals are never-sent requests and after-fault errors.
+        expect(t.requests!.pending).toBeLessThanOrEqual(8);
+        expect(t.requests!.acked + t.requests!.failed + t.requests!.pending + t.requests!.neverSent).toBe(t.requests!.sent);
+        expect(t.errorsAfterFault).toBeDefined();
       }
+      // Broker figures read just before the cut, the segment count from the broker in the guest
+      // (the host cannot see the guest's data dir), and the guest disk's own flush count.
+      expect(c.broker.takenAt).toBe('before-fault');
+      expect(c.broker.segmentsFrom).toBe('broker');
+      expect(c.broker.segments).toBeGreaterThanOrEqual(1);
+      expect(c.broker.bytes).toBeGreaterThan(0);
+      expect(c.broker.deviceFlushes).toBeTypeOf('number');
+      expect(c.errorsAfterFault).toBeDefined();
     }
+    // fdatasync per batch: the broker flushed, and the guest disk saw flushes of the same order.
+    // Not ">=" exactly: the guest's last probe sample before the cut can be up to 250 ms old,
+    // while the broker's counter is read right before the cut (one run here had device >= broker).
+    expect(perBatch.broker.flushes).toBeGreaterThan(0);
+    expect(perBatch.broker.deviceFlushes!).toBeGreaterThan(perBatch.broker.flushes / 2);
     for (const t of perBatch.trials!) {
       expect(t.ledger.ackedLost).toBe(0);
       expect(t.ledger.hwWentBack).toBe(0);
@@ -86,7 +104,14 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
       `power-cut-smoke: ${cycles.length} trials in ${(wallMs / 1000).toFixed(0)} s; trial cycle ${cycles.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s; ` +
         `acked lost: never ${never.trials!.map((t) => `${t.ledger.ackedLost}/${t.ledger.acked}`).join(', ')}, ` +
         `per-batch ${perBatch.trials!.map((t) => `${t.ledger.ackedLost}/${t.ledger.acked}`).join(', ')}; ` +
-        `loss windows ${lossy.map((t) => t.fault!.lossWindowSec!.toFixed(2)).join(', ')} s`,
+        `loss windows ${lossy.map((t) => t.fault!.lossWindowSec!.toFixed(2)).join(', ')} s; ` +
+        run.cells
+          .map(
+            (c) =>
+              `${c.params.flush}: segments ${c.broker.segments} (${c.broker.segmentsFrom}), flushes broker ${c.broker.flushes} / device ${c.broker.deviceFlushes}, ` +
+              `requests pending/never-sent ${c.trials!.map((t) => `${t.requests!.pending}/${t.requests!.neverSent}`).join(', ')}, after the fault ${JSON.stringify(c.errorsAfterFault)}`,
+          )
+          .join('; '),
     );
     expect(qemuPids()).toEqual([]);
     expect(existsSync(path.join(results, 'power-cut-smoke', 'latest'))).toBe(true);

@@ -9,25 +9,27 @@ import * as hdr from 'hdr-histogram-js';
 import type { Scenario, MatrixCell } from '../scenario/types.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
-import { ProbeSampler, perSecond, collectEnvironment, describeProbeCost, type ProbeSeries } from '../probes/index.ts';
+import { ProbeSampler, perSecond, collectEnvironment, describeProbeCost } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { checkLedger } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { loadDriver } from '../drivers/registry.ts';
-import type { ClientDriver, ClusterClient, ProduceResult } from '../drivers/types.ts';
+import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { RunStore, newRunId } from '../results/store.ts';
-import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import type { BrokerSummary, CellResult, ReplicaAgreement, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
-import type { TargetCapabilities } from '../targets/registry.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, skippedCell, emptyLedger } from './cell-result.ts';
-import { summarizeBrokers } from './broker-figures.ts';
+import { brokerFigures, summarizeBrokers, withinMs } from './broker-figures.ts';
+import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { guestSeries, startSampler } from './cell-probes.ts';
+import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import { diskModelIdFor } from '../results/disk-models.ts';
 
 export interface RunOptions {
@@ -157,6 +159,9 @@ async function runCell(
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
   const mergedCorrected = w.rate ? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 }) : null;
   const errors: Record<string, number> = {};
+  const errorsAfterFault: Record<string, number> = {};
+  let replicas: ReplicaAgreement | undefined;
+  const rf = scenario.cluster.replicationFactor;
   const trials: Trial[] = [];
   const rps: number[] = [];
   const mbps: number[] = [];
@@ -179,10 +184,14 @@ async function runCell(
     let sampler: ProbeSampler | null = null;
     let loadPromise: Promise<ProduceResult> | null = null;
     const stopForFault = new AbortController();
+    // Aborted at the fault's moment, just before delivery: later produce failures are its echo.
+    const faultMark = new AbortController();
+    let beforeFault: BrokerSummary | null = null;
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal });
       accelerator = cluster.accelerator;
+      const running = cluster;
       const fault = scenario.faults[0];
       if (fault) assertCanInject(scenario.faults, cluster, opts.target);
       const client = driver.connect(cluster, { dataOnHost: caps.dataOnHost });
@@ -211,6 +220,7 @@ async function runCell(
         factory,
         // A fault stops the load at the cut; Ctrl-C stops it too.
         signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
+        faultSignal: faultMark.signal,
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
@@ -225,6 +235,17 @@ async function runCell(
             loadDone: loadPromise,
             stopLoad: () => stopForFault.abort(),
             signal: opts.signal,
+            // Broker counters restart at 0 with a restarted broker: read them before the cut.
+            beforeInject: async () => {
+              try {
+                // Bounded: a stuck broker must not push the cut far past its moment.
+                beforeFault = { ...(await withinMs(brokerFigures(client, running, caps, log), 2000, 'broker figures')), takenAt: 'before-fault' };
+              } catch (err) {
+                log(`rep ${rep + 1}: no broker figures before the fault (${(err as Error).message}); they are read after recovery`);
+              } finally {
+                faultMark.abort();
+              }
+            },
           })
         : null;
       const load = await loadPromise;
@@ -235,7 +256,9 @@ async function runCell(
       interrupted ||= opts.signal.aborted;
       merged.add(load.latencyUs);
       if (mergedCorrected && load.correctedLatencyUs) mergedCorrected.add(load.correctedLatencyUs);
-      for (const [k, v] of Object.entries(load.errors)) errors[k] = (errors[k] ?? 0) + v;
+      addCounts(errors, load.errors);
+      addCounts(errorsAfterFault, load.errorsAfterFault);
+      const deviceScope = caps.guestProbes ? `guest disk of broker ${probedBroker}` : "host disk under the data dirs: every broker's, and anything else on it";
       rps.push(load.measuredRecords / load.measuredSec);
       reqps.push(load.measuredRequests / load.measuredSec);
       mbps.push(load.measuredBytes / load.measuredSec / 1e6);
@@ -264,9 +287,16 @@ async function runCell(
           ledger,
           timeoutMs: caps.recoveryTimeoutMs,
         });
-        broker = await brokerFigures(client, cluster, caps, log);
-        writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check }, null, 1));
+        const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
+        const figures = beforeFault ?? { ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' as const };
+        broker = withDeviceFlushes(figures, series, loadStartMs, fired.cut.atMs, deviceScope);
+        writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
         trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
+        trial.errorsAfterFault = load.errorsAfterFault;
+        if (agreement) {
+          trial.replicas = agreement;
+          trial.ledger.replicasDiverged = agreement.diverged;
+        }
       } else {
         // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
         // followers, so wait until the replicas caught up before the checker reads.
@@ -290,6 +320,11 @@ async function runCell(
             inconsistentOffsets: report.inconsistentOffsets,
           },
         };
+        const agreement = await replicaAgreement(client, scenario.cluster.topic, [...leaders.keys()], rf);
+        if (agreement) {
+          trial.replicas = agreement;
+          trial.ledger.replicasDiverged = agreement.diverged;
+        }
         if (!caught.caughtUp) {
           trial.suspect = true;
           trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
@@ -298,8 +333,11 @@ async function runCell(
           trial.suspect = true;
           trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
         }
-        broker = await brokerFigures(client, cluster, caps, log);
+        broker = withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-load' }, series, loadStartMs, load.endMs, deviceScope);
       }
+      trial.errors = load.errors;
+      trial.requests = requestCounts(ledger);
+      replicas = addReplicaAgreements(replicas, trial.replicas);
       writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
       trial.cycleMs = Date.now() - trialStartMs;
       trials.push(trial);
@@ -310,6 +348,7 @@ async function runCell(
           (trial.fault ? faultLine(trial) : '') +
           (trial.note ? ` [suspect: ${trial.note}]` : ''),
       );
+      if (trial.replicas) log(`rep ${rep + 1}: ${replicaLine(trial.replicas)}`);
     } catch (err) {
       // Ctrl-C in the middle of a repetition: the finished ones stay in the cell.
       if (!opts.signal.aborted || trials.length === 0) throw err;
@@ -339,7 +378,9 @@ async function runCell(
     latencyUs: summarizeLatency(merged),
     ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
     errors,
+    ...(scenario.faults.length ? { errorsAfterFault } : {}),
     ledger: ledgerSum,
+    ...(replicas ? { replicas } : {}),
     broker,
     histograms: { latencyUs: encodeHistogram(merged), ...(mergedCorrected ? { correctedLatencyUs: encodeHistogram(mergedCorrected) } : {}) },
     repetitions: repFigures,
@@ -349,15 +390,8 @@ async function runCell(
   };
 }
 
-/** Broker figures through the client driver; segment files are counted where the data dirs are on this host. */
-async function brokerFigures(client: ClusterClient, cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<CellResult['broker']> {
-  const { brokers, down } = await client.brokerMetrics();
-  for (const d of down) log(`broker ${d.brokerId}: no figures (${d.reason})`);
-  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : []);
-}
-
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'hwWentBack') =>
+  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack') =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
@@ -370,41 +404,7 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('offsetChanged'),
     ...sum('inconsistentOffsets'),
     ...sum('replicasDisagree'),
+    ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
   };
-}
-
-function faultLine(t: Trial): string {
-  const f = t.fault!;
-  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs} ms, ${r.bytesTruncated} B truncated`).join('; ');
-  const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
-  const extra = [
-    t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
-    t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
-    t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
-  ].filter(Boolean);
-  return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
-}
-
-function guestSeries(c: RunningCluster, brokerId: number, log: (line: string) => void): ProbeSeries | null {
-  if (!c.guestProbes) return null;
-  try {
-    return c.guestProbes(brokerId);
-  } catch (err) {
-    log(`no guest probes: ${(err as Error).message}`);
-    return null;
-  }
-}
-
-/** Host probes watch the device under the first broker's data dir; where data dirs are not on this host (a VM's disk image), they are best effort. */
-async function startSampler(cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<ProbeSampler | null> {
-  const sampler = new ProbeSampler({ dataDir: cluster.brokers[0].dataDir });
-  try {
-    await sampler.start();
-    return sampler;
-  } catch (err) {
-    if (caps.dataOnHost) throw err;
-    log(`host probes off for this cell: ${(err as Error).message}`);
-    return null;
-  }
 }

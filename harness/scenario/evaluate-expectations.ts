@@ -104,6 +104,10 @@ export function trialNotEvaluable(trial: Trial, hasFault: boolean): string | nul
 
 const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was promised that could be lost or moved`;
 
+/** replicasDiverged is measured only where there are replicas to compare (RF > 1). */
+const noReplicas = (path: string, who: string, ledger: { replicasDiverged?: number }) =>
+  path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1)` : null;
+
 function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict[] {
   const trials = cell.trials ?? [];
   if (trials.length === 0) return [{ state: 'bad', text: `${cell.id}: no trials recorded` }];
@@ -111,7 +115,10 @@ function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, boun
   const skipped: string[] = [];
   let ok = true;
   for (const t of trials) {
-    const why = trialNotEvaluable(t, hasFault) ?? (NEEDS_ACKS.has(e.left.path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null);
+    const why =
+      trialNotEvaluable(t, hasFault) ??
+      (NEEDS_ACKS.has(e.left.path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null) ??
+      noReplicas(e.left.path, `trial ${t.index}`, t.ledger);
     if (why) {
       skipped.push(why);
       continue;
@@ -130,6 +137,8 @@ function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, boun
 function cellNotEvaluable(path: string, cell: CellResult, hasFault: boolean): string | null {
   if (!path.startsWith('ledger.')) return null;
   if (NEEDS_ACKS.has(path) && cell.ledger.acked === 0) return noAcks(cell.id);
+  const unreplicated = noReplicas(path, cell.id, cell.ledger);
+  if (unreplicated) return unreplicated;
   const trials = cell.trials ?? [];
   if (hasFault && trials.length > 0 && trials.every((t) => trialNotEvaluable(t, hasFault))) {
     return `${cell.id}: no trial is evaluable (${trials.map((t) => trialNotEvaluable(t, hasFault)).join('; ')})`;

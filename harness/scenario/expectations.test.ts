@@ -338,6 +338,25 @@ describe('verdict states', () => {
     expect(incons.detail).toBe('inconsistentOffsets == 0: failed (failing io=direct,flush=never: 8; passing io=buffered,flush=never: 0; io=buffered,flush=per-batch: 0; io=direct,flush=per-batch: 0)');
   });
 
+  it('replicasDiverged is assertable per cell and per trial, and NOT EVALUATED where nothing was compared (RF 1)', () => {
+    const s = scenario(['replicasDiverged == 0', 'replicasDiverged == 0 in every trial']);
+    const trials = [{ index: 0, ledger: { ...CLEAN, replicasDiverged: 0 } }, { index: 1, ledger: { ...CLEAN, replicasDiverged: 1 } }];
+    const [cellLevel, perTrial] = evaluateExpectations(
+      s,
+      fourCells({
+        'io=buffered,flush=never': { ledger: { ...CLEAN, replicasDiverged: 0 }, trials: [trials[0]] },
+        'io=direct,flush=never': { ledger: { ...CLEAN, replicasDiverged: 1 }, trials },
+      }),
+    );
+    expect(cellLevel.state).toBe('fail');
+    expect(cellLevel.detail).toContain('failing io=direct,flush=never: 1');
+    expect(cellLevel.detail).toContain('io=buffered,flush=per-batch: no replicas compared (replication factor 1)');
+    expect(perTrial.state).toBe('fail');
+    expect(perTrial.detail).toContain('io=direct,flush=never: trials 0, 1');
+    const [none] = evaluateExpectations(scenario(['replicasDiverged == 0']), fourCells());
+    expect(none.state).toBe('not-evaluated');
+  });
+
   it('refuses an error name that no broker answer or client failure produces, listing the known ones', () => {
     const r = parseExpectation('errors.TIMEOUT == 0');
     expect(r).toMatchObject({ offset: 0, found: "'errors.TIMEOUT'" });

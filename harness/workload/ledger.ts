@@ -2,7 +2,12 @@
 // what the broker said about it. It lives on the host, outside any fault's blast radius, and
 // is the checker's ground truth.
 
-export type BatchStatus = 'pending' | 'acked' | 'failed' | 'unconfirmed';
+/**
+ * pending: written to a connected socket, no answer (yet): its outcome is unknown (Jepsen's
+ * :info). never-sent: built, but its connection never connected (refused or reset during a
+ * cut), so no byte of it left the host: it cannot be in any log and is not an unknown outcome.
+ */
+export type BatchStatus = 'pending' | 'acked' | 'failed' | 'unconfirmed' | 'never-sent';
 
 export interface LedgerBatch {
   partition: number;
@@ -14,6 +19,16 @@ export interface LedgerBatch {
   baseOffset: number;
   ackMs: number;
   error: string | null;
+}
+
+export interface LedgerCounts {
+  sent: number;
+  acked: number;
+  failed: number;
+  pending: number;
+  unconfirmed: number;
+  neverSent: number;
+  ackedRecords: number;
 }
 
 /** Columnar per partition: a power-cut run can send millions of batches. */
@@ -44,8 +59,8 @@ class PartitionColumns {
   }
 }
 
-const STATUS_CODE: Record<BatchStatus, number> = { pending: 0, acked: 1, failed: 2, unconfirmed: 3 };
-const STATUS_NAME: BatchStatus[] = ['pending', 'acked', 'failed', 'unconfirmed'];
+const STATUS_CODE: Record<BatchStatus, number> = { pending: 0, acked: 1, failed: 2, unconfirmed: 3, 'never-sent': 4 };
+const STATUS_NAME: BatchStatus[] = ['pending', 'acked', 'failed', 'unconfirmed', 'never-sent'];
 
 export class AckLedger {
   readonly recordsPerBatch: number;
@@ -103,6 +118,15 @@ export class AckLedger {
     cols.ackMs[i] = ackMs;
   }
 
+  /** The batch's connection closed without ever connecting: none of it reached a socket. Only a pending batch changes. */
+  neverSent(partition: number, baseSequence: number, atMs: number): void {
+    const cols = this.columns(partition);
+    const i = this.indexOf(cols, partition, baseSequence);
+    if (cols.status[i] !== STATUS_CODE.pending) return;
+    cols.status[i] = STATUS_CODE['never-sent'];
+    cols.ackMs[i] = atMs;
+  }
+
   fail(partition: number, baseSequence: number, error: string, atMs: number): void {
     const cols = this.columns(partition);
     const i = this.indexOf(cols, partition, baseSequence);
@@ -129,13 +153,14 @@ export class AckLedger {
     }
   }
 
-  counts(): { sent: number; acked: number; failed: number; pending: number; unconfirmed: number; ackedRecords: number } {
-    const c = { sent: 0, acked: 0, failed: 0, pending: 0, unconfirmed: 0, ackedRecords: 0 };
+  /** Batches by state; `sent` counts every batch built, `neverSent` those that never reached a socket. */
+  counts(): LedgerCounts {
+    const c: LedgerCounts = { sent: 0, acked: 0, failed: 0, pending: 0, unconfirmed: 0, neverSent: 0, ackedRecords: 0 };
     for (const cols of this.parts.values()) {
       for (let i = 0; i < cols.count; i++) {
         c.sent++;
         const s = STATUS_NAME[cols.status[i]];
-        c[s]++;
+        c[s === 'never-sent' ? 'neverSent' : s]++;
         if (s === 'acked') c.ackedRecords += cols.records[i];
       }
     }

@@ -1,7 +1,8 @@
 // The workload through the client-driver seam (the http driver) against a real broker process:
 // every acknowledged batch is in the ledger with the offset the broker gave it, pipelined answers
 // are matched to their requests, a fixed-rate run keeps a coordinated-omission-corrected
-// histogram, and a replica's stored bytes read back from disk match its log hash.
+// histogram, a replica's stored bytes read back over /v1/admin/replica-log match its log hash,
+// and a request counts as pending only once it was written to a connected socket.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -9,7 +10,8 @@ import path from 'node:path';
 import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
 import { AckLedger } from './ledger.ts';
 import { BatchFactory } from './batch-factory.ts';
-import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { checkLedger } from '../checker/checker.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import type { ClusterClient } from '../drivers/types.ts';
@@ -62,22 +64,23 @@ describe('produce through the http driver', () => {
     expect(report.acked).toBe(counts.ackedRecords);
     expect(report.unackedPresent).toBeLessThanOrEqual(3 * 4 * 8);
 
-    // The replica's stored batches below its HW, read from its data dir, are what the consumer
-    // was served, and hash to what the broker's own log hash says.
+    // The replica's stored batches below its HW, read as bytes through /v1/admin/replica-log,
+    // are what the consumer was served, and hash to what the broker's own log hash says.
     const digest = await client.replicaDigest(id, 'load', 0);
     expect(digest).not.toBeNull();
     expect(digest!.upTo).toBe(logs[0].highWatermark);
     const stored = await client.readReplicaLog(id, 'load', 0, digest!.upTo);
     expect(stored!.corrupt).toBe(0);
-    expect(stored!.batches).toEqual(logs[0].batches);
-    expect(createHash('sha256').update(stored!.bytes).digest('hex')).toBe(digest!.hash);
+    expect(stored!.batches.map(({ size: _s, crc: _c, computedCrc: _cc, ...b }) => b)).toEqual(logs[0].batches);
+    expect(stored!.batches.every((b) => b.crc === b.computedCrc)).toBe(true);
+    expect(stored!.sha256).toBe(digest!.hash);
     expect(await client.replicaDigest(id, 'no-such-topic', 0)).toBeNull();
 
     const figures = await client.brokerMetrics();
     expect(figures.down).toEqual([]);
     const p0 = figures.brokers[0].partitions.find((p) => p.topic === 'load' && p.partition === 0)!;
     expect(p0).toMatchObject({ role: 'leader', hw: digest!.hw, leo: digest!.leo, isr: [id] });
-    expect(p0.bytes).toBe(stored!.bytes.length);
+    expect(p0.bytes).toBe(stored!.bytes);
   }, 30_000);
 
   it('fixed rate: holds the rate and keeps a corrected histogram', async () => {
@@ -126,5 +129,76 @@ describe('produce through the http driver', () => {
     expect(r.errors.NOT_ENOUGH_REPLICAS).toBeGreaterThanOrEqual(counts.failed);
     expect(r.latencyUs.totalCount).toBe(0);
     expect([...ledger.batches(1)].filter((b) => b.status === 'failed').every((b) => b.error === 'NOT_ENOUGH_REPLICAS')).toBe(true);
+  }, 30_000);
+
+  it('requests whose connection never connected are never-sent, not pending; errors after the fault are kept apart', async () => {
+    // A port nobody listens on: autocannon reconnects in a tight loop and builds a request per attempt.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const ledger = new AckLedger({ recordsPerBatch: 2, producerIdBase: 11000, partitions: [0] });
+    const fault = new AbortController();
+    fault.abort();
+    const deadClient = (await loadDriver('http')).connect(
+      { brokers: [{ id: 9, url: `http://127.0.0.1:${port}`, dataDir: dir }], leaderId: () => 9 },
+      { dataOnHost: true },
+    );
+    const r = await deadClient.produce({
+      leaders: new Map([[0, 9]]),
+      topic: 'load',
+      acks: 1,
+      timeoutMs: 2_000,
+      connections: 2,
+      pipelining: 2,
+      rate: null,
+      warmupSec: 0,
+      durationSec: 1,
+      ledger,
+      factory: new BatchFactory({ recordBytes: 32, recordsPerBatch: 2 }),
+      faultSignal: fault.signal,
+    });
+    const counts = ledger.counts();
+    expect(counts.sent).toBeGreaterThan(10);
+    expect(counts.neverSent).toBe(counts.sent);
+    expect(counts.pending).toBe(0);
+    expect(r.errors).toEqual({});
+    expect(r.errorsAfterFault.CLIENT_ECONNREFUSED).toBeGreaterThan(10);
+  }, 30_000);
+
+  it('a request written to a connected socket that never answers stays pending', async () => {
+    let requests = 0;
+    const silent: Server = createServer(() => {
+      requests++; // read, never answered
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const ledger = new AckLedger({ recordsPerBatch: 2, producerIdBase: 12000, partitions: [0] });
+      const silentClient = (await loadDriver('http')).connect(
+        { brokers: [{ id: 8, url: `http://127.0.0.1:${port}`, dataDir: dir }], leaderId: () => 8 },
+        { dataOnHost: true },
+      );
+      const r = await silentClient.produce({
+        leaders: new Map([[0, 8]]),
+        topic: 'load',
+        acks: 1,
+        timeoutMs: 10_000,
+        connections: 2,
+        pipelining: 1,
+        rate: null,
+        warmupSec: 0,
+        durationSec: 1,
+        ledger,
+        factory: new BatchFactory({ recordBytes: 32, recordsPerBatch: 2 }),
+      });
+      const counts = ledger.counts();
+      expect(requests).toBe(2);
+      expect(counts).toMatchObject({ sent: 2, pending: 2, neverSent: 0, acked: 0 });
+      expect(r.errorsAfterFault).toEqual({});
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
   }, 30_000);
 });

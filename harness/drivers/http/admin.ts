@@ -1,12 +1,10 @@
 // The HTTP driver's view of replicas and brokers: GET /v1/admin/log-hash (a replica's HW, LEO
 // and the sha256 of its stored batches below an offset), GET /v1/metrics (per-partition
-// figures), and a replica's stored batches read from its data dir when that is on this host
-// (the /v1 API serves consumer fetches from leaders only).
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+// figures), and GET /v1/admin/replica-log (a replica's own stored batches as bytes, whatever its
+// role: the /v1 consumer API serves leaders only).
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { listDir, segmentPaths } from '../../../engine/storage/files.ts';
-import { splitBatches } from '../record-batches.ts';
+import { splitStoredBatches } from '../record-batches.ts';
 import type { BrokerMetrics, ReplicaDigest, ReplicaLog } from '../types.ts';
 
 const logHashAnswer = z.object({ brokerId: z.number(), hw: z.number(), leo: z.number(), upTo: z.number(), hash: z.string() });
@@ -44,6 +42,7 @@ const partitionMetrics = z.object({
   bytes: num,
   flushes: num,
   rolls: num,
+  segments: z.number().optional(),
   flushTimeUs: z.object({ p50: num, p99: num, p999: num, max: num }).catch({ p50: 0, p99: 0, p999: 0, max: 0 }),
 });
 const metricsAnswer = z.object({ partitions: z.array(partitionMetrics) });
@@ -65,37 +64,48 @@ export async function brokerMetrics(url: string, brokerId: number): Promise<Brok
 }
 
 /**
- * A replica's stored batches below `upTo`, read from the segment files under its data dir
- * (`<dataDir>/<topic>-<partition>/<base offset>.log`). null when the broker holds no replica.
- * Preallocated or zero-padded tails (O_DIRECT) end a segment's data.
+ * A replica's own stored batches below `upTo`, read as bytes through GET /v1/admin/replica-log
+ * (any role, any target: the bytes come over HTTP, not from a host directory) in answers of at
+ * most fetch.max.bytes, summarized batch by batch and hashed as they stream in (a long log is
+ * never held whole). null when the broker holds no replica of the partition.
  */
-export function readReplicaFromDisk(dataDir: string, brokerId: number, topic: string, partition: number, upTo: number): ReplicaLog | null {
-  const dir = path.join(dataDir, `${topic}-${partition}`);
-  let listing;
-  try {
-    listing = listDir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  const out: ReplicaLog = { brokerId, upTo, batches: [], corrupt: 0, bytes: Buffer.alloc(0) };
-  const chunks: Buffer[] = [];
-  for (const base of listing.logs) {
-    const file = readFileSync(segmentPaths(dir, base).log);
-    let end = 0;
-    while (end + 12 <= file.length && file.readInt32BE(end + 8) > 0) end += 12 + file.readInt32BE(end + 8);
-    const split = splitBatches(file.subarray(0, Math.min(end, file.length)));
-    out.corrupt += split.corrupt;
-    for (const [i, b] of split.batches.entries()) {
-      if (b.lastOffset >= upTo) {
-        out.bytes = Buffer.concat(chunks);
-        return out;
-      }
-      const span = split.spans[i]!;
-      out.batches.push(b);
-      chunks.push(file.subarray(span.position, span.position + span.size));
+export async function readReplicaOverHttp(url: string, brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null> {
+  const out: ReplicaLog = { brokerId, upTo, batches: [], corrupt: 0, bytes: 0, sha256: '' };
+  const hash = createHash('sha256');
+  let from: number | null = null;
+  for (;;) {
+    const q = `topic=${encodeURIComponent(topic)}&partition=${partition}&upTo=${upTo}${from === null ? '' : `&from=${from}`}`;
+    const where = `GET ${url}/v1/admin/replica-log?${q} (broker ${brokerId})`;
+    const res = await fetch(`${url}/v1/admin/replica-log?${q}`, { signal: AbortSignal.timeout(30_000) });
+    const body = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) {
+      const text = body.toString('utf8');
+      if (errorName(text) === 'UNKNOWN_TOPIC_OR_PARTITION') return null;
+      throw new Error(`${where} answered ${res.status}: ${text.slice(0, 200)}`);
     }
+    const next = Number(res.headers.get('x-next-offset'));
+    if (!Number.isSafeInteger(next)) throw new Error(`${where}: expected an x-next-offset header with an offset, found ${res.headers.get('x-next-offset')}`);
+    const split = splitStoredBatches(body);
+    for (const b of split.batches) out.batches.push(b);
+    hash.update(body.subarray(0, split.consumed));
+    out.bytes += split.consumed;
+    out.corrupt += split.batches.filter((b) => b.crc !== b.computedCrc).length;
+    if (split.framingBroken || split.consumed < body.length) {
+      // A batch that cannot be framed ends what can be compared: the rest is not split.
+      out.corrupt++;
+      break;
+    }
+    if (body.length === 0 || next >= upTo || (from !== null && next <= from)) break;
+    from = next;
   }
-  out.bytes = Buffer.concat(chunks);
+  out.sha256 = hash.digest('hex');
   return out;
+}
+
+function errorName(text: string): unknown {
+  try {
+    return (JSON.parse(text) as { error?: unknown } | null)?.error;
+  } catch {
+    return undefined;
+  }
 }

@@ -3,7 +3,7 @@
 // broker figures come from /v1/admin/log-hash and /v1/metrics (admin.ts). This folder is the
 // only place in the harness's runner, checker and workload paths that builds a /v1 URL.
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
-import { brokerMetrics, logHash, readReplicaFromDisk } from './admin.ts';
+import { brokerMetrics, logHash, readReplicaOverHttp } from './admin.ts';
 import { consumeOverHttp } from './consumer.ts';
 import { runHttpLoad } from './producer.ts';
 
@@ -13,7 +13,7 @@ function brokerOf(cluster: DriverCluster, brokerId: number): { id: number; url: 
   return b;
 }
 
-export function httpClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
+export function httpClient(cluster: DriverCluster, _opts: ConnectOptions): ClusterClient {
   return {
     driver: 'http',
     get brokers() {
@@ -27,15 +27,7 @@ export function httpClient(cluster: DriverCluster, opts: ConnectOptions): Cluste
       return consumeOverHttp({ url: brokerOf(cluster, id).url, topic: o.topic, partition: o.partition, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
     },
     replicaDigest: (brokerId, topic, partition, upTo) => logHash(brokerOf(cluster, brokerId).url, brokerId, topic, partition, upTo),
-    readReplicaLog: async (brokerId, topic, partition, upTo) => {
-      if (!opts.dataOnHost) {
-        throw new Error(
-          `read replica log ${topic}-${partition} of broker ${brokerId}: the http driver reads stored batches from the broker's data dir, ` +
-            "which this target keeps off the host (compare replicaDigest instead)",
-        );
-      }
-      return readReplicaFromDisk(brokerOf(cluster, brokerId).dataDir, brokerId, topic, partition, upTo);
-    },
+    readReplicaLog: (brokerId, topic, partition, upTo) => readReplicaOverHttp(brokerOf(cluster, brokerId).url, brokerId, topic, partition, upTo),
     brokerMetrics: async () => {
       const settled = await Promise.allSettled(cluster.brokers.map((b) => brokerMetrics(b.url, b.id)));
       const brokers = [];

@@ -5,6 +5,7 @@
 // whole milliseconds, too coarse for fsync.
 import autocannon from 'autocannon';
 import * as hdr from 'hdr-histogram-js';
+import { SocketLedger, type AutocannonClient } from './socket-ledger.ts';
 import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
 
 /** One broker's share of the load: the partitions it leads. */
@@ -70,9 +71,13 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
   let second = newHistogram();
   const expectedIntervalUs = opts.rate ? Math.round((opts.connections * 1e6) / opts.rate) : 0;
 
+  const errorsAfterFault: Record<string, number> = {};
   const countError = (name: string) => {
-    errors[name] = (errors[name] ?? 0) + 1;
+    // Errors once a fault is being delivered are mostly its echo (refusals, resets): kept apart.
+    const into = opts.faultSignal?.aborted ? errorsAfterFault : errors;
+    into[name] = (into[name] ?? 0) + 1;
   };
+  const sockets = new SocketLedger(ledger);
 
   const instances = targets.map((target, ti) => {
     const url = new URL(target.url);
@@ -83,6 +88,7 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
         const partition = target.partitions[next++ % target.partitions.length];
         const now = Date.now();
         const seq = ledger.send(partition, now);
+        sockets.built(partition, seq);
         const body = factory.build(ledger.producerIdOf(partition), seq, now);
         return {
           ...req,
@@ -125,6 +131,7 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
       timeout: Math.ceil(opts.timeoutMs / 1000) + 5,
       ...(opts.rate ? { overallRate: Math.max(1, Math.round((opts.rate * connections[ti]) / opts.connections)) } : {}),
       requests: [request],
+      setupClient: (client) => sockets.watch(client as unknown as AutocannonClient),
     }, (err) => {
       if (err) countError(`LOAD_GENERATOR_${err.message}`);
       finish();
@@ -186,12 +193,14 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
     opts.signal?.removeEventListener('abort', stopAll);
   }
   const endMs = Date.now();
+  sockets.settle();
   if (opts.acks === 0) settleUnconfirmed(ledger, endMs);
   measuredBytes = measuredRequests * bytesPerRequest;
   return {
     latencyUs,
     correctedLatencyUs,
     errors,
+    errorsAfterFault,
     timeseries,
     measuredSec: Math.max(0.001, (endMs - measureStartMs) / 1000),
     measuredRequests,

@@ -1,0 +1,142 @@
+// Replica agreement from bytes, on the host: every replica's own stored batches up to the
+// leader's high watermark are read through the client driver and compared batch by batch with
+// the leader's (base offset, last offset, size, stored CRC, CRC of the bytes as they are now).
+// A committed record that differs between copies is what leader-epoch truncation (KIP-101)
+// exists to prevent; the brokers' own /v1/admin/log-hash stays a cross-check (replicas.ts),
+// never the only evidence, since a bug all brokers share would hash the same wrong bytes.
+import type { ClusterClient, StoredBatch } from '../drivers/types.ts';
+import type { ReplicaAgreement } from '../results/types.ts';
+
+export type ReplicaByteSource = Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest' | 'readReplicaLog'>;
+
+export interface Divergence {
+  brokerId: number;
+  /** Base offset of the first batch that differs from the leader's. */
+  offset: number;
+  why: string;
+}
+
+export interface PartitionBytes {
+  partition: number;
+  leader: number;
+  /** The leader's HW: batches whose last offset is below it are compared. */
+  upTo: number;
+  followers: number[];
+  compared: number;
+  agreeUpTo: number;
+  firstDivergentOffset: number | null;
+  divergent: Divergence[];
+  /** Followers whose stored log ends below the HW: behind, not different. */
+  short: Array<{ brokerId: number; endOffset: number }>;
+  /** Leader batches whose stored CRC does not match their bytes. */
+  leaderCorrupt: number;
+}
+
+function describe(a: StoredBatch): string {
+  return `[${a.baseOffset}..${a.lastOffset}] ${a.size} B crc ${a.crc.toString(16)}${a.computedCrc !== a.crc ? ` (bytes give ${a.computedCrc.toString(16)})` : ''}`;
+}
+
+/** The first batch where `follower` differs from `leader`, or where it ends early. */
+export function compareStoredBatches(
+  leader: StoredBatch[],
+  follower: StoredBatch[],
+): { compared: number; divergence: { offset: number; why: string } | null; endOffset: number | null } {
+  let compared = 0;
+  for (let i = 0; i < leader.length; i++) {
+    const l = leader[i]!;
+    const f = follower[i];
+    if (!f) return { compared, divergence: null, endOffset: l.baseOffset };
+    compared++;
+    const same = l.baseOffset === f.baseOffset && l.lastOffset === f.lastOffset && l.size === f.size && l.crc === f.crc && l.computedCrc === f.computedCrc;
+    if (!same) return { compared, divergence: { offset: Math.min(l.baseOffset, f.baseOffset), why: `leader ${describe(l)}, replica ${describe(f)}` }, endOffset: null };
+  }
+  // A follower holding more below the HW than the leader is a divergence too.
+  const extra = follower[leader.length];
+  if (extra) return { compared, divergence: { offset: extra.baseOffset, why: `replica holds ${describe(extra)} past the leader's last batch below its HW` }, endOffset: null };
+  return { compared, divergence: null, endOffset: null };
+}
+
+export async function compareReplicaBytes(source: ReplicaByteSource, topic: string, partitions: number[]): Promise<PartitionBytes[]> {
+  const out: PartitionBytes[] = [];
+  for (const p of partitions) {
+    const leader = source.leaderId(topic, p);
+    if (leader === null) throw new Error(`replica bytes ${topic}-${p}: the partition has no leader to compare against`);
+    const digest = await source.replicaDigest(leader, topic, p, 0);
+    if (!digest) throw new Error(`replica bytes ${topic}-${p}: leader ${leader} holds no replica`);
+    const upTo = digest.hw;
+    const leaderLog = await source.readReplicaLog(leader, topic, p, upTo);
+    if (!leaderLog) throw new Error(`replica bytes ${topic}-${p}: leader ${leader} holds no replica`);
+    const part: PartitionBytes = {
+      partition: p,
+      leader,
+      upTo,
+      followers: [],
+      compared: 0,
+      agreeUpTo: upTo,
+      firstDivergentOffset: null,
+      divergent: [],
+      short: [],
+      leaderCorrupt: leaderLog.batches.filter((b) => b.crc !== b.computedCrc).length,
+    };
+    for (const b of source.brokers) {
+      if (b.id === leader) continue;
+      const log = await source.readReplicaLog(b.id, topic, p, upTo);
+      if (!log) continue;
+      part.followers.push(b.id);
+      const c = compareStoredBatches(leaderLog.batches, log.batches);
+      part.compared += c.compared;
+      if (c.divergence) {
+        part.divergent.push({ brokerId: b.id, ...c.divergence });
+        part.agreeUpTo = Math.min(part.agreeUpTo, c.divergence.offset);
+        part.firstDivergentOffset = Math.min(part.firstDivergentOffset ?? Infinity, c.divergence.offset);
+      } else if (c.endOffset !== null) {
+        part.short.push({ brokerId: b.id, endOffset: c.endOffset });
+        part.agreeUpTo = Math.min(part.agreeUpTo, c.endOffset);
+      }
+    }
+    out.push(part);
+  }
+  return out;
+}
+
+/** run.json's `replicas` figures of one trial. */
+export function replicaAgreementOf(parts: PartitionBytes[]): ReplicaAgreement {
+  const first = parts.map((p) => p.firstDivergentOffset).filter((o): o is number => o !== null);
+  return {
+    compared: parts.reduce((a, p) => a + p.compared, 0),
+    replicas: parts.reduce((a, p) => a + p.followers.length, 0),
+    agreeUpTo: parts.length ? Math.min(...parts.map((p) => p.agreeUpTo)) : 0,
+    ...(first.length ? { firstDivergentOffset: Math.min(...first) } : {}),
+    diverged: parts.filter((p) => p.divergent.length > 0).length,
+    short: parts.reduce((a, p) => a + p.short.length, 0),
+    partitions: parts.map((p) => ({
+      partition: p.partition,
+      leader: p.leader,
+      upTo: p.upTo,
+      compared: p.compared,
+      agreeUpTo: p.agreeUpTo,
+      ...(p.firstDivergentOffset !== null ? { firstDivergentOffset: p.firstDivergentOffset } : {}),
+      divergent: p.divergent,
+      short: p.short,
+    })),
+  };
+}
+
+/** A cell's `replicas` over its trials: counts summed, offsets the lowest; per-partition detail stays in the trials. */
+export function addReplicaAgreements(a: ReplicaAgreement | undefined, b: ReplicaAgreement | undefined): ReplicaAgreement | undefined {
+  if (!a) {
+    if (!b) return undefined;
+    const { partitions: _detail, ...totals } = b;
+    return totals;
+  }
+  if (!b) return a;
+  const first = [a.firstDivergentOffset, b.firstDivergentOffset].filter((o): o is number => o !== undefined);
+  return {
+    compared: a.compared + b.compared,
+    replicas: a.replicas + b.replicas,
+    agreeUpTo: Math.min(a.agreeUpTo, b.agreeUpTo),
+    ...(first.length ? { firstDivergentOffset: Math.min(...first) } : {}),
+    diverged: a.diverged + b.diverged,
+    short: a.short + b.short,
+  };
+}

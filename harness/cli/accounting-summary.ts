@@ -1,0 +1,65 @@
+// The terminal's accounting lines at the end of a bench, per cell: replica agreement from bytes
+// (RF > 1), the brokers' flush count beside the device's, errors after the fault apart from
+// those before it (connection refusals on their own line), and the ledger's requests by state
+// (pending = written to a socket with no answer; never sent = the connection never connected).
+import type { CellResult, RunResult } from '../results/types.ts';
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+
+const REFUSALS = new Set(['CLIENT_ECONNREFUSED']);
+
+function label(c: CellResult): string {
+  return Object.entries(c.params).map(([k, v]) => `${k}=${v}`).join(' ') || c.id;
+}
+
+export function replicasText(c: CellResult): string | null {
+  const r = c.replicas;
+  if (!r) return null;
+  const base = `${int(r.replicas)} replica copies, ${int(r.compared)} batches compared`;
+  if (r.diverged === 0) {
+    return `replicas agree from bytes (${base}, agreeing up to offset ${int(r.agreeUpTo)}${r.short ? `; ${r.short} replica(s) end below the HW` : ''})`;
+  }
+  return `REPLICAS DIVERGE from bytes: first divergent offset ${int(r.firstDivergentOffset ?? r.agreeUpTo)} (${r.diverged} partition-trial(s); ${base})`;
+}
+
+export function flushesText(c: CellResult): string {
+  const b = c.broker;
+  const when = b.takenAt === 'before-fault' ? 'read just before the fault' : b.takenAt === 'after-recovery' ? 'read after recovery' : 'read after the load';
+  const device = b.deviceFlushes === undefined ? 'device: no flush counter' : `device ${int(b.deviceFlushes)} (${b.deviceFlushesScope ?? 'block device'})`;
+  const segments = b.segmentsFrom === 'broker' ? `; ${int(b.segments)} segments as the brokers count them` : '';
+  return `flushes: brokers ${int(b.flushes)} (${when}), ${device}${segments}`;
+}
+
+/** '' for a cell with no fault errors: "after the fault: N connection refusals, M other errors (NAME n, ...)". */
+export function afterFaultText(errors: Record<string, number> | undefined): string {
+  if (!errors) return '';
+  const entries = Object.entries(errors).filter(([, n]) => n > 0);
+  if (entries.length === 0) return '';
+  const refused = entries.filter(([k]) => REFUSALS.has(k)).reduce((a, [, n]) => a + n, 0);
+  const other = entries.filter(([k]) => !REFUSALS.has(k)).sort((a, b) => b[1] - a[1]);
+  const otherSum = other.reduce((a, [, n]) => a + n, 0);
+  const parts = [
+    refused ? `${int(refused)} connection refusals` : '',
+    otherSum ? `${int(otherSum)} other errors (${other.map(([k, n]) => `${k} ${int(n)}`).join(', ')})` : '',
+  ].filter(Boolean);
+  return `after the fault: ${parts.join(', ')}`;
+}
+
+function requestsText(c: CellResult): string {
+  const trials = (c.trials ?? []).filter((t) => t.requests);
+  if (trials.length === 0) return '';
+  const sum = (k: 'sent' | 'acked' | 'failed' | 'pending' | 'neverSent') => trials.reduce((a, t) => a + t.requests![k], 0);
+  if (sum('neverSent') === 0 && sum('pending') === 0) return '';
+  return `requests: ${int(sum('acked'))} acked, ${int(sum('failed'))} failed, ${int(sum('pending'))} pending (written, no answer), ${int(sum('neverSent'))} never sent (no connection)`;
+}
+
+/** Lines under "accounting:", or [] when no cell was measured. */
+export function accountingLines(run: RunResult): string[] {
+  const lines = run.cells
+    .filter((c) => c.status === 'ok' || c.status === 'interrupted')
+    .map((c) => {
+      const parts = [replicasText(c), flushesText(c), afterFaultText(c.errorsAfterFault), requestsText(c)].filter(Boolean);
+      return `  ${label(c)}: ${parts.join('; ')}`;
+    });
+  return lines.length ? ['accounting (errors in the table are those before any fault):', ...lines] : [];
+}

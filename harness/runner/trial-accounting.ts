@@ -1,0 +1,56 @@
+// The honest-accounting parts of a trial, beside the checker's verdicts: the ledger's requests
+// by state (pending vs never sent), errors before and after the fault, replica agreement from
+// bytes (RF > 1), and the device's own flush count beside the brokers' self-reported one.
+import type { ClusterClient } from '../drivers/types.ts';
+import type { BrokerSummary, ReplicaAgreement, Trial } from '../results/types.ts';
+import type { AckLedger } from '../workload/ledger.ts';
+import { deviceFlushesBetween, type ProbeSeries } from '../probes/index.ts';
+import { compareReplicaBytes, replicaAgreementOf } from '../checker/replica-bytes.ts';
+
+export function requestCounts(ledger: AckLedger): NonNullable<Trial['requests']> {
+  const c = ledger.counts();
+  return { sent: c.sent, acked: c.acked, failed: c.failed, pending: c.pending, neverSent: c.neverSent, unconfirmed: c.unconfirmed };
+}
+
+export function addCounts(into: Record<string, number>, from: Record<string, number>): Record<string, number> {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+  return into;
+}
+
+/**
+ * Every replica's stored batches below its leader's HW, compared with the leader's on the host
+ * (harness/checker/replica-bytes.ts). undefined with RF 1 (nothing to compare). A failure to
+ * read is not agreement: it is thrown, and the trial fails with the reason.
+ */
+export async function replicaAgreement(client: ClusterClient, topic: string, partitions: number[], replicationFactor: number): Promise<ReplicaAgreement | undefined> {
+  if (replicationFactor <= 1) return undefined;
+  return replicaAgreementOf(await compareReplicaBytes(client, topic, partitions));
+}
+
+/** One line for the progress log: what the comparison found. */
+export function replicaLine(r: ReplicaAgreement): string {
+  if (r.diverged === 0) return `replicas agree from bytes (${r.compared.toLocaleString('en-US')} batches compared up to offset ${r.agreeUpTo.toLocaleString('en-US')})`;
+  const where = (r.partitions ?? []).flatMap((p) => p.divergent.map((d) => `partition ${p.partition} broker ${d.brokerId} at offset ${d.offset}`));
+  return `REPLICAS DIVERGE from offset ${r.firstDivergentOffset} (${where.join('; ')})`;
+}
+
+/** The broker figures with the device's flush count over [fromMs, toMs] beside them. */
+export function withDeviceFlushes(broker: BrokerSummary, series: ProbeSeries | null, fromMs: number, toMs: number, scope: string): BrokerSummary {
+  if (!series) return broker;
+  const flushes = deviceFlushesBetween(series, fromMs, toMs);
+  if (flushes === null) return broker;
+  return { ...broker, deviceFlushes: flushes, deviceFlushesScope: `${scope}${series.device ? ` (${series.device})` : ''}` };
+}
+
+/** The fault part of a trial's progress line. */
+export function faultLine(t: Trial): string {
+  const f = t.fault!;
+  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs} ms, ${r.bytesTruncated} B truncated`).join('; ');
+  const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
+  const extra = [
+    t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
+    t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
+    t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
+  ].filter(Boolean);
+  return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+}
