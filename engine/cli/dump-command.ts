@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { dumpLog, type DumpBatch, type DumpResult, type DumpSegment } from '../storage/index.ts';
 import { BATCH_HEADER_BYTES } from '../records/index.ts';
-import { parseFlags, requireString } from '../common/flags.ts';
+import { parseCommandFlags, requireString } from '../common/flags.ts';
 import { fmtInt } from './text-format.ts';
 
 /** DumpBatch plus the header fields the storage dump leaves out (read from the batch's first 61 bytes). */
@@ -170,17 +170,14 @@ listed with crcValid: false and the walk goes on.
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags('engine dump', argv, {
+  const parsed = parseCommandFlags('engine dump', argv, {
     dir: { type: 'string' },
     index: { type: 'boolean', default: false },
     'no-records': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP);
+  if (parsed === null) return 0;
+  const { values } = parsed;
   const report = runDump({ dir: requireString('engine dump', '--dir', values.dir, 'the partition directory') });
   console.log(values.json ? JSON.stringify(report, null, 2) : formatDump(report, { records: values['no-records'] !== true, index: values.index === true }));
   return 0;

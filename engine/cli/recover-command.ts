@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseSettingFlags, settingFlagOptions, settingFlagsHelp } from '../settings/index.ts';
 import { logConfigFromSettings, recoverLog, type IoMode, type RecoveryReport } from '../storage/index.ts';
-import { parseFlags, requireString } from '../common/flags.ts';
+import { parseCommandFlags, requireString } from '../common/flags.ts';
 import { fmtBytes, fmtInt } from './text-format.ts';
 
 export interface RecoverOptions {
@@ -82,17 +82,14 @@ ${settingFlagsHelp(RECOVER_SETTINGS, 22)}
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags('engine recover', argv, {
+  const parsed = parseCommandFlags('engine recover', argv, {
     dir: { type: 'string' },
     full: { type: 'boolean', default: false },
     ...settingFlagOptions(RECOVER_SETTINGS),
     json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP);
+  if (parsed === null) return 0;
+  const { values } = parsed;
   const { maxBatchBytes, io } = logConfigFromSettings(parseSettingFlags(values, RECOVER_SETTINGS));
   const result = runRecover({
     dir: requireString('engine recover', '--dir', values.dir, 'the partition directory'),

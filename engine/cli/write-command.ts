@@ -14,7 +14,7 @@ import {
   type SyncCall,
 } from '../storage/index.ts';
 import { encodeBatch, type RecordInput } from '../records/index.ts';
-import { parseByteSize, parseFlags, parseIntFlag, requireString } from '../common/flags.ts';
+import { parseByteSize, parseCommandFlags, parseIntFlag, requireString } from '../common/flags.ts';
 import { LatencyRecorder, type LatencySummary } from '../common/latency.ts';
 import { formatRecovery, recoveryHappened } from './recover-command.ts';
 import { fmtBytes, fmtInt, fmtMBps } from './text-format.ts';
@@ -201,19 +201,16 @@ fdatasync costs ~80-250 µs, far less than on real media.
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags('engine write', argv, {
+  const parsed = parseCommandFlags('engine write', argv, {
     dir: { type: 'string' },
     records: { type: 'string' },
     'record-bytes': { type: 'string' },
     'batch-records': { type: 'string' },
     ...settingFlagOptions(WRITE_SETTINGS),
     json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP);
+  if (parsed === null) return 0;
+  const { values } = parsed;
   const opts = parseWriteFlags(values);
   const result = runWrite(opts);
   console.log(values.json ? JSON.stringify(result, null, 2) : formatWrite(result));

@@ -1,7 +1,7 @@
 // `durolab claims`: every claim of the source articles with its computed verdict.
 
 import path from 'node:path';
-import { parseFlags } from '../../engine/common/flags.ts';
+import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { listRuns } from '../report/load-runs.ts';
 import { defaultDirs } from '../report/repo-paths.ts';
 import type { RunResult } from '../results/types.ts';
@@ -22,17 +22,13 @@ figures behind it. \`durolab publish\` renders the same as the site's claims pag
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags('claims', argv, {
+  const parsed = parseCommandFlags('claims', argv, {
     json: { type: 'boolean', default: false },
     claims: { type: 'string' },
     'results-dir': { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  void positionals;
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP);
+  if (parsed === null) return 0;
+  const { values } = parsed;
   const { resultsDir } = defaultDirs({ resultsDir: values['results-dir'] });
   const claims = loadClaims(values.claims ? path.resolve(values.claims) : undefined);
   const runs = (await listRuns(resultsDir)).filter((e) => e.run).map((e) => e.run as RunResult);

@@ -1,7 +1,7 @@
 // `durolab compare RUN_A RUN_B [RUN_C ...]` and `durolab compare --scenario NAME`.
 
 import path from 'node:path';
-import { parseFlags } from '../../engine/common/flags.ts';
+import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { listRuns, readRunJson, resolveRunFile } from '../report/load-runs.ts';
 import { defaultDirs } from '../report/repo-paths.ts';
@@ -33,18 +33,15 @@ Prints the table and writes an HTML page (default: <reports dir>/compare/<name>.
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags('compare', argv, {
+  const parsed = parseCommandFlags('compare', argv, {
     scenario: { type: 'string' },
     html: { type: 'string' },
     'no-html': { type: 'boolean', default: false },
     'results-dir': { type: 'string' },
     'reports-dir': { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  }, true);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP, true);
+  if (parsed === null) return 0;
+  const { values, positionals } = parsed;
   const dirs = defaultDirs({ resultsDir: values['results-dir'], reportsDir: values['reports-dir'] });
   let text: string;
   let page: string;

@@ -1,7 +1,7 @@
 // `durolab publish [--out DIR]`: the static site of runs (harness/publish/publish.ts).
 
 import path from 'node:path';
-import { parseFlags } from '../../engine/common/flags.ts';
+import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
 import { defaultDirs } from '../report/repo-paths.ts';
 import { publishSite } from './publish.ts';
@@ -23,19 +23,15 @@ with no network; links are relative; host names and local paths are left out.
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags('publish', argv, {
+  const parsed = parseCommandFlags('publish', argv, {
     out: { type: 'string' },
     scenario: { type: 'string', multiple: true },
     since: { type: 'string' },
     runs: { type: 'string' },
     'results-dir': { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  void positionals;
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP);
+  if (parsed === null) return 0;
+  const { values } = parsed;
   const root = findRepoRoot();
   const { resultsDir } = defaultDirs({ root, resultsDir: values['results-dir'] });
   const outDir = path.resolve(values.out ?? path.join(root, 'site'));

@@ -1,6 +1,6 @@
 // `durolab report [run]`: render a run's HTML report and refresh the index of all runs.
 
-import { parseFlags } from '../../engine/common/flags.ts';
+import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { listRuns, readRunJson, resolveRunFile } from './load-runs.ts';
 import { defaultDirs } from './repo-paths.ts';
 import { writeReportsIndex, writeRunReport } from './write-reports.ts';
@@ -24,17 +24,14 @@ network) and refreshes reports/index.html, the list of all runs. Prints the page
 `;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags('report', argv, {
+  const parsed = parseCommandFlags('report', argv, {
     all: { type: 'boolean', default: false },
     summary: { type: 'string' },
     'results-dir': { type: 'string' },
     'reports-dir': { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  }, true);
-  if (values.help) {
-    process.stdout.write(HELP);
-    return 0;
-  }
+  }, HELP, true);
+  if (parsed === null) return 0;
+  const { values, positionals } = parsed;
   if (positionals.length > 1) throw new Error(`report takes at most one run, got ${positionals.length}: ${positionals.join(' ')}`);
   if (values.all && positionals.length) throw new Error('report: give either --all or a run, not both');
   if (values.all && values.summary !== undefined) throw new Error('report: --summary prints one run; give a run, not --all');

@@ -1,5 +1,5 @@
 // `durolab vm-image [--force]`: builds (or finds cached) the VM image and prints where it is.
-import { parseFlags } from '../../engine/common/flags.ts';
+import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { buildVmImage } from './image.ts';
 
 const HELP = `usage: durolab vm-image [--force] [--cache-dir DIR] [--kernel auto|host|debian-package] [--json]
@@ -16,17 +16,14 @@ Needs: apt-get install -y qemu-system-x86 busybox-static e2fsprogs
   --json         print the image description as JSON`;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags('vm-image', argv, {
+  const parsed = parseCommandFlags('vm-image', argv, {
     force: { type: 'boolean', default: false },
     'cache-dir': { type: 'string' },
     kernel: { type: 'string', default: 'auto' },
     json: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+  }, HELP);
+  if (parsed === null) return 0;
+  const { values } = parsed;
   const kernel = values.kernel as 'auto' | 'host' | 'debian-package';
   if (!['auto', 'host', 'debian-package'].includes(kernel)) throw new Error(`--kernel: expected auto, host or debian-package, got '${values.kernel}'`);
   const t0 = performance.now();
