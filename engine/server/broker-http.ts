@@ -8,7 +8,7 @@ import { type Acks, type Partition, BrokerError } from '../replication/index.ts'
 import type { BrokerHost } from './broker-host.ts';
 import { readConsumerChunks } from './fetch-read.ts';
 import { hashLogRange } from './log-hash.ts';
-import { serveReplicaLog } from './replica-read.ts';
+import { partitionRangeQuery, serveReplicaLog } from './replica-read.ts';
 import {
   ClientGoneError,
   intParam,
@@ -134,13 +134,7 @@ async function route(broker: BrokerHost, req: IncomingMessage, res: ServerRespon
       return sendJson(res, 200, health(broker));
     case '/v1/admin/log-hash': {
       stats.byRoute.logHash++;
-      const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo']);
-      const topic = query.get('topic');
-      if (!topic) throw invalid('topic', 'a topic name', topic);
-      const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
-      const p = broker.partitionOrThrow(topic, index);
-      const from = query.has('from') ? intParam(query, 'from', undefined, 0) : undefined;
-      const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
+      const { topic, index, p, from, upTo } = partitionRangeQuery(broker, search);
       const answer = await hashLogRange(p, from, upTo, () => res.destroyed);
       return sendJson(res, 200, { brokerId: broker.id, topic, partition: index, ...answer });
     }

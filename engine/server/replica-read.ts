@@ -68,15 +68,21 @@ export async function readReplicaChunks(p: Partition, from: number | undefined, 
   return out;
 }
 
-/** This broker's own stored batches of a partition in [from, upTo), raw, whatever its role . */
-export async function serveReplicaLog(broker: BrokerHost, res: ServerResponse, search: string): Promise<void> {
-  const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo', 'maxBytes']);
+/** `?topic=T&partition=P[&from=F][&upTo=U]` of the admin reads (log-hash, replica-log), with the partition looked up. */
+export function partitionRangeQuery(broker: BrokerHost, search: string, extraKeys: string[] = []) {
+  const query = parseQuery(search, ['topic', 'partition', 'from', 'upTo', ...extraKeys]);
   const topic = query.get('topic');
   if (!topic) throw invalid('topic', 'a topic name', topic);
   const index = intParam(query, 'partition', undefined, 0, 0x7fffffff);
   const p = broker.partitionOrThrow(topic, index);
   const from = query.has('from') ? intParam(query, 'from', undefined, 0) : undefined;
   const upTo = query.has('upTo') ? intParam(query, 'upTo', undefined, 0) : undefined;
+  return { query, topic, index, p, from, upTo };
+}
+
+/** This broker's own stored batches of a partition in [from, upTo), raw, whatever its role. */
+export async function serveReplicaLog(broker: BrokerHost, res: ServerResponse, search: string): Promise<void> {
+  const { query, p, from, upTo } = partitionRangeQuery(broker, search, ['maxBytes']);
   const maxBytes = Math.min(intParam(query, 'maxBytes', broker.settings.fetchMaxBytes, 1, 1 << 30), broker.settings.fetchMaxBytes);
   const r = await readReplicaChunks(p, from, upTo, maxBytes, () => res.destroyed);
   if (res.destroyed) return;
