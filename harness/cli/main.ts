@@ -39,6 +39,10 @@ const commands: Record<string, Command> = {
     summary: 'build (or find cached) the QEMU guest image: kernel, busybox initramfs, node, the bundled CLI',
     load: () => import('../vm/image-command.ts'),
   },
+  kafka: {
+    summary: 'Apache Kafka for target: kafka: `durolab kafka install` fetches its jars from Maven Central into the cache',
+    load: () => import('../targets/kafka/install.ts'),
+  },
   report: {
     summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',
     load: () => import('../report/report-command.ts'),

@@ -149,6 +149,8 @@ export interface RunResult {
   environment: Environment;
   settings: Record<string, unknown>;
   target: TargetKind;
+  /** What the system under test is, from the target (target: kafka: engine, kafkaVersion, java). */
+  targetInfo?: Record<string, string>;
   /** VM target: the id of the disk model in harness/results/disk-models.ts (what a power cut loses). */
   diskModel?: string;
   cells: CellResult[];

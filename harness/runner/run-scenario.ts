@@ -86,6 +86,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       ...(scenario.vm ? { vm: scenario.vm } : {}),
     },
     target: opts.target.kind,
+    ...(opts.target.info ? { targetInfo: await opts.target.info() } : {}),
     ...(diskModelIdFor(opts.target) ? { diskModel: diskModelIdFor(opts.target) } : {}),
     cells: [],
     expectations: [],
@@ -208,6 +209,7 @@ async function runCell(
         durationSec: w.durationSec,
         ledger,
         factory,
+        ...(w.producer ? { producer: w.producer as unknown as Record<string, unknown> } : {}),
         // A fault stops the load at the cut; Ctrl-C stops it too.
         signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
         onSecond: (p) =>

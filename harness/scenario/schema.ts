@@ -10,6 +10,7 @@ import { FAULTS, FAULT_KINDS, faultKindSchema } from '../faults/registry.ts';
 import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
+import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
 export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
@@ -93,6 +94,7 @@ export const workloadSchema = z.strictObject({
   duration: seconds('a duration > 0 (seconds, or a string like 5s, 1m)', (s) => s > 0).default(5),
   repetitions: intBetween(1, 1000).default(1),
   driver: driverNameSchema.default(DEFAULT_DRIVER),
+  producer: kafkaProducerSchema.optional(),
 });
 
 const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | all', (v) => {
@@ -193,7 +195,7 @@ export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[]
     case 'cluster':
       return Object.keys(clusterSchema.shape);
     case 'workload':
-      return Object.keys(workloadSchema.shape);
+      return rest[0] === 'producer' ? Object.keys(kafkaProducerSchema.shape) : Object.keys(workloadSchema.shape);
     case 'settings':
       return SETTING_NAMES;
     case 'matrix':

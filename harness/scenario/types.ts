@@ -4,6 +4,7 @@ import type { SettingValue } from './settings.ts';
 import type { FaultKind } from '../faults/registry.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { DriverName } from '../drivers/registry.ts';
+import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 
 export type Target = TargetKind;
 
@@ -45,6 +46,8 @@ export interface WorkloadSpec {
   repetitions: number;
   /** The client driver the load and the checker go through (harness/drivers/registry.ts). */
   driver: DriverName;
+  /** `workload.producer:` (driver kafka): the Kafka producer's settings. */
+  producer?: KafkaProducerSettings;
 }
 
 export type FaultVictims = { broker: number } | 'leader' | 'all';

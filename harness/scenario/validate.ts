@@ -131,6 +131,21 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     );
   }
 
+  // Settings the target has no equivalent for (target: kafka: io direct/dsync, sync fdatasync, ...).
+  const refuse = targetKnown ? capabilitiesOf(target).refuseSetting : undefined;
+  if (refuse) {
+    for (const layer of layers) {
+      for (const [name, values] of Object.entries(layer.values)) {
+        values.forEach((v, i) => {
+          const why = refuse(name, v);
+          if (!why) return;
+          const path = layer.path[0] === 'matrix' && layer.path.length === 1 ? [...layer.path, name, i] : [...layer.path, name];
+          issues.push(src.issue(path, `a setting target: ${target} can honour (${why})`, `${name}: ${String(v)}`));
+        });
+      }
+    }
+  }
+
   // Matrix cells.
   let cells: Scenario['matrix'] | undefined;
   if (s.matrix) {
@@ -146,6 +161,34 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     cells = [{ id: 'base', label: 'base settings', params: {} }];
   }
 
+  // The driver: one the target can talk to (the target's first when the file names none).
+  const rawWorkload = (typeof doc.workload === 'object' && doc.workload !== null ? doc.workload : {}) as Record<string, unknown>;
+  let driver = s.workload?.driver;
+  if (s.workload && targetKnown) {
+    const can = capabilitiesOf(target).drivers;
+    if (rawWorkload.driver === undefined && !can.includes(s.workload.driver)) driver = can[0]!;
+    else if (!can.includes(s.workload.driver)) {
+      issues.push(src.issue(['workload', 'driver'], `a driver target: ${target} can talk to (${can.join(' | ')})`, `'${s.workload.driver}'`));
+    }
+  }
+  const producer = s.workload?.producer;
+  if (producer && driver !== 'kafka') {
+    issues.push(src.issue(['workload', 'producer'], 'no producer: block unless workload.driver is kafka (it sets the Kafka client producer)', 'a producer: block', { key: true }));
+  }
+  if (producer?.acks !== undefined) {
+    const elsewhere = layers.some((l) => 'acks' in l.values);
+    if (elsewhere) issues.push(src.issue(['workload', 'producer', 'acks'], 'acks in one place: settings/matrix or workload.producer', 'acks in both', { key: true }));
+    else if (s.settings) (s.settings as Record<string, SettingValue>).acks = producer.acks;
+  }
+  if (producer && s.workload) {
+    // A RecordBatch v2 of recordsPerBatch records: 61 bytes of header, per record ~20 bytes of
+    // framing and the 22-byte identity header (harness/drivers/kafka/identity.ts), and the value.
+    const need = 61 + s.workload.recordsPerBatch * (s.workload.recordBytes + 42);
+    if (producer['batch.size'] < need) {
+      issues.push(src.issue(['workload', 'producer', 'batch.size'], `at least ${need} bytes: one batch of workload.recordsPerBatch (${s.workload.recordsPerBatch}) records of ${s.workload.recordBytes} bytes must fit`, String(producer['batch.size'])));
+    }
+  }
+
   // Workload with the command line's overrides.
   const workload = s.workload
     ? {
@@ -157,7 +200,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         warmupSec: s.workload.warmup,
         durationSec: opts.durationSec ?? s.workload.duration,
         repetitions: opts.repeat ?? s.workload.repetitions,
-        driver: s.workload.driver,
+        driver: driver ?? s.workload.driver,
+        ...(producer ? { producer: producer as NonNullable<Scenario['workload']['producer']> } : {}),
       }
     : undefined;
 
