@@ -184,7 +184,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     // A RecordBatch v2 of recordsPerBatch records: 61 bytes of header, per record ~20 bytes of
     // framing and the 22-byte identity header (harness/drivers/kafka/identity.ts), and the value.
     const need = 61 + s.workload.recordsPerBatch * (s.workload.recordBytes + 42);
-    if (producer['batch.size'] < need) {
+    if (producer['batch.size'] !== undefined && producer['batch.size'] < need) {
       issues.push(src.issue(['workload', 'producer', 'batch.size'], `at least ${need} bytes: one batch of workload.recordsPerBatch (${s.workload.recordsPerBatch}) records of ${s.workload.recordBytes} bytes must fit`, String(producer['batch.size'])));
     }
   }

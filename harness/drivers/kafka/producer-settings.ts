@@ -7,8 +7,8 @@ export interface KafkaProducerSettings {
   acks?: 0 | 1 | 'all';
   /** Must be 0: the workload forms each batch itself (workload.recordsPerBatch records, sent at once). */
   'linger.ms': number;
-  /** Bytes a batch may hold; workload.recordsPerBatch records must fit. */
-  'batch.size': number;
+  /** Bytes a batch may hold; when given, workload.recordsPerBatch records must fit (the workload forms the batches). */
+  'batch.size'?: number;
   /** Produce requests in flight per producer connection (default: workload.pipelining). */
   'max.in.flight'?: number;
   'enable.idempotence': boolean;
@@ -26,7 +26,7 @@ export const kafkaProducerSchema = z
       .transform((v): 0 | 1 | 'all' => (v === 0 || v === 1 ? v : 'all'))
       .optional(),
     'linger.ms': z.literal(0, { error: 'expected 0: the kafka driver sends each batch of workload.recordsPerBatch records at once (a linger would only delay it)' }).default(0),
-    'batch.size': int(1, 2 ** 31 - 1).default(16384),
+    'batch.size': int(1, 2 ** 31 - 1).optional(),
     'max.in.flight': int(1, 256).optional(),
     'enable.idempotence': z.boolean().default(false),
     retries: int(0, 2 ** 31 - 1).default(3),
