@@ -11,6 +11,7 @@ import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
 import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
+import { externalSchema } from '../targets/external/external-spec.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
 export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
@@ -174,6 +175,7 @@ export const SECTION_SCHEMAS = {
   description: z.string().optional(),
   target: targetKindSchema.default(DEFAULT_TARGET),
   vm: vmSchema.optional(),
+  external: externalSchema.optional(),
   cluster: clusterSchema.prefault({}),
   settings: settingsSchema.prefault({}),
   matrix: matrixSchema.optional(),
@@ -192,6 +194,8 @@ export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[]
   switch (head) {
     case 'vm':
       return Object.keys(vmSchema.shape);
+    case 'external':
+      return Object.keys(externalSchema.shape);
     case 'cluster':
       return Object.keys(clusterSchema.shape);
     case 'workload':

@@ -5,6 +5,7 @@ import type { FaultKind } from '../faults/registry.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { DriverName } from '../drivers/registry.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import type { ExternalSpec } from '../targets/external/external-spec.ts';
 
 export type Target = TargetKind;
 
@@ -108,6 +109,8 @@ export interface Scenario {
   settings: Record<string, SettingValue>;
   matrix: MatrixCell[];
   workload: WorkloadSpec;
+  /** target: external: the cluster's bootstrap servers and fault commands. */
+  external?: ExternalSpec;
   faults: Fault[];
   expectations: Expectation[];
   /** Set on the process target when cells write host-global sysctls: the runner must be told it may. */

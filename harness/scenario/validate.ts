@@ -68,6 +68,13 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     issues.push(src.issue(['vm'], `no vm: block on target: ${target} (set target: ${vmTargets} to run in QEMU guests)`, 'a vm: block', { key: true }));
   }
 
+  // target: external names its cluster; no other target takes an external: block.
+  if (targetKnown && target === 'external' && doc.external === undefined) {
+    issues.push(src.issue(['target'], 'an external: block with bootstrap: [host:port, ...] (the cluster target: external runs against)', 'target: external without it'));
+  } else if (targetKnown && target !== 'external' && doc.external !== undefined) {
+    issues.push(src.issue(['external'], `no external: block on target: ${target} (it is for target: external)`, 'an external: block', { key: true }));
+  }
+
   // Cluster shape.
   let rf: number | undefined;
   if (s.cluster) {
@@ -215,6 +222,11 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     : [];
   faultItems.forEach((f, i) => {
     if (!f) return;
+    if (targetKnown && capabilitiesOf(target).faultsNeedCommands && s.external && !s.external.kill) {
+      issues.push(
+        src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
+      );
+    }
     // Refused here, with the target named, not only when its cluster starts.
     if (targetKnown && !canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
       const can = deliverableKinds(capabilitiesOf(target).faultActions);
@@ -284,6 +296,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     ...(s.description !== undefined ? { description: s.description } : {}),
     target,
     ...(capabilitiesOf(target).vmOptions ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
+    ...(s.external ? { external: s.external } : {}),
     cluster: {
       brokers: cluster.brokers,
       topic: cluster.topic,

@@ -8,9 +8,9 @@ import type { Scenario } from '../scenario/types.ts';
 import type { Target } from './types.ts';
 import type { SettingValue } from '../../engine/settings/index.ts';
 import type { DriverName } from '../drivers/registry.ts';
-import { kafkaSettingRefusal } from './kafka/settings-map.ts';
+import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
 
-export const TARGET_KINDS = ['process', 'vm', 'kafka'] as const;
+export const TARGET_KINDS = ['process', 'vm', 'kafka', 'external'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 export interface TargetCapabilities {
@@ -36,10 +36,12 @@ export interface TargetCapabilities {
    * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
    */
   refuseSetting?: (name: string, value: SettingValue) => string | null;
+  /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
+  faultsNeedCommands?: boolean;
 }
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm'>;
+  scenario: Pick<Scenario, 'vm' | 'external'>;
   log: (line: string) => void;
 }
 
@@ -89,6 +91,22 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       refuseSetting: kafkaSettingRefusal,
     },
     load: async ({ log }) => (await import('./kafka/kafka-target.ts')).kafkaTarget({ log: (line) => log(`[kafka] ${line}`) }),
+  },
+  external: {
+    summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's kill/restart commands",
+    capabilities: {
+      faultActions: ['kill-broker-process'],
+      // Its hosts are not this one: vm.* settings are refused (refuseSetting), never written here.
+      sysctls: 'guest',
+      recoveryTimeoutMs: 120_000,
+      dataOnHost: false,
+      guestProbes: false,
+      vmOptions: false,
+      drivers: ['kafka'],
+      refuseSetting: externalSettingRefusal,
+      faultsNeedCommands: true,
+    },
+    load: async ({ scenario }) => (await import('./external/external-target.ts')).externalTarget(scenario.external),
   },
 };
 

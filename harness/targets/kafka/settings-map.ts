@@ -26,6 +26,15 @@ export function kafkaSettingRefusal(name: string, value: SettingValue): string |
   return null;
 }
 
+/** target: external: Kafka's refusals, plus what needs the brokers' own configs or hosts, which the lab does not own. */
+export function externalSettingRefusal(name: string, value: SettingValue): string | null {
+  const kafka = kafkaSettingRefusal(name, value);
+  if (kafka) return kafka;
+  if (name === 'replica.lag.time.max.ms') return `${name} is a broker config of the external cluster (server.properties); the lab sets topic configs only there`;
+  if (name.startsWith('vm.')) return `${name} is a sysctl of the external cluster's hosts, which the lab does not change`;
+  return null;
+}
+
 /** Broker configs (server.properties) a cell's settings set; the topic's own configs are in kafkaTopicConfigs. */
 export function kafkaBrokerConfigs(s: ResolvedSettings): Record<string, string> {
   return {
