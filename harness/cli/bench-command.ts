@@ -129,6 +129,8 @@ export async function main(argv: string[]): Promise<number> {
     console.log('');
     const faults = trialSummary(outcome.run);
     if (faults) console.log(`${faults}\n`);
+    const infos = { ...(outcome.run.targetInfo ? { [outcome.run.target]: outcome.run.targetInfo } : {}), ...(outcome.run.targetInfos ?? {}) };
+    for (const [kind, info] of Object.entries(infos)) console.log(`target ${kind}: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     console.log(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
     if (!values['no-report']) {
       const report = await writeRunReport(outcome.run, { reportsDir });

@@ -242,6 +242,10 @@ export function environmentTable(run: RunResult): string {
   const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
   const rows: Array<[string, string]> = [
     ['target', run.target + (accels.length ? ` (accelerator: ${accels.join(', ')})` : '')],
+    // What each target's system is (target: kafka: Apache Kafka's version and the JVM).
+    ...Object.entries({ ...(run.targetInfo ? { [run.target]: run.targetInfo } : {}), ...(run.targetInfos ?? {}) }).map(
+      ([kind, info]): [string, string] => [`${kind} target`, Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')],
+    ),
     ['host', e.hostname],
     ['CPU', `${e.cpu}, ${e.cores} cores`],
     ['memory', fmtBytes(e.memoryBytes)],

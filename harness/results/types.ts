@@ -105,6 +105,8 @@ export interface Trial {
 export interface CellResult {
   id: string;
   params: Params;
+  /** On a target axis (matrix.target): the target kind this cell ran on, when not the run's. */
+  target?: string;
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   note?: string;
   throughput: { recordsPerSec: number; mbPerSec: number; requestsPerSec: number };
@@ -151,6 +153,8 @@ export interface RunResult {
   target: TargetKind;
   /** What the system under test is, from the target (target: kafka: engine, kafkaVersion, java). */
   targetInfo?: Record<string, string>;
+  /** A target axis (matrix.target): what each further target is, by kind. */
+  targetInfos?: Record<string, Record<string, string>>;
   /** VM target: the id of the disk model in harness/results/disk-models.ts (what a power cut loses). */
   diskModel?: string;
   cells: CellResult[];

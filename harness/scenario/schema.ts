@@ -12,6 +12,7 @@ import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
 import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
 import { externalSchema } from '../targets/external/external-spec.ts';
+import { targetAxisSchema } from './target-axis.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
 export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
@@ -52,6 +53,7 @@ export const settingsSchema = z.strictObject(settingsShape);
 
 export const matrixSchema = z.strictObject({
   ...Object.fromEntries(SETTING_NAMES.map((n) => [n, z.array(settingSchema(n)).min(1).optional()])),
+  target: targetAxisSchema.optional(),
   include: z
     .array(z.strictObject({ ...settingsShape, label: nonEmptyString('a non-empty label').optional() }))
     .min(1)
@@ -205,7 +207,7 @@ export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[]
     case 'matrix':
       if (rest[0] === 'include') return [...SETTING_NAMES, 'label'];
       if (rest[0] === 'exclude') return SETTING_NAMES;
-      return [...SETTING_NAMES, 'include', 'exclude'];
+      return [...SETTING_NAMES, 'target', 'include', 'exclude'];
     case 'faults':
       return rest[1] === 'when' ? WHEN_KEYS : Object.keys(faultSchema.shape);
     default:

@@ -18,6 +18,8 @@ export interface KafkaNodeSpec {
   id: number;
   dir: string;
   dataDir: string;
+  /** log.dirs when it must differ from dataDir (a comma-free symlink to it: Kafka splits log.dirs at commas). */
+  logDir?: string;
   logPath: string;
   port: number;
   controllerPort: number;
@@ -56,7 +58,7 @@ export function serverProperties(node: KafkaNodeSpec, all: KafkaNodeSpec[], brok
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
-    'log.dirs': node.dataDir,
+    'log.dirs': node.logDir ?? node.dataDir,
     'auto.create.topics.enable': 'false',
     'offsets.topic.replication.factor': rf,
     'transaction.state.log.replication.factor': rf,

@@ -3,7 +3,9 @@
 // dir. The topic is created with the cell's settings as Kafka topic configs (settings-map.ts);
 // leaders come from Metadata, polled; faults are SIGKILL of broker JVMs and a restart on the
 // same data dirs (the page cache survives, as with target: process).
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
 import { capabilitiesOf } from '../registry.ts';
@@ -171,7 +173,24 @@ export class KafkaCluster implements FaultableCluster {
     this.poller = null;
     // All at once: each broker's controlled shutdown needs the quorum, which is stopping too.
     await Promise.all(this.nodes.map((n) => n.stop()));
+    // The comma-free symlinks (commaFreePath), not the data they point to.
+    for (const n of this.nodes) if (n.node.logDir !== undefined && n.node.logDir !== n.node.dataDir) rmSync(n.node.logDir, { force: true });
   }
+}
+
+/**
+ * Kafka splits log.dirs at commas, and a cell's work dir has them (`target=kafka,flush=never`):
+ * such a data dir is reached through a comma-free symlink under the temp dir instead (the data
+ * stays on the cell's device, where the probes look).
+ */
+function commaFreePath(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  if (!dir.includes(',')) return dir;
+  const links = path.join(os.tmpdir(), 'durolab-kafka-dirs');
+  mkdirSync(links, { recursive: true });
+  const link = path.join(links, `${process.pid}-${randomUUID().slice(0, 8)}`);
+  symlinkSync(dir, link);
+  return link;
 }
 
 export interface KafkaClusterStartOptions extends ClusterStartOptions {
@@ -186,6 +205,7 @@ export async function startKafkaCluster(install: KafkaInstall, opts: KafkaCluste
       id,
       dir: path.join(opts.workDir, `broker-${id}`),
       dataDir: path.join(opts.workDir, `broker-${id}`, 'data'),
+      logDir: commaFreePath(path.join(opts.workDir, `broker-${id}`, 'data')),
       logPath: path.join(opts.workDir, `broker-${id}.log`),
       port: await freePort(),
       controllerPort: await freePort(),
