@@ -113,7 +113,8 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     let outcome: 'ok' | string;
     let baseOffset = -1;
     try {
-      const sent = producer.send({ messages });
+      // acks on every send: @platformatic/kafka's send() defaults to acks=1 whatever the producer was built with.
+      const sent = producer.send({ messages, acks });
       const timeout = new Promise<never>((_, reject) => {
         const t = setTimeout(() => reject(Object.assign(new Error('delivery.timeout.ms expired'), { code: 'PLT_KFK_TIMEOUT' })), settings['delivery.timeout.ms']);
         void sent.finally(() => clearTimeout(t)).catch(() => undefined);
