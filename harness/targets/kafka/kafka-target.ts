@@ -32,6 +32,10 @@ function logBytes(dataDir: string, topic: string): Map<number, number> {
 
 export class KafkaCluster implements FaultableCluster {
   private meta = new Map<number, PartitionMetadata>();
+  /** kafka-storage format of every node, ms (one short JVM per node, in parallel). */
+  formatMs = 0;
+  /** From starting the broker JVMs to the topic having leaders, ms. */
+  readyMs = 0;
   private poller: NodeJS.Timeout | null = null;
   private polling = false;
 
@@ -214,7 +218,9 @@ export async function startKafkaCluster(install: KafkaInstall, opts: KafkaCluste
   const brokerConfigs = kafkaBrokerConfigs(settings);
   const clusterId = randomClusterId();
   const files = specs.map((s) => writeNodeFiles(s, specs, brokerConfigs));
+  const tFormat = Date.now();
   await Promise.all(specs.map((s, i) => formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId)));
+  const formatMs = Date.now() - tFormat;
   const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
   const cluster = new KafkaCluster(install, nodes, spec.topic);
   try {
@@ -224,6 +230,8 @@ export async function startKafkaCluster(install: KafkaInstall, opts: KafkaCluste
     if (opts.signal?.aborted) throw new Error('interrupted while starting the cluster');
     await createTopic(cluster, spec.topic, spec.partitions, spec.replicationFactor, kafkaTopicConfigs(settings));
     await cluster.waitForLeaders(spec.topic, 30_000);
+    cluster.formatMs = formatMs;
+    cluster.readyMs = Date.now() - t0;
     cluster.startPolling();
     return cluster;
   } catch (err) {
