@@ -6,7 +6,7 @@ DURATION ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report publish scenarios-check readme-settings vm-image clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report publish scenarios-check readme-settings vm-image kafka clean
 
 all: build
 
@@ -24,7 +24,7 @@ build: deps
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-test: system-deps build typecheck
+test: system-deps build typecheck kafka
 	npx vitest run
 	sync
 	npx vitest run --config vitest.solo.config.ts
@@ -54,6 +54,10 @@ readme-settings: build
 
 vm-image: build
 	node bin/durolab.mjs vm-image
+
+# Apache Kafka's jars (harness/targets/kafka/pom.xml) from Maven Central into ~/.cache/durolab.
+kafka: build
+	node bin/durolab.mjs kafka install
 
 clean:
 	rm -rf dist

@@ -137,6 +137,8 @@ export async function main(argv: string[]): Promise<number> {
     say('');
     const faults = trialSummary(outcome.run);
     if (faults) say(`${faults}\n`);
+    const infos = { ...(outcome.run.targetInfo ? { [outcome.run.target]: outcome.run.targetInfo } : {}), ...(outcome.run.targetInfos ?? {}) };
+    for (const [kind, info] of Object.entries(infos)) say(`target ${kind}: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     say(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
     if (!values['no-report']) {
       const report = await writeRunReport(outcome.run, { reportsDir });

@@ -39,6 +39,14 @@ const commands: Record<string, Command> = {
     summary: 'build (or find cached) the QEMU guest image: kernel, busybox initramfs, node, the bundled CLI',
     load: () => import('../vm/image-command.ts'),
   },
+  kafka: {
+    summary: 'Apache Kafka for target: kafka: `durolab kafka install` fetches its jars from Maven Central into the cache',
+    load: () => import('../targets/kafka/install.ts'),
+  },
+  report: {
+    summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',
+    load: () => import('../report/report-command.ts'),
+  },
   compare: {
     summary: 'runs side by side: cells aligned by settings, ratios, noise bands, environment differences; --scenario NAME: its trend',
     load: () => import('../compare/compare-command.ts'),
@@ -50,10 +58,6 @@ const commands: Record<string, Command> = {
   publish: {
     summary: 'a static site of runs under results/: index, run pages, compare pages, claims (default out: site/)',
     load: () => import('../publish/publish-command.ts'),
-  },
-  report: {
-    summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',
-    load: () => import('../report/report-command.ts'),
   },
 };
 

@@ -4,7 +4,7 @@
 import * as z from 'zod';
 import type { ClientDriver } from './types.ts';
 
-export const DRIVER_NAMES = ['http'] as const;
+export const DRIVER_NAMES = ['http', 'kafka'] as const;
 export type DriverName = (typeof DRIVER_NAMES)[number];
 
 export interface DriverSpec {
@@ -16,6 +16,10 @@ export const DRIVERS: Record<DriverName, DriverSpec> = {
   http: {
     summary: "durolab's /v1 HTTP API: autocannon produce of RecordBatch bodies, fetch, log-hash, metrics",
     load: async () => (await import('./http/driver.ts')).httpDriver(),
+  },
+  kafka: {
+    summary: 'the Kafka protocol: produce through @platformatic/kafka with per-send delivery reports, Fetch for the checker, Metadata / ListOffsets for replicas',
+    load: async () => (await import('./kafka/driver.ts')).kafkaDriver(),
   },
 };
 

@@ -10,7 +10,7 @@ import type { DriverName } from './registry.ts';
 
 /** What a driver needs to know about a running cluster (a target's RunningCluster satisfies it). */
 export interface DriverCluster {
-  readonly brokers: ReadonlyArray<{ id: number; url: string; dataDir: string }>;
+  readonly brokers: ReadonlyArray<{ id: number; url: string; dataDir: string; kafka?: string }>;
   /** Current leader of a partition, from the cluster's controller; null while offline. */
   leaderId(topic: string, partition: number): number | null;
 }
@@ -66,6 +66,8 @@ export interface ProduceOptions {
   ledger: ProduceLedger;
   /** RecordBatch v2 bodies carrying each batch's producer id and base sequence. */
   factory: BatchFactory;
+  /** The scenario's `workload.producer:` block (drivers with a producer of their own, e.g. kafka). */
+  producer?: Readonly<Record<string, unknown>>;
   /** Called once a second with the last second's figures (progress line, time series). */
   onSecond?: (point: SecondPoint) => void;
   signal?: AbortSignal;

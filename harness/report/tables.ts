@@ -260,6 +260,10 @@ export function environmentTable(run: RunResult, opts: { publish?: boolean } = {
   // A published page names the machine by its facts, never by its host name or local paths.
   const rows: Array<[string, string]> = [
     ['target', run.target],
+    // What each target's system is (target: kafka: Apache Kafka's version and the JVM).
+    ...Object.entries({ ...(run.targetInfo ? { [run.target]: run.targetInfo } : {}), ...(run.targetInfos ?? {}) }).map(
+      ([kind, info]): [string, string] => [`${kind} target`, Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')],
+    ),
     ['accelerator', accels.length ? accels.join(', ') : run.target === 'process' ? 'none (host processes)' : 'not recorded'],
     ...(opts.publish ? [] : ([['host', e.hostname]] as Array<[string, string]>)),
     ['CPU', e.cpu],

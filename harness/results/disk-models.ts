@@ -27,7 +27,7 @@ export type DiskModelId = keyof typeof DISK_MODELS;
 export const DEFAULT_VM_DISK_MODEL: DiskModelId = 'virtio-blk-file-writeback';
 
 /** The model a target runs its brokers on: its own `diskModel` when it declares one, the file disk for VMs, none for processes. */
-export function diskModelIdFor(target: { kind: 'process' | 'vm'; diskModel?: string }): string | undefined {
+export function diskModelIdFor(target: { kind: string; diskModel?: string }): string | undefined {
   return target.diskModel ?? (target.kind === 'vm' ? DEFAULT_VM_DISK_MODEL : undefined);
 }
 

@@ -166,6 +166,8 @@ export interface RepetitionFigures {
 export interface CellResult {
   id: string;
   params: Params;
+  /** On a target axis (matrix.target): the target kind this cell ran on, when not the run's. */
+  target?: string;
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   note?: string;
   throughput: { recordsPerSec: number; mbPerSec: number; requestsPerSec: number };
@@ -217,6 +219,10 @@ export interface RunResult {
   environment: Environment;
   settings: Record<string, unknown>;
   target: TargetKind;
+  /** What the system under test is, from the target (target: kafka: engine, kafkaVersion, java). */
+  targetInfo?: Record<string, string>;
+  /** A target axis (matrix.target): what each further target is, by kind. */
+  targetInfos?: Record<string, Record<string, string>>;
   /** VM target: the id of the disk model in harness/results/disk-models.ts (what a power cut loses). */
   diskModel?: string;
   cells: CellResult[];

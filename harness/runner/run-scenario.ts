@@ -20,6 +20,8 @@ import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { RunStore, newRunId } from '../results/store.ts';
 import type { BrokerSummary, CellResult, ReplicaAgreement, RunResult, Trial } from '../results/types.ts';
 import type { Target, RunningCluster, FaultableCluster } from '../targets/types.ts';
+import { loadTarget, type TargetCapabilities, type TargetKind } from '../targets/registry.ts';
+import { cellTargetKind } from '../scenario/target-axis.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
@@ -88,6 +90,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       ...(scenario.vm ? { vm: scenario.vm } : {}),
     },
     target: opts.target.kind,
+    ...(opts.target.info ? { targetInfo: await opts.target.info() } : {}),
     ...(diskModelIdFor(opts.target) ? { diskModel: diskModelIdFor(opts.target) } : {}),
     cells: [],
     expectations: [],
@@ -96,6 +99,17 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
   const sysctls = new HostSysctls();
   const caps = opts.target.capabilities;
   const driver = await loadDriver(scenario.workload.driver);
+  const targets = new Map<TargetKind, Target>([[opts.target.kind, opts.target]]);
+  const targetOf = async (cell: MatrixCell): Promise<Target> => {
+    const kind = cellTargetKind(cell.params, opts.target.kind);
+    let t = targets.get(kind);
+    if (!t) {
+      t = await loadTarget(kind, { scenario, log });
+      targets.set(kind, t);
+      if (t.info) run.targetInfos = { ...run.targetInfos, [kind]: await t.info() };
+    }
+    return t;
+  };
   const started = Date.now();
   try {
     for (const [i, cell] of scenario.matrix.entries()) {
@@ -114,7 +128,10 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       }
       try {
         if (onHost) sysctls.apply(settings.sysctls);
-        const result = await runCell(opts, driver, store, i, cell, settings, (line) => log(`${prefix} ${line}`), started);
+        // A target axis (matrix.target): this cell's own target, loaded once per kind.
+        const target = await targetOf(cell);
+        const result = await runCell({ ...opts, target }, driver, store, i, cell, settings, (line) => log(`${prefix} ${line}`), started);
+        if (target !== opts.target) result.target = target.kind;
         run.cells.push(result);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
@@ -218,6 +235,7 @@ async function runCell(
         durationSec: w.durationSec,
         ledger,
         factory,
+        ...(w.producer ? { producer: w.producer as unknown as Record<string, unknown> } : {}),
         // A fault stops the load at the cut; Ctrl-C stops it too.
         signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
         faultSignal: faultMark.signal,

@@ -10,6 +10,9 @@ import { FAULTS, FAULT_KINDS, faultKindSchema } from '../faults/registry.ts';
 import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
+import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
+import { externalSchema } from '../targets/external/external-spec.ts';
+import { targetAxisSchema } from './target-axis.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
 export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
@@ -50,6 +53,7 @@ export const settingsSchema = z.strictObject(settingsShape);
 
 export const matrixSchema = z.strictObject({
   ...Object.fromEntries(SETTING_NAMES.map((n) => [n, z.array(settingSchema(n)).min(1).optional()])),
+  target: targetAxisSchema.optional(),
   include: z
     .array(z.strictObject({ ...settingsShape, label: nonEmptyString('a non-empty label').optional() }))
     .min(1)
@@ -93,6 +97,7 @@ export const workloadSchema = z.strictObject({
   duration: seconds('a duration > 0 (seconds, or a string like 5s, 1m)', (s) => s > 0).default(5),
   repetitions: intBetween(1, 1000).default(1),
   driver: driverNameSchema.default(DEFAULT_DRIVER),
+  producer: kafkaProducerSchema.optional(),
 });
 
 const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | all', (v) => {
@@ -172,6 +177,7 @@ export const SECTION_SCHEMAS = {
   description: z.string().optional(),
   target: targetKindSchema.default(DEFAULT_TARGET),
   vm: vmSchema.optional(),
+  external: externalSchema.optional(),
   cluster: clusterSchema.prefault({}),
   settings: settingsSchema.prefault({}),
   matrix: matrixSchema.optional(),
@@ -190,16 +196,18 @@ export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[]
   switch (head) {
     case 'vm':
       return Object.keys(vmSchema.shape);
+    case 'external':
+      return Object.keys(externalSchema.shape);
     case 'cluster':
       return Object.keys(clusterSchema.shape);
     case 'workload':
-      return Object.keys(workloadSchema.shape);
+      return rest[0] === 'producer' ? Object.keys(kafkaProducerSchema.shape) : Object.keys(workloadSchema.shape);
     case 'settings':
       return SETTING_NAMES;
     case 'matrix':
       if (rest[0] === 'include') return [...SETTING_NAMES, 'label'];
       if (rest[0] === 'exclude') return SETTING_NAMES;
-      return [...SETTING_NAMES, 'include', 'exclude'];
+      return [...SETTING_NAMES, 'target', 'include', 'exclude'];
     case 'faults':
       return rest[1] === 'when' ? WHEN_KEYS : Object.keys(faultSchema.shape);
     default:

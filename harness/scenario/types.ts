@@ -4,6 +4,8 @@ import type { SettingValue } from './settings.ts';
 import type { FaultKind } from '../faults/registry.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { DriverName } from '../drivers/registry.ts';
+import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import type { ExternalSpec } from '../targets/external/external-spec.ts';
 
 export type Target = TargetKind;
 
@@ -45,6 +47,8 @@ export interface WorkloadSpec {
   repetitions: number;
   /** The client driver the load and the checker go through (harness/drivers/registry.ts). */
   driver: DriverName;
+  /** `workload.producer:` (driver kafka): the Kafka producer's settings. */
+  producer?: KafkaProducerSettings;
 }
 
 export type FaultVictims = { broker: number } | 'leader' | 'all';
@@ -105,6 +109,8 @@ export interface Scenario {
   settings: Record<string, SettingValue>;
   matrix: MatrixCell[];
   workload: WorkloadSpec;
+  /** target: external: the cluster's bootstrap servers and fault commands. */
+  external?: ExternalSpec;
   faults: Fault[];
   expectations: Expectation[];
   /** Set on the process target when cells write host-global sysctls: the runner must be told it may. */

@@ -12,6 +12,11 @@ import { canDeliver, deliverableKinds } from '../faults/registry.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
 import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
+import { cellId, cellLabel } from './matrix.ts';
+import { targetKindOf, type TargetAxisValue } from './target-axis.ts';
+import { DRIVER_NAMES } from '../drivers/registry.ts';
+import type { TargetKind } from '../targets/registry.ts';
+import type { MatrixCell } from './types.ts';
 import type { Expectation, Fault, Scenario } from './types.ts';
 
 export interface CompileOptions {
@@ -66,6 +71,19 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   if (targetKnown && !capabilitiesOf(target).vmOptions && doc.vm !== undefined) {
     const vmTargets = TARGET_KINDS.filter((t) => capabilitiesOf(t).vmOptions).join(' | ');
     issues.push(src.issue(['vm'], `no vm: block on target: ${target} (set target: ${vmTargets} to run in QEMU guests)`, 'a vm: block', { key: true }));
+  }
+
+  // A target axis (matrix.target) runs each cell on its own target; every check below holds for each.
+  const axisTargets = (s.matrix as { target?: TargetAxisValue[] } | undefined)?.target;
+  if (axisTargets && doc.target !== undefined) {
+    issues.push(src.issue(['target'], 'either target: or matrix.target (a target axis), not both', 'both', { key: true }));
+  }
+  const kinds: TargetKind[] = axisTargets ? [...new Set(axisTargets.map(targetKindOf))] : [target];
+  // target: external names its cluster; no other target takes an external: block.
+  if (targetKnown && kinds.includes('external') && doc.external === undefined) {
+    issues.push(src.issue(['target'], 'an external: block with bootstrap: [host:port, ...] (the cluster target: external runs against)', 'target: external without it'));
+  } else if (targetKnown && !kinds.includes('external') && doc.external !== undefined) {
+    issues.push(src.issue(['external'], `no external: block on target: ${kinds.join(', ')} (it is for target: external)`, 'an external: block', { key: true }));
   }
 
   // Cluster shape.
@@ -131,6 +149,23 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     );
   }
 
+  // Settings the target has no equivalent for (target: kafka: io direct/dsync, sync fdatasync, ...).
+  for (const kind of targetKnown ? kinds : []) {
+    const refuse = capabilitiesOf(kind).refuseSetting;
+    if (!refuse) continue;
+    const target = kind;
+    for (const layer of layers) {
+      for (const [name, values] of Object.entries(layer.values)) {
+        values.forEach((v, i) => {
+          const why = refuse(name, v);
+          if (!why) return;
+          const path = layer.path[0] === 'matrix' && layer.path.length === 1 ? [...layer.path, name, i] : [...layer.path, name];
+          issues.push(src.issue(path, `a setting target: ${target} can honour (${why})`, `${name}: ${String(v)}`));
+        });
+      }
+    }
+  }
+
   // Matrix cells.
   let cells: Scenario['matrix'] | undefined;
   if (s.matrix) {
@@ -141,9 +176,40 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     };
     const { cells: expanded, problems } = expandMatrix(spec);
     for (const p of problems) issues.push(src.issue(p.path, p.expected, p.found, { key: p.key }));
-    if (problems.length === 0) cells = expanded;
+    if (problems.length === 0) cells = axisTargets
+        ? crossTargets(axisTargets, expanded.length ? expanded : [{ id: 'base', label: 'base settings', params: {} }], axes.map(([n]) => n))
+        : expanded;
   } else if (doc.matrix === undefined) {
     cells = [{ id: 'base', label: 'base settings', params: {} }];
+  }
+
+  // The driver: one the target can talk to (the target's first when the file names none).
+  const rawWorkload = (typeof doc.workload === 'object' && doc.workload !== null ? doc.workload : {}) as Record<string, unknown>;
+  let driver = s.workload?.driver;
+  if (s.workload && targetKnown) {
+    // Drivers every target of the run can talk to.
+    const can = DRIVER_NAMES.filter((d) => kinds.every((k) => capabilitiesOf(k).drivers.includes(d)));
+    if (rawWorkload.driver === undefined && !can.includes(s.workload.driver) && can.length > 0) driver = can[0]!;
+    else if (!can.includes(s.workload.driver)) {
+      issues.push(src.issue(['workload', 'driver'], `a driver target: ${kinds.join(', ')} can talk to (${can.join(' | ') || 'none in common'})`, `'${s.workload.driver}'`));
+    }
+  }
+  const producer = s.workload?.producer;
+  if (producer && driver !== 'kafka') {
+    issues.push(src.issue(['workload', 'producer'], 'no producer: block unless workload.driver is kafka (it sets the Kafka client producer)', 'a producer: block', { key: true }));
+  }
+  if (producer?.acks !== undefined) {
+    const elsewhere = layers.some((l) => 'acks' in l.values);
+    if (elsewhere) issues.push(src.issue(['workload', 'producer', 'acks'], 'acks in one place: settings/matrix or workload.producer', 'acks in both', { key: true }));
+    else if (s.settings) (s.settings as Record<string, SettingValue>).acks = producer.acks;
+  }
+  if (producer && s.workload) {
+    // A RecordBatch v2 of recordsPerBatch records: 61 bytes of header, per record ~20 bytes of
+    // framing and the 22-byte identity header (harness/drivers/kafka/identity.ts), and the value.
+    const need = 61 + s.workload.recordsPerBatch * (s.workload.recordBytes + 42);
+    if (producer['batch.size'] !== undefined && producer['batch.size'] < need) {
+      issues.push(src.issue(['workload', 'producer', 'batch.size'], `at least ${need} bytes: one batch of workload.recordsPerBatch (${s.workload.recordsPerBatch}) records of ${s.workload.recordBytes} bytes must fit`, String(producer['batch.size'])));
+    }
   }
 
   // Workload with the command line's overrides.
@@ -157,7 +223,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         warmupSec: s.workload.warmup,
         durationSec: opts.durationSec ?? s.workload.duration,
         repetitions: opts.repeat ?? s.workload.repetitions,
-        driver: s.workload.driver,
+        driver: driver ?? s.workload.driver,
+        ...(producer ? { producer: producer as NonNullable<Scenario['workload']['producer']> } : {}),
       }
     : undefined;
 
@@ -171,8 +238,14 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     : [];
   faultItems.forEach((f, i) => {
     if (!f) return;
+    for (const target of targetKnown ? kinds : []) {
+    if (capabilitiesOf(target).faultsNeedCommands && s.external && !s.external.kill) {
+      issues.push(
+        src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
+      );
+    }
     // Refused here, with the target named, not only when its cluster starts.
-    if (targetKnown && !canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
+    if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
       const can = deliverableKinds(capabilitiesOf(target).faultActions);
       const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
       issues.push(
@@ -182,6 +255,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
           `'${f.kind}'`,
         ),
       );
+    }
     }
     if (typeof f.target === 'object' && s.cluster && f.target.broker >= s.cluster.brokers) {
       issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${s.cluster.brokers - 1} | leader | all`, String(f.target.broker)));
@@ -240,6 +314,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     ...(s.description !== undefined ? { description: s.description } : {}),
     target,
     ...(capabilitiesOf(target).vmOptions ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
+    ...(s.external ? { external: s.external } : {}),
     cluster: {
       brokers: cluster.brokers,
       topic: cluster.topic,
@@ -255,6 +330,16 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     ...(s.requiresRoot ? { requiresRoot: true } : {}),
     raw,
   };
+}
+
+/** Every cell once per target of the axis, target first in its id and label. */
+function crossTargets(targets: TargetAxisValue[], cells: MatrixCell[], axisOrder: string[]): MatrixCell[] {
+  return targets.flatMap((t) =>
+    cells.map((c) => {
+      const params = { target: t, ...c.params };
+      return { id: cellId(params, ['target', ...axisOrder]), label: `${t}: ${c.id === 'base' ? 'base settings' : cellLabel(c.params, axisOrder)}`, params };
+    }),
+  );
 }
 
 function mapValues<T, U>(obj: Record<string, T | undefined>, f: (v: T) => U): Record<string, U> {

@@ -37,7 +37,7 @@ class ProcessCluster implements FaultableCluster {
   constructor(private readonly cluster: Cluster) {}
 
   get brokers(): TargetBroker[] {
-    return this.cluster.brokers.map((b) => ({ id: b.id, url: b.url, dataDir: b.dataDir, logPath: b.logPath, pid: b.pid }));
+    return this.cluster.brokers.map((b) => ({ id: b.id, url: b.url, ...(b.kafka ? { kafka: b.kafka } : {}), dataDir: b.dataDir, logPath: b.logPath, pid: b.pid }));
   }
 
   async leaders(topic: string): Promise<Map<number, TargetBroker>> {

@@ -8,8 +8,10 @@ import { DRIVER_NAMES, loadDriver } from '../drivers/registry.ts';
 import { compileScenario, ScenarioError } from '../scenario/index.ts';
 import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts';
 
+// target: external delivers faults through the scenario's own commands.
+const EXTERNAL = { bootstrap: ['127.0.0.1:9092'], kill: ['true'], restart: ['true'], commandTimeoutSec: 5 };
 const faultScenario = (target: string, kind: string) =>
-  `question: q\ntarget: ${target}\nfaults:\n  - { kind: ${kind}, target: all, when: { at: 2 } }\n`;
+  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}faults:\n  - { kind: ${kind}, target: all, when: { at: 2 } }\n`;
 
 describe('fault and target registries', () => {
   it('every fault kind is delivered by at least one target', () => {
@@ -44,7 +46,7 @@ describe('fault and target registries', () => {
 
   it('a loaded target carries the capabilities its registry entry declares', async () => {
     for (const kind of TARGET_KINDS) {
-      const t = await loadTarget(kind, { scenario: {}, log: () => {} });
+      const t = await loadTarget(kind, { scenario: { external: EXTERNAL }, log: () => {} });
       expect(t.kind).toBe(kind);
       expect(t.capabilities).toBe(TARGETS[kind].capabilities);
     }

@@ -6,8 +6,11 @@ import * as z from 'zod';
 import type { FaultAction } from '../faults/registry.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from './types.ts';
+import type { SettingValue } from '../../engine/settings/index.ts';
+import type { DriverName } from '../drivers/registry.ts';
+import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
 
-export const TARGET_KINDS = ['process', 'vm'] as const;
+export const TARGET_KINDS = ['process', 'vm', 'kafka', 'external'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 export interface TargetCapabilities {
@@ -26,10 +29,19 @@ export interface TargetCapabilities {
   guestProbes: boolean;
   /** The scenario's `vm:` block applies to it. */
   vmOptions: boolean;
+  /** The client drivers that can talk to its brokers (`workload.driver`). */
+  drivers: readonly DriverName[];
+  /**
+   * Why a setting value a scenario sets cannot be honoured on this target (no equivalent), or
+   * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
+   */
+  refuseSetting?: (name: string, value: SettingValue) => string | null;
+  /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
+  faultsNeedCommands?: boolean;
 }
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm'>;
+  scenario: Pick<Scenario, 'vm' | 'external'>;
   log: (line: string) => void;
 }
 
@@ -49,6 +61,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       dataOnHost: true,
       guestProbes: false,
       vmOptions: false,
+      drivers: ['http', 'kafka'],
     },
     load: async () => (await import('./process-target.ts')).processTarget(),
   },
@@ -61,8 +74,39 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       dataOnHost: false,
       guestProbes: true,
       vmOptions: true,
+      drivers: ['http'],
     },
     load: async ({ scenario, log }) => (await import('./vm-target.ts')).vmTarget({ vm: scenario.vm, log: (line) => log(`[vm] ${line}`) }),
+  },
+  kafka: {
+    summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',
+    capabilities: {
+      faultActions: ['kill-broker-process'],
+      sysctls: 'host',
+      recoveryTimeoutMs: 60_000,
+      dataOnHost: true,
+      guestProbes: false,
+      vmOptions: false,
+      drivers: ['kafka'],
+      refuseSetting: kafkaSettingRefusal,
+    },
+    load: async ({ log }) => (await import('./kafka/kafka-target.ts')).kafkaTarget({ log: (line) => log(`[kafka] ${line}`) }),
+  },
+  external: {
+    summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's kill/restart commands",
+    capabilities: {
+      faultActions: ['kill-broker-process'],
+      // Its hosts are not this one: vm.* settings are refused (refuseSetting), never written here.
+      sysctls: 'guest',
+      recoveryTimeoutMs: 120_000,
+      dataOnHost: false,
+      guestProbes: false,
+      vmOptions: false,
+      drivers: ['kafka'],
+      refuseSetting: externalSettingRefusal,
+      faultsNeedCommands: true,
+    },
+    load: async ({ scenario }) => (await import('./external/external-target.ts')).externalTarget(scenario.external),
   },
 };
 

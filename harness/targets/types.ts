@@ -10,6 +10,8 @@ export interface TargetBroker {
   id: number;
   /** URL the host (load, checker) uses to reach this broker. */
   url: string;
+  /** host:port of its Kafka protocol listener, where it has one (the kafka driver connects there). */
+  kafka?: string;
   dataDir: string;
   logPath: string;
   pid: number | null;
@@ -42,6 +44,8 @@ export interface Target {
   /** What its clusters can do; the runner reads these instead of the kind. */
   readonly capabilities: TargetCapabilities;
   start(opts: ClusterStartOptions): Promise<RunningCluster>;
+  /** What the system under test is (e.g. Apache Kafka's version and the JVM), for run.json and the report. */
+  info?(): Promise<Record<string, string>>;
 }
 
 /** Broker `--set` pairs for a cell's resolved settings: every scenario setting the registry says a broker or controller reads. */

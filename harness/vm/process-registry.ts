@@ -38,6 +38,38 @@ export function untrackQemu(pid: number): void {
   live.delete(pid);
 }
 
+/**
+ * Any other child that must not outlive us (target: kafka's broker JVMs): the same exit hook
+ * and ensureNoOrphans() sweep as QEMU. Start it under `setpriv --pdeathsig KILL` (pdeathsigArgv).
+ */
+export function trackChildProcess(pid: number, name: string): void {
+  trackQemu(pid, { name, serialLogPath: '' });
+}
+
+export function untrackChildProcess(pid: number): void {
+  live.delete(pid);
+}
+
+/** [file, argv] that exec `file argv` with PR_SET_PDEATHSIG=SIGKILL when setpriv(1) is present. */
+export function pdeathsigArgv(setpriv: string | undefined, file: string, argv: string[]): [string, string[]] {
+  return setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', file, ...argv]] : [file, argv];
+}
+
+/** Live processes whose command line contains every one of `needles` (e.g. a JVM's marker and a test's work dir). */
+export function findProcessesMatching(...needles: string[]): number[] {
+  const found: number[] = [];
+  for (const d of existsSync('/proc') ? readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (needles.every((n) => cmdline.includes(n)) && isAlive(Number(d))) found.push(Number(d));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
 export function trackedQemuPids(): number[] {
   return [...live.keys()];
 }

@@ -20,6 +20,11 @@ export class BatchFactory {
     for (let i = 16; i < opts.recordBytes; i++) this.padding[i] = 0x61 + (i % 26);
   }
 
+  /** Bytes of each record's value. */
+  get recordBytes(): number {
+    return this.opts.recordBytes;
+  }
+
   /** One batch of `recordsPerBatch` records with sequences baseSequence.. */
   build(producerId: number, baseSequence: number, nowMs: number): Buffer {
     const records: RecordInput[] = new Array(this.opts.recordsPerBatch);

@@ -1,0 +1,38 @@
+// The kafka driver: the harness speaks the Kafka protocol to the system under test — Apache
+// Kafka (target: kafka, external) or durolab's own Kafka listener (target: process). Produce
+// through @platformatic/kafka (producer.ts), consume for the checker through Fetch
+// (consumer.ts), replicas and figures from Metadata / ListOffsets and the data dirs
+// (replicas.ts).
+import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
+import { consumeOverKafka } from './consumer.ts';
+import { bootstrapOf, runKafkaLoad } from './producer.ts';
+import { kafkaBrokerMetrics, kafkaReadReplicaLog, kafkaReplicaDigest, type ReplicaContext } from './replicas.ts';
+
+export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
+  const ctx = (): ReplicaContext => ({ bootstrap: bootstrapOf(cluster), brokers: cluster.brokers, dataOnHost: opts.dataOnHost });
+  const address = (brokerId: number): string => {
+    const b = cluster.brokers.find((x) => x.id === brokerId);
+    if (!b?.kafka) throw new Error(`kafka driver: no broker ${brokerId} with a Kafka address (brokers ${cluster.brokers.map((x) => x.id).join(', ')})`);
+    return b.kafka;
+  };
+  return {
+    driver: 'kafka',
+    get brokers() {
+      return cluster.brokers;
+    },
+    leaderId: (topic, partition) => cluster.leaderId(topic, partition),
+    produce: (o) => runKafkaLoad(cluster, o),
+    consume: (o) => {
+      const id = o.brokerId ?? cluster.leaderId(o.topic, o.partition);
+      if (id === null) throw new Error(`consume ${o.topic}-${o.partition}: the partition has no leader`);
+      return consumeOverKafka({ address: address(id), topic: o.topic, partition: o.partition, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+    },
+    replicaDigest: (brokerId, topic, partition, upTo) => kafkaReplicaDigest(ctx(), brokerId, topic, partition, upTo),
+    readReplicaLog: (brokerId, topic, partition, upTo) => kafkaReadReplicaLog(ctx(), brokerId, topic, partition, upTo),
+    brokerMetrics: () => kafkaBrokerMetrics(ctx()),
+  };
+}
+
+export function kafkaDriver(): ClientDriver {
+  return { name: 'kafka', connect: kafkaClient };
+}

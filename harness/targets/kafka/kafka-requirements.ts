@@ -1,0 +1,11 @@
+// What the kafka target's tests need: a JDK, and Maven or the cached jars. Under CI=true a
+// missing one fails the test with its reason (test/requirements.ts); the jars are fetched here.
+import type { TestContext } from 'vitest';
+import { missingRequirement } from '../../../test/requirements.ts';
+import { ensureKafka, kafkaPrerequisiteProblem, type KafkaInstall } from './install.ts';
+
+export async function requireKafka(ctx: TestContext): Promise<KafkaInstall> {
+  const problem = kafkaPrerequisiteProblem();
+  if (problem) missingRequirement(ctx, problem);
+  return ensureKafka({ log: (line) => console.log(line) });
+}

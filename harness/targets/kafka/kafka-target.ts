@@ -1,0 +1,275 @@
+// target: kafka — Apache Kafka 4 (from Maven Central, install.ts) as N KRaft nodes, each a
+// combined broker + controller JVM on 127.0.0.1 with its own data dir under the cell's work
+// dir. The topic is created with the cell's settings as Kafka topic configs (settings-map.ts);
+// leaders come from Metadata, polled; faults are SIGKILL of broker JVMs and a restart on the
+// same data dirs (the page cache survives, as with target: process).
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
+import { capabilitiesOf } from '../registry.ts';
+import { KafkaWire, metadataFromAny, type PartitionMetadata } from '../../drivers/kafka/wire.ts';
+import { ensureKafka, type KafkaInstall } from './install.ts';
+import { KafkaNodeProcess, formatNode, freePort, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
+import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
+
+const START_TIMEOUT_MS = 60_000;
+
+/** Bytes of a topic's partition logs (.log files) under a data dir, per partition. */
+function logBytes(dataDir: string, topic: string): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!existsSync(dataDir)) return out;
+  for (const d of readdirSync(dataDir)) {
+    const m = new RegExp(`^${topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-(\\d+)$`).exec(d);
+    if (!m) continue;
+    let sum = 0;
+    for (const f of readdirSync(path.join(dataDir, d))) if (f.endsWith('.log')) sum += statSync(path.join(dataDir, d, f)).size;
+    out.set(Number(m[1]), sum);
+  }
+  return out;
+}
+
+export class KafkaCluster implements FaultableCluster {
+  private meta = new Map<number, PartitionMetadata>();
+  /** kafka-storage format of every node, ms (one short JVM per node, in parallel). */
+  formatMs = 0;
+  /** From starting the broker JVMs to the topic having leaders, ms. */
+  readyMs = 0;
+  private poller: NodeJS.Timeout | null = null;
+  private polling = false;
+
+  constructor(
+    readonly install: KafkaInstall,
+    readonly nodes: KafkaNodeProcess[],
+    readonly topic: string,
+  ) {}
+
+  get brokers(): TargetBroker[] {
+    return this.nodes.map((n) => ({
+      id: n.node.id,
+      url: `kafka://127.0.0.1:${n.node.port}`,
+      kafka: `127.0.0.1:${n.node.port}`,
+      dataDir: n.node.dataDir,
+      logPath: n.node.logPath,
+      pid: n.running ? n.pid : null,
+    }));
+  }
+
+  private node(id: number): KafkaNodeProcess {
+    const n = this.nodes.find((x) => x.node.id === id);
+    if (!n) throw new Error(`kafka cluster: no broker ${id} (brokers ${this.nodes.map((x) => x.node.id).join(', ')})`);
+    return n;
+  }
+
+  private liveAddresses(): string[] {
+    return this.nodes.filter((n) => n.running).map((n) => `127.0.0.1:${n.node.port}`);
+  }
+
+  /** Metadata of the topic from any live broker, into the cache leaderId() reads. */
+  async refresh(): Promise<Map<number, PartitionMetadata>> {
+    const md = await metadataFromAny(this.liveAddresses(), [this.topic]);
+    const next = new Map<number, PartitionMetadata>();
+    for (const p of md.partitions) if (p.topic === this.topic) next.set(p.partition, p);
+    this.meta = next;
+    return next;
+  }
+
+  startPolling(intervalMs = 250): void {
+    this.poller = setInterval(() => {
+      if (this.polling) return;
+      this.polling = true;
+      this.refresh()
+        .catch(() => undefined) // every broker down (a kill of all): the cache keeps the last view
+        .finally(() => (this.polling = false));
+    }, intervalMs);
+    this.poller.unref();
+  }
+
+  leaderId(topic: string, partition: number): number | null {
+    if (topic !== this.topic) return null;
+    const p = this.meta.get(partition);
+    if (!p || p.leader < 0) return null;
+    // A killed leader stays in Metadata until the controller fences it (broker.session.timeout.ms).
+    return this.nodes.find((n) => n.node.id === p.leader)?.running ? p.leader : null;
+  }
+
+  partitionMetadata(): PartitionMetadata[] {
+    return [...this.meta.values()];
+  }
+
+  async leaders(topic: string): Promise<Map<number, TargetBroker>> {
+    await this.waitForLeaders(topic, 30_000);
+    const byId = new Map(this.brokers.map((b) => [b.id, b]));
+    const out = new Map<number, TargetBroker>();
+    for (const [p, m] of this.meta) out.set(p, byId.get(m.leader)!);
+    return out;
+  }
+
+  async waitForLeaders(topic: string, timeoutMs: number): Promise<void> {
+    if (topic !== this.topic) throw new Error(`kafka cluster: topic ${topic} is not this cluster's (${this.topic})`);
+    const end = Date.now() + timeoutMs;
+    let last = '';
+    for (;;) {
+      try {
+        const m = await this.refresh();
+        const missing = [...m.values()].filter((p) => this.leaderId(topic, p.partition) === null).map((p) => p.partition);
+        if (m.size > 0 && missing.length === 0) return;
+        last = m.size === 0 ? 'the topic has no partitions yet' : `partition(s) ${missing.join(', ')} without a live leader`;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (Date.now() > end) throw new Error(`kafka cluster: topic ${topic} has no leaders after ${timeoutMs} ms: ${last}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async metrics(): Promise<Array<{ brokerId: number; metrics: unknown }>> {
+    await this.refresh();
+    return this.nodes.filter((n) => n.running).map((n) => ({ brokerId: n.node.id, metrics: { partitions: [...this.meta.values()].filter((p) => p.replicas.includes(n.node.id)) } }));
+  }
+
+  async powerCut(brokerIds: number[]): Promise<CutInfo> {
+    throw new Error(`power-cut of broker(s) ${brokerIds.join(', ')}: target kafka runs JVMs on this host and cannot cut power; use fault kind process-kill`);
+  }
+
+  async processKill(brokerIds: number[]): Promise<CutInfo> {
+    const nodes = brokerIds.map((id) => this.node(id));
+    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
+    const atMs = Date.now();
+    await Promise.all(nodes.map((n) => n.kill()));
+    return { brokerIds, atMs, liveAtCut };
+  }
+
+  async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
+    return Promise.all(
+      brokerIds.map(async (id) => {
+        const n = this.node(id);
+        const clean = existsSync(path.join(n.node.dataDir, '.kafka_cleanshutdown'));
+        const before = logBytes(n.node.dataDir, this.topic);
+        const t0 = Date.now();
+        await n.start(START_TIMEOUT_MS);
+        const restartMs = Date.now() - t0;
+        const after = logBytes(n.node.dataDir, this.topic);
+        return {
+          brokerId: id,
+          restartMs,
+          // Kafka's recovery truncates a torn tail of the unflushed segments: bytes gone between kill and start.
+          partitions: [...before].map(([partition, bytes]) => ({
+            topic: this.topic,
+            partition,
+            cleanShutdown: clean,
+            bytesTruncated: Math.max(0, bytes - (after.get(partition) ?? 0)),
+            batchesTruncated: 0,
+            durationMs: restartMs,
+          })),
+        };
+      }),
+    );
+  }
+
+  urlOf(brokerId: number): string {
+    return `kafka://127.0.0.1:${this.node(brokerId).node.port}`;
+  }
+
+  async stop(): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = null;
+    // All at once: each broker's controlled shutdown needs the quorum, which is stopping too.
+    await Promise.all(this.nodes.map((n) => n.stop()));
+    // The comma-free symlinks (commaFreePath), not the data they point to.
+    for (const n of this.nodes) if (n.node.logDir !== undefined && n.node.logDir !== n.node.dataDir) rmSync(n.node.logDir, { force: true });
+  }
+}
+
+/**
+ * Kafka splits log.dirs at commas, and a cell's work dir has them (`target=kafka,flush=never`):
+ * such a data dir is reached through a comma-free symlink under the temp dir instead (the data
+ * stays on the cell's device, where the probes look).
+ */
+function commaFreePath(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  if (!dir.includes(',')) return dir;
+  const links = path.join(os.tmpdir(), 'durolab-kafka-dirs');
+  mkdirSync(links, { recursive: true });
+  const link = path.join(links, `${process.pid}-${randomUUID().slice(0, 8)}`);
+  symlinkSync(dir, link);
+  return link;
+}
+
+export interface KafkaClusterStartOptions extends ClusterStartOptions {
+  log?: (line: string) => void;
+}
+
+export async function startKafkaCluster(install: KafkaInstall, opts: KafkaClusterStartOptions): Promise<KafkaCluster> {
+  const { cluster: spec, settings } = opts;
+  const specs: KafkaNodeSpec[] = [];
+  for (let id = 0; id < spec.brokers; id++) {
+    specs.push({
+      id,
+      dir: path.join(opts.workDir, `broker-${id}`),
+      dataDir: path.join(opts.workDir, `broker-${id}`, 'data'),
+      logDir: commaFreePath(path.join(opts.workDir, `broker-${id}`, 'data')),
+      logPath: path.join(opts.workDir, `broker-${id}.log`),
+      port: await freePort(),
+      controllerPort: await freePort(),
+    });
+  }
+  const brokerConfigs = kafkaBrokerConfigs(settings);
+  const clusterId = randomClusterId();
+  const files = specs.map((s) => writeNodeFiles(s, specs, brokerConfigs));
+  const tFormat = Date.now();
+  await Promise.all(specs.map((s, i) => formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId)));
+  const formatMs = Date.now() - tFormat;
+  const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
+  const cluster = new KafkaCluster(install, nodes, spec.topic);
+  try {
+    const t0 = Date.now();
+    await Promise.all(nodes.map((n) => n.start(START_TIMEOUT_MS)));
+    opts.log?.(`Apache Kafka ${install.version}: ${spec.brokers} KRaft node(s) started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    if (opts.signal?.aborted) throw new Error('interrupted while starting the cluster');
+    await createTopic(cluster, spec.topic, spec.partitions, spec.replicationFactor, kafkaTopicConfigs(settings));
+    await cluster.waitForLeaders(spec.topic, 30_000);
+    cluster.formatMs = formatMs;
+    cluster.readyMs = Date.now() - t0;
+    cluster.startPolling();
+    return cluster;
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
+/** CreateTopics once every broker registered (a replication factor of N needs N registered brokers). */
+async function createTopic(cluster: KafkaCluster, topic: string, partitions: number, replicationFactor: number, configs: Record<string, string>): Promise<void> {
+  const address = `127.0.0.1:${cluster.nodes[0]!.node.port}`;
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const md = await metadataFromAny([address], null).catch(() => null);
+    if (md && md.brokers.length >= cluster.nodes.length) break;
+    if (Date.now() > end) throw new Error(`kafka cluster: only ${md?.brokers.length ?? 0} of ${cluster.nodes.length} brokers registered after 30 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const w = new KafkaWire(address, 30_000);
+  try {
+    await w.createTopic({ topic, partitions, replicationFactor, configs });
+  } finally {
+    w.close();
+  }
+}
+
+export function kafkaTarget(opts: { log?: (line: string) => void } = {}): Target & { info(): Promise<Record<string, string>> } {
+  let install: KafkaInstall | null = null;
+  const ensure = async () => (install ??= await ensureKafka({ ...(opts.log ? { log: opts.log } : {}) }));
+  return {
+    kind: 'kafka',
+    capabilities: capabilitiesOf('kafka'),
+    async info() {
+      const k = await ensure();
+      return { engine: 'Apache Kafka', kafkaVersion: k.version, java: k.javaVersion };
+    },
+    async start(o: ClusterStartOptions): Promise<FaultableCluster> {
+      return startKafkaCluster(await ensure(), { ...o, ...(opts.log ? { log: opts.log } : {}) });
+    },
+  };
+}
