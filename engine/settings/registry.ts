@@ -22,8 +22,8 @@ import {
 } from './values.ts';
 
 /** Where a setting takes effect. */
-export type Scope = 'topic' | 'broker' | 'controller' | 'producer' | 'host-sysctl' | 'vm-guest';
-export const SCOPES: readonly Scope[] = ['topic', 'broker', 'controller', 'producer', 'host-sysctl', 'vm-guest'];
+export type Scope = 'topic' | 'broker' | 'controller' | 'producer' | 'host-sysctl' | 'vm-guest' | 'vm-disk';
+export const SCOPES: readonly Scope[] = ['topic', 'broker', 'controller', 'producer', 'host-sysctl', 'vm-guest', 'vm-disk'];
 
 export interface Setting {
   /** Kafka's name (sysctl(8)'s for kernel knobs): the key users write. */
@@ -56,6 +56,11 @@ const MAX_BATCH_LIMIT = 1 << 30;
 const MAX = Number.MAX_SAFE_INTEGER;
 
 const sysctl = { appliesTo: ['host-sysctl', 'vm-guest'] as const, scenario: true };
+
+/** The VM broker's data disk (harness/disk): set in the scenario's `vm.disk:` block, the scalar ones also per cell in settings:/matrix:. */
+const vmDisk = { appliesTo: ['vm-disk'] as const };
+/** vm.disk.errors / vm.disk.latency are lists and maps: only the `vm.disk:` block holds them. */
+const blockOnly = (expected: string): ValueType => ({ type: 'block', expected, range: 'see meaning', parse: () => undefined, display: String, label: String });
 
 export const SETTINGS: readonly Setting[] = [
   // Topic / log (engine/storage LogConfig).
@@ -92,6 +97,13 @@ export const SETTINGS: readonly Setting[] = [
   // Producer.
   { name: 'acks', type: acksType(), default: 'all', help: "replicas that must have a batch before it is acknowledged (the Java producer's default since Kafka 3.0)", appliesTo: ['producer'], scenario: true, label: 'acks' },
   // Kernel writeback (process target: the host's global sysctls; vm target: the guest's). No default: the kernel's apply.
+  // The VM data disk (vm target; harness/disk/disk-spec.ts reads the vm.disk: block).
+  { name: 'vm.disk.model', type: enumType(['file', 'volatile-cache']), default: 'file', help: "the VM broker's data disk: file = a sparse host file under virtio-blk (no volatile cache: every write QEMU passed on survives a cut); volatile-cache = the harness's NBD server, which keeps unflushed writes in memory until the guest's FLUSH (or a FUA write) and loses them at a power cut as vm.disk.onCut says; every WRITE/FLUSH/TRIM goes to a write log on the host clock", ...vmDisk, scenario: true, label: 'disk' },
+  { name: 'vm.disk.onCut', type: enumType(['drop-unflushed', 'random-subset', 'reorder', 'torn']), default: 'drop-unflushed', help: 'volatile-cache: what a power cut does to unflushed writes (seeded from the trial seed): drop-unflushed loses all; random-subset keeps each contiguous sector run of each write with p=1/2; reorder keeps a suffix of them and loses the writes before it; torn keeps them in order up to one write that persists only its first 512-byte sectors', ...vmDisk, scenario: true, label: 'on cut' },
+  { name: 'vm.disk.flush', type: enumType(['honoured', 'ignored']), default: 'honoured', help: 'volatile-cache: honoured persists the cache at FLUSH and a FUA write at once; ignored is a lying drive that acknowledges both and persists nothing until a clean power-down', ...vmDisk, scenario: true, label: 'disk flush' },
+  { name: 'vm.disk.writeLogLimit', type: sizeType(1024 * 1024, MAX), default: 1024 ** 3, unit: 'bytes', help: "volatile-cache: the NBD write log's size limit per disk; a request that would pass it is refused (ENOSPC to the guest) and the trial fails with the write log's message", ...vmDisk, scenario: true, label: 'write log max' },
+  { name: 'vm.disk.errors', type: blockOnly('a list of {on: write|flush, nth: N, mode: once|sticky} or {on: sectors, from: S, to: S, mode: once|sticky}'), help: 'volatile-cache: injected EIO, a list in the vm.disk: block: `{on: write, nth: N}` fails the Nth WRITE the disk receives (counted from its first boot; also TRIM/WRITE_ZEROES), `{on: flush, nth: N}` the Nth FLUSH, `{on: sectors, from: S, to: S}` every write touching 512-byte sectors S..S; mode once (default for nth) or sticky (default for sectors: every later match fails too). Failed requests change nothing and are not in the write log', ...vmDisk, scenario: false, label: 'disk errors' },
+  { name: 'vm.disk.latency', type: blockOnly('{perOp: 200us, jitter: 100us, stallEvery: 10s, stallFor: 500ms}'), help: 'volatile-cache: per-request delay in the vm.disk: block: perOp fixed, plus a uniform jitter in [0, jitter] (seeded), and stalls: at the end of every stallEvery of the disk\'s life, requests wait out a stall of stallFor (requests are served one at a time, so a stall holds everything behind it)', ...vmDisk, scenario: false, label: 'disk latency' },
   { name: 'vm.dirty_expire_centisecs', type: centisecsType(), unit: 'centisecs', help: 'dirty pages older than this are written back', ...sysctl, label: 'dirty expire' },
   { name: 'vm.dirty_writeback_centisecs', type: centisecsType(), unit: 'centisecs', help: 'period of the writeback flusher threads', ...sysctl, label: 'dirty writeback' },
   { name: 'vm.dirty_background_ratio', type: integerType(0, 100), unit: 'percent', help: 'background writeback starts at this % of available memory dirty', ...sysctl, label: 'dirty bg ratio', exclusiveWith: 'vm.dirty_background_bytes' },

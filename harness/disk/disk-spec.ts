@@ -129,3 +129,27 @@ export function diskModelId(spec: DiskSpec): string {
 
 /** Sector of a byte offset (rounded down). */
 export const sectorOf = (byte: number): number => Math.floor(byte / SECTOR_BYTES);
+
+/** A cell's disk: the scenario's vm.disk: block with the cell's vm.disk.* settings (settings:/matrix:) on top. */
+export function effectiveDiskSpec(block: DiskSpec | undefined, values: Readonly<Record<string, unknown>>): DiskSpec {
+  const base = block ?? DEFAULT_DISK_SPEC;
+  const pick = <T>(name: string, allowed: readonly T[], fallback: T): T => {
+    const v = values[name];
+    if (v === undefined) return fallback;
+    if (!allowed.includes(v as T)) throw new Error(`setting ${name}: expected ${allowed.join(' | ')}, got ${JSON.stringify(v)}`);
+    return v as T;
+  };
+  const limit = values['vm.disk.writeLogLimit'];
+  return {
+    ...base,
+    model: pick('vm.disk.model', DISK_MODELS, base.model),
+    onCut: pick('vm.disk.onCut', ON_CUT_POLICIES, base.onCut),
+    flush: pick('vm.disk.flush', FLUSH_BEHAVIOURS, base.flush),
+    writeLogLimitBytes: typeof limit === 'number' ? limit : base.writeLogLimitBytes,
+  };
+}
+
+/** True when some cell sets a vm.disk.* setting (the run then has no single disk model). */
+export function diskVariesByCell(cells: ReadonlyArray<{ params: Readonly<Record<string, unknown>> }>, base: Readonly<Record<string, unknown>> = {}): boolean {
+  return [base, ...cells.map((c) => c.params)].some((p) => Object.keys(p).some((k) => k.startsWith('vm.disk.')));
+}

@@ -180,7 +180,7 @@ async function runCell(
     const stopForFault = new AbortController();
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
-      cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal });
+      cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
       accelerator = cluster.accelerator;
       const fault = scenario.faults[0];
       if (fault) assertCanInject(scenario.faults, cluster, opts.target);

@@ -10,6 +10,7 @@ import { FAULTS, FAULT_KINDS, faultKindSchema } from '../faults/registry.ts';
 import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
+import { diskSchema } from '../disk/disk-spec.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
 export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
@@ -64,6 +65,8 @@ export const vmSchema = z.strictObject({
   mountOptions: leaf('ext4 mount options like commit=5,noatime', (v) =>
     typeof v === 'string' && /^(?:[a-z_][a-z0-9_]*(?:=[A-Za-z0-9_.:/-]+)?(?:,(?!$)|$))*$/.test(v) ? v : undefined,
   ).default(''),
+  /** The data disk: model file (default) or volatile-cache (the NBD disk); see harness/disk/disk-spec.ts and `durolab settings` (vm.disk.*). */
+  disk: diskSchema.optional(),
 });
 
 export const clusterSchema = z.strictObject({

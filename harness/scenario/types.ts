@@ -4,6 +4,7 @@ import type { SettingValue } from './settings.ts';
 import type { FaultKind } from '../faults/registry.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { DriverName } from '../drivers/registry.ts';
+import type { DiskSpec } from '../disk/disk-spec.ts';
 
 export type Target = TargetKind;
 
@@ -14,6 +15,8 @@ export interface VmOptions {
   diskMiB: number;
   /** ext4 mount options in the guest, e.g. `commit=5`; '' = the kernel's defaults. */
   mountOptions: string;
+  /** The data disk (vm.disk:); absent = model file. */
+  disk?: DiskSpec;
 }
 
 export interface ClusterSpec {

@@ -29,7 +29,7 @@ export interface TargetCapabilities {
 }
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm'>;
+  scenario: Pick<Scenario, 'vm'> & Partial<Pick<Scenario, 'matrix' | 'settings'>>;
   log: (line: string) => void;
 }
 
@@ -62,7 +62,10 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       guestProbes: true,
       vmOptions: true,
     },
-    load: async ({ scenario, log }) => (await import('./vm-target.ts')).vmTarget({ vm: scenario.vm, log: (line) => log(`[vm] ${line}`) }),
+    load: async ({ scenario, log }) => {
+      const { vmTarget, diskVariesByCell } = await import('./vm-target.ts');
+      return vmTarget({ vm: scenario.vm, diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}), log: (line) => log(`[vm] ${line}`) });
+    },
   },
 };
 

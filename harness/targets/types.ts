@@ -21,6 +21,8 @@ export interface ClusterStartOptions {
   /** Everything of this cell's cluster lives under here (data dirs, broker logs). */
   workDir: string;
   signal?: AbortSignal;
+  /** The trial's seed (reproducible draws of the target, e.g. the NBD disk's onCut policy). */
+  seed?: number;
 }
 
 export interface RunningCluster {
