@@ -22,12 +22,25 @@ export class DiskFaults {
   private readonly rand: () => number;
   private readonly bornMs = performance.now();
 
+  private readonly errors: ErrorRule[];
+
   constructor(
-    private readonly errors: readonly ErrorRule[],
+    errors: readonly ErrorRule[],
     private readonly latency: LatencySpec,
     seed: number,
   ) {
+    this.errors = [...errors];
     this.rand = seededRandom(seed ^ 0x5f3759df);
+  }
+
+  /** Arms one more rule now (tests: fail the next write whatever came before). */
+  addRule(rule: ErrorRule): void {
+    this.errors.push(rule);
+  }
+
+  /** Disarms every rule (tests: let the guest boot again after a sticky error). */
+  clearRules(): void {
+    this.errors.length = 0;
   }
 
   /** Counts a WRITE (or TRIM/WRITE_ZEROES) and says whether it fails with EIO. */

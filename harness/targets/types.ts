@@ -68,6 +68,8 @@ export interface CutInfo {
   guestDirtyBeforeCut?: Record<number, { nrDirty: number; nrWriteback: number }>;
   /** The workload in each guest was still running at the cut (a guest that stopped early looks falsely durable). */
   liveAtCut?: Record<number, boolean>;
+  /** Per broker on an NBD disk (VM target): what its volatile cache held at the cut and what the onCut policy kept. */
+  diskAtCut?: Record<number, unknown>;
 }
 
 /**

@@ -78,8 +78,6 @@ export interface VmCutInfo extends CutInfo {
   killToExitMs?: Record<number, number>;
   /** Anything that makes this cut prove less than it seems (e.g. the guest was already down). */
   notes: string[];
-  /** Per broker on an NBD disk: what its volatile cache held and what the onCut policy kept. */
-  diskAtCut?: Record<number, unknown>;
 }
 
 export interface VmTargetBroker extends TargetBroker {
@@ -540,6 +538,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
           opts.probeBeforeFaultMs ?? 1500,
           { imageMs: 0, controllerAndDisksMs: 0, bootToServingMs: {}, leadersMs: 0, totalMs: 0 },
           async () => {
+            for (const d of createdDisks) if (d instanceof NbdDisk) log(describeNbdReport(d));
             liveClusters.delete(token);
             if (liveClusters.size === 0) await ensureNoOrphans().catch(() => {});
           },
@@ -573,4 +572,17 @@ async function createDisk(dir: string, sizeMiB: number, spec: DiskSpec, seed: nu
   const disk = await NbdDisk.create({ file: path.join(dir, 'disk.img'), sizeMiB, spec, seed, writeLogPath: path.join(dir, 'disk.wlog'), log });
   log(disk.describe());
   return disk;
+}
+
+/** One line per NBD disk at the end of a trial: what the guest sent, what was injected, the write log. */
+export function describeNbdReport(d: NbdDisk): string {
+  const r = d.report();
+  const c = r.counters;
+  const eio = r.injected.map((e) => `${e.op} #${e.nth}${e.op === 'write' ? ` at byte ${e.offset} (+${e.length})` : ''}`);
+  return (
+    `NBD disk ${d.imagePath}: ${c.writes} writes (${c.fuaWrites} FUA, ${(c.bytesWritten / 1048576).toFixed(1)} MiB), ${c.flushes} flushes, ${c.trims} trims, ${c.reads} reads, ${c.connections} connection(s); ` +
+    `injected EIO: ${eio.length ? eio.join(', ') : 'none'}; cuts: ${r.cuts.length}; ` +
+    `${r.writeLog ? `write log ${r.writeLog.path}: ${r.writeLog.records} records, ${(r.writeLog.bytes / 1048576).toFixed(1)} MiB` : 'no write log'}` +
+    `${r.problems.length ? `; problems: ${r.problems.slice(0, 3).join(' | ')}` : ''}`
+  );
 }
