@@ -17,6 +17,10 @@ export interface InjectedError {
 export class DiskFaults {
   private writes = 0;
   private flushes = 0;
+  /** data-write rules: matching writes seen so far, per rule. */
+  private readonly dataWrites = new Map<ErrorRule, number>();
+  /** Sector ranges of the ext4 journal (data-write rules skip writes touching them). */
+  journalSectors: Array<[number, number]> = [];
   private readonly fired = new Set<ErrorRule>();
   readonly injected: InjectedError[] = [];
   private readonly rand: () => number;
@@ -48,9 +52,20 @@ export class DiskFaults {
     const nth = ++this.writes;
     const first = Math.floor(offset / SECTOR_BYTES);
     const last = Math.floor((offset + Math.max(length, 1) - 1) / SECTOR_BYTES);
-    return this.match('write', nth, offset, length, (r) =>
-      r.on === 'write' ? (r.sticky ? nth >= r.nth : nth === r.nth) : r.on === 'sectors' ? first <= r.to && last >= r.from : false,
-    );
+    const inJournal = this.journalSectors.some(([a, b]) => first <= b && last >= a);
+    for (const r of this.errors) {
+      if (r.on === 'data-write' && !inJournal && length >= r.minBytes) this.dataWrites.set(r, (this.dataWrites.get(r) ?? 0) + 1);
+    }
+    return this.match('write', nth, offset, length, (r) => {
+      if (r.on === 'write') return r.sticky ? nth >= r.nth : nth === r.nth;
+      if (r.on === 'sectors') return first <= r.to && last >= r.from;
+      if (r.on === 'data-write') {
+        if (inJournal || length < r.minBytes) return false;
+        const k = this.dataWrites.get(r) ?? 0;
+        return r.sticky ? k >= r.nth : k === r.nth;
+      }
+      return false;
+    });
   }
 
   flushFails(): boolean {

@@ -15,9 +15,14 @@ export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
 export const FLUSH_BEHAVIOURS = ['honoured', 'ignored'] as const;
 export type FlushBehaviour = (typeof FLUSH_BEHAVIOURS)[number];
 
-/** One injected EIO: on the Nth write (1-based, counted over the disk's life), the Nth flush, or any write touching a sector range. */
+/**
+ * One injected EIO: on the Nth write (1-based, counted over the disk's life), the Nth flush,
+ * the Nth data write (a write outside the ext4 journal of at least minBytes), or any write
+ * touching a sector range.
+ */
 export type ErrorRule =
   | { on: 'write' | 'flush'; nth: number; sticky: boolean }
+  | { on: 'data-write'; nth: number; minBytes: number; sticky: boolean }
   | { on: 'sectors'; from: number; to: number; sticky: boolean };
 
 export interface LatencySpec {
@@ -78,6 +83,12 @@ const millis = leaf<number>('a duration such as 500ms or 10s (a bare number is m
 const errorRuleSchema = z.union([
   z.strictObject({ on: z.enum(['write', 'flush']), nth: positiveInt('an integer >= 1 (the Nth request of that kind, counted from the first boot)'), mode: mode.default(false) }),
   z.strictObject({ on: z.literal('sectors'), from: sector, to: sector, mode: mode.default(true) }),
+  z.strictObject({
+    on: z.literal('data-write'),
+    nth: positiveInt('an integer >= 1 (the Nth write outside the ext4 journal, counted from the first boot)'),
+    minBytes: leaf<number>('a size such as 8KiB (writes smaller than this are not counted)', (v) => parseSize(v)).default(0),
+    mode: mode.default(false),
+  }),
 ]);
 
 export const diskSchema = z
@@ -112,7 +123,13 @@ export const diskSchema = z
       model: d.model,
       onCut: d.onCut ?? DEFAULT_DISK_SPEC.onCut,
       flush: d.flush ?? DEFAULT_DISK_SPEC.flush,
-      errors: (d.errors ?? []).map((r) => (r.on === 'sectors' ? { on: 'sectors', from: r.from, to: r.to, sticky: r.mode } : { on: r.on, nth: r.nth, sticky: r.mode })),
+      errors: (d.errors ?? []).map((r): ErrorRule =>
+        r.on === 'sectors'
+          ? { on: 'sectors', from: r.from, to: r.to, sticky: r.mode }
+          : r.on === 'data-write'
+            ? { on: 'data-write', nth: r.nth, minBytes: r.minBytes, sticky: r.mode }
+            : { on: r.on, nth: r.nth, sticky: r.mode },
+      ),
       latency: d.latency ? { perOpUs: d.latency.perOp, jitterUs: d.latency.jitter, stallEveryMs: d.latency.stallEvery, stallForMs: d.latency.stallFor } : DEFAULT_DISK_SPEC.latency,
       writeLogLimitBytes: d.writeLogLimit ?? DEFAULT_WRITE_LOG_LIMIT,
     }),

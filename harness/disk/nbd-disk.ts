@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createFileDisk, qemuEscape, type DataDisk } from '../vm/disk.ts';
 import { DiskFaults } from './disk-faults.ts';
+import { journalSectorRanges } from './ext4-journal.ts';
 import type { DiskSpec } from './disk-spec.ts';
 import { NbdServer } from './nbd-server.ts';
 import { VolatileCacheStore, type CutOutcome } from './volatile-cache.ts';
@@ -60,6 +61,7 @@ export class NbdDisk implements DataDisk {
     try {
       writeLog = opts.writeLogPath ? new WriteLogWriter(opts.writeLogPath, opts.spec.writeLogLimitBytes) : null;
       const faults = new DiskFaults(opts.spec.errors, opts.spec.latency, opts.seed);
+      if (opts.spec.errors.some((r) => r.on === 'data-write')) faults.journalSectors = await journalSectorRanges(opts.file);
       const server = await NbdServer.listen({
         socketPath: path.join(socketDir, 'disk.sock'),
         store,
