@@ -4,7 +4,7 @@
 // mid-load, onCut drop-unflushed, a reboot on the same disk, broker recovery, the checker.
 // About a minute here: the guest boots twice under software emulation.
 import { execa } from 'execa';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -58,4 +58,30 @@ describe('durolab bench nbd-power-cut-smoke (QEMU, TCG, NBD disk)', () => {
     expect(qemuPids()).toEqual([]);
     expect(existsSync(path.join(results, 'nbd-power-cut-smoke', 'latest'))).toBe(true);
   }, 320_000);
+
+  it('Ctrl-C mid-trial and a trial failed by a full write log leave no QEMU and no NBD socket behind', async () => {
+    const sockets = (out: string) => [...out.matchAll(/socket (\/tmp\/durolab-nbd-[^/]+)\/disk\.sock/g)].map((m) => m[1]!);
+    // Ctrl-C once the load runs.
+    const child = execa(process.execPath, [cli, 'bench', scenario, '--results-dir', path.join(work, 'int-results'), '--no-report'], { reject: false, timeout: 240_000 });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+      if (/rep 1: 1\/3s/.test(out)) child.kill('SIGINT');
+    });
+    const r = await child;
+    expect(r.exitCode, out + r.stderr).toBe(130);
+    expect(sockets(out).length).toBeGreaterThan(0);
+    for (const dir of sockets(out)) expect(existsSync(dir), dir).toBe(false);
+    expect(qemuPids()).toEqual([]);
+
+    // A write log limit the load passes within a second: the trial fails with the log's message.
+    const tiny = path.join(work, 'tiny-log.yaml');
+    writeFileSync(tiny, readFileSync(scenario, 'utf8').replace('    model: volatile-cache', '    model: volatile-cache\n    writeLogLimit: 2MiB'));
+    const f = await execa(process.execPath, [cli, 'bench', tiny, '--results-dir', path.join(work, 'full-results'), '--no-report'], { reject: false, timeout: 240_000 });
+    const text = f.stdout + f.stderr;
+    expect(f.exitCode, text).toBe(1);
+    expect(text).toMatch(/write log .*disk\.wlog: recording this request would take it to \d+ bytes, over its limit of 2097152 bytes/);
+    for (const dir of sockets(text)) expect(existsSync(dir), dir).toBe(false);
+    expect(qemuPids()).toEqual([]);
+  }, 520_000);
 });

@@ -105,6 +105,13 @@ describe('NBD server with qemu-io', () => {
     expect(r.out).not.toMatch(/failed/);
     await d.server.idle();
     expect(d.server.counters.flushes).toBe(1);
+    d.writeLog.sync();
+    // The write log marks the lies: these FLUSH and FUA are no durability points.
+    expect(requireComplete(readWriteLog(d.logPath)).map((x) => `${x.op}${x.fua ? '+fua' : ''}${x.notHonoured ? ' (not honoured)' : ''}`)).toEqual([
+      'write',
+      'write+fua (not honoured)',
+      'flush (not honoured)',
+    ]);
     expect(readFileSync(d.file).subarray(0, 8192).every((b) => b === 0)).toBe(true);
     d.store.cut(2);
     expect(d.store.read(0, 8192).every((b) => b === 0)).toBe(true);

@@ -301,6 +301,7 @@ export class NbdServer {
 
   private logOp(e: { op: 'write' | 'flush' | 'trim' | 'write-zeroes'; fua: boolean; submitUs: number; offset: number; length: number; data: Buffer | null }): void {
     // Before the store changes: a full log refuses the request, so the log never misses a completed write.
-    this.opts.writeLog?.append({ ...e, data: e.op === 'write' ? e.data : null, completeUs: hostClockUs() });
+    const lie = this.opts.store.liesAboutFlush && (e.op === 'flush' || e.fua);
+    this.opts.writeLog?.append({ ...e, data: e.op === 'write' ? e.data : null, completeUs: hostClockUs(), ...(lie ? { notHonoured: true as const } : {}) });
   }
 }

@@ -61,6 +61,11 @@ export class VolatileCacheStore {
     return this.opts.file;
   }
 
+  /** flush: ignored (FLUSH and FUA are acknowledged without persisting). */
+  get liesAboutFlush(): boolean {
+    return this.opts.volatile && this.opts.flush === 'ignored';
+  }
+
   /** Sectors written but not yet persisted. */
   get cachedSectors(): number {
     return this.cache.size;
