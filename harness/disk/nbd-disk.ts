@@ -128,6 +128,19 @@ export class NbdDisk implements DataDisk {
     };
   }
 
+  /** One line for the end of a trial: what the guest sent, what was injected, the write log. */
+  summaryLine(): string {
+    const r = this.report();
+    const c = r.counters;
+    const eio = r.injected.map((e) => `${e.op} #${e.nth}${e.op === 'write' ? ` at byte ${e.offset} (+${e.length})` : ''}`);
+    return (
+      `NBD disk ${this.imagePath}: ${c.writes} writes (${c.fuaWrites} FUA, ${(c.bytesWritten / 1048576).toFixed(1)} MiB), ${c.flushes} flushes, ${c.trims} trims, ${c.reads} reads, ${c.connections} connection(s); ` +
+      `injected EIO: ${eio.length ? eio.join(', ') : 'none'}; cuts: ${r.cuts.length}; ` +
+      `${r.writeLog ? `write log ${r.writeLog.path}: ${r.writeLog.records} records, ${(r.writeLog.bytes / 1048576).toFixed(1)} MiB` : 'no write log'}` +
+      `${r.problems.length ? `; problems: ${r.problems.slice(0, 3).join(' | ')}` : ''}`
+    );
+  }
+
   /** Stops the server (QEMU must be gone), leaves the cache's unflushed data out of the image, closes the write log. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -140,4 +153,12 @@ export class NbdDisk implements DataDisk {
       rmSync(this.socketDir, { recursive: true, force: true });
     }
   }
+}
+
+/** A VM broker's data disk in `dir`: the sparse file (model file) or the NBD disk with its write log beside the image. */
+export async function createDataDisk(dir: string, sizeMiB: number, spec: DiskSpec, seed: number, log: (line: string) => void): Promise<DataDisk> {
+  if (spec.model === 'file') return createFileDisk(path.join(dir, 'disk.img'), sizeMiB);
+  const disk = await NbdDisk.create({ file: path.join(dir, 'disk.img'), sizeMiB, spec, seed, writeLogPath: path.join(dir, 'disk.wlog'), log });
+  log(disk.describe());
+  return disk;
 }

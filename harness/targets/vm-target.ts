@@ -8,7 +8,7 @@ import { startControllerServer, type ControllerServer } from '../../engine/serve
 import { request } from '../../engine/server/http-client.ts';
 import type { ProbeSeries } from '../probes/index.ts';
 import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
-import { buildVmImage, createFileDisk, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
+import { buildVmImage, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
@@ -17,7 +17,8 @@ import { capabilitiesOf } from './registry.ts';
 import { VmBroker, type BootRecord, type BrokerHealth, type GuestStateAtFault } from './vm-broker.ts';
 import { planNetwork } from './vm-network.ts';
 import { NbdDisk } from '../disk/nbd-disk.ts';
-import { diskModelId, effectiveDiskSpec, type DiskSpec } from '../disk/disk-spec.ts';
+import { diskModelId, effectiveDiskSpec } from '../disk/disk-spec.ts';
+import { createDataDisk } from '../disk/nbd-disk.ts';
 export { diskVariesByCell } from '../disk/disk-spec.ts';
 import type { DataDisk } from '../vm/disk.ts';
 
@@ -497,7 +498,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         const plan = await planNetwork(ids, Number(new URL(controller.url).port));
         const brokerSets = [...brokerSetFlags(settings), `broker.heartbeat.interval.ms=${opts.heartbeatIntervalMs ?? 250}`, ...(opts.extraBrokerSets ?? [])];
         const diskSpec = effectiveDiskSpec(vmOpts.disk, settings.values);
-        const disks = await Promise.all(ids.map((id) => createDisk(path.join(workDir, `broker-${id}`), vmOpts.diskMiB, diskSpec, ((o.seed ?? 0) + id) >>> 0, log)));
+        const disks = await Promise.all(ids.map((id) => createDataDisk(path.join(workDir, `broker-${id}`), vmOpts.diskMiB, diskSpec, ((o.seed ?? 0) + id) >>> 0, log)));
         createdDisks.push(...disks);
         for (const [i, id] of ids.entries()) {
           vmBrokers.set(
@@ -538,7 +539,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
           opts.probeBeforeFaultMs ?? 1500,
           { imageMs: 0, controllerAndDisksMs: 0, bootToServingMs: {}, leadersMs: 0, totalMs: 0 },
           async () => {
-            for (const d of createdDisks) if (d instanceof NbdDisk) log(describeNbdReport(d));
+            for (const d of createdDisks) if (d instanceof NbdDisk) log(d.summaryLine());
             liveClusters.delete(token);
             if (liveClusters.size === 0) await ensureNoOrphans().catch(() => {});
           },
@@ -566,23 +567,3 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
 
 export type { VmCluster };
 
-/** The broker's data disk: the sparse file (model file) or the NBD disk with its write log beside the image. */
-async function createDisk(dir: string, sizeMiB: number, spec: DiskSpec, seed: number, log: (line: string) => void): Promise<DataDisk> {
-  if (spec.model === 'file') return createFileDisk(path.join(dir, 'disk.img'), sizeMiB);
-  const disk = await NbdDisk.create({ file: path.join(dir, 'disk.img'), sizeMiB, spec, seed, writeLogPath: path.join(dir, 'disk.wlog'), log });
-  log(disk.describe());
-  return disk;
-}
-
-/** One line per NBD disk at the end of a trial: what the guest sent, what was injected, the write log. */
-export function describeNbdReport(d: NbdDisk): string {
-  const r = d.report();
-  const c = r.counters;
-  const eio = r.injected.map((e) => `${e.op} #${e.nth}${e.op === 'write' ? ` at byte ${e.offset} (+${e.length})` : ''}`);
-  return (
-    `NBD disk ${d.imagePath}: ${c.writes} writes (${c.fuaWrites} FUA, ${(c.bytesWritten / 1048576).toFixed(1)} MiB), ${c.flushes} flushes, ${c.trims} trims, ${c.reads} reads, ${c.connections} connection(s); ` +
-    `injected EIO: ${eio.length ? eio.join(', ') : 'none'}; cuts: ${r.cuts.length}; ` +
-    `${r.writeLog ? `write log ${r.writeLog.path}: ${r.writeLog.records} records, ${(r.writeLog.bytes / 1048576).toFixed(1)} MiB` : 'no write log'}` +
-    `${r.problems.length ? `; problems: ${r.problems.slice(0, 3).join(' | ')}` : ''}`
-  );
-}
