@@ -18,7 +18,16 @@ const SHIPPED = [
   'power-cut-all',
   'power-cut-smoke',
   'process-kill',
+  'disk-cache-io-modes',
+  'lying-disk',
+  'fsync-eio',
+  'torn-writes',
+  'nbd-disk-cost',
+  'nbd-power-cut-smoke',
 ];
+/** The NBD disk's scenarios (harness/disk): VM target, a vm.disk block. */
+const DISK_SCENARIOS = ['disk-cache-io-modes', 'lying-disk', 'fsync-eio', 'torn-writes', 'nbd-disk-cost', 'nbd-power-cut-smoke'];
+const SMOKE = ['power-cut-smoke', 'nbd-power-cut-smoke'];
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-scenario-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -61,7 +70,7 @@ describe('shipped scenarios', () => {
     expect(s.question.length).toBeGreaterThan(20);
     expect(s.matrix.length).toBeGreaterThan(0);
     // The CI smoke power cut is deliberately shorter than the 5-10 s cells of the rest.
-    expect(s.workload.durationSec).toBeGreaterThanOrEqual(name === 'power-cut-smoke' ? 2 : 5);
+    expect(s.workload.durationSec).toBeGreaterThanOrEqual(SMOKE.includes(name) ? 2 : 5);
     expect(s.workload.durationSec).toBeLessThanOrEqual(10);
     expect(s.expectations.length).toBeGreaterThan(0);
     const ids = s.matrix.map((c) => c.id);
@@ -88,6 +97,13 @@ describe('shipped scenarios', () => {
         if (name !== 'power-cut-smoke') expect(s.vm).toEqual(expect.objectContaining({ accelerator: 'auto', mountOptions: 'commit=5' }));
         expect(s.faults[0].kind).toBe('power-cut');
         expect(s.workload.repetitions).toBeGreaterThan(1);
+      } else if (DISK_SCENARIOS.includes(name)) {
+        expect(s.target).toBe('vm');
+        expect(s.vm?.disk ?? s.matrix.some((c) => 'vm.disk.model' in c.params)).toBeTruthy();
+        if (s.faults.length > 0) {
+          expect(s.faults[0].kind).toBe('power-cut');
+          expect(s.workload.repetitions).toBeGreaterThan(SMOKE.includes(name) ? 0 : 1);
+        }
       } else if (s.faults.length > 0) {
         expect(s.target).toBe('process');
         expect(s.faults.every((f) => f.kind === 'process-kill')).toBe(true);
