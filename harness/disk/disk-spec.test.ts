@@ -45,7 +45,7 @@ describe('vm.disk', () => {
     expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { model: volatile-cache, onCut: shuffle } }\n')).toMatch(/vm\.disk\.onCut: expected drop-unflushed \| random-subset \| reorder \| torn/);
     expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { onCut: torn } }\n')).toMatch(/vm\.disk\.onCut: expected no onCut with model: file/);
     expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { model: volatile-cache, errors: [{ on: write, nth: 0 }] } }\n')).toMatch(/vm\.disk\.errors/);
-    expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { model: volatile-cache, writeLogLimit: 1KiB } }\n')).toMatch(/vm\.disk\.writeLogLimit: expected a size of at least 1MiB/);
+    expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { model: volatile-cache, writeLogLimit: 1KiB } }\n')).toMatch(/vm\.disk\.writeLogLimit: expected a size of at least 64KiB/);
     expect(issuesOf('question: q\nmatrix:\n  vm.disk.model: [file, volatile-cache]\n')).toMatch(/no vm\.disk\.model on target: process/);
   });
 

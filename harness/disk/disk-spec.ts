@@ -100,9 +100,9 @@ export const diskSchema = z
     latency: z
       .strictObject({ perOp: micros.default(0), jitter: micros.default(0), stallEvery: millis.default(0), stallFor: millis.default(0) })
       .optional(),
-    writeLogLimit: leaf<number>('a size of at least 1MiB, such as 1GiB', (v) => {
+    writeLogLimit: leaf<number>('a size of at least 64KiB, such as 1GiB', (v) => {
       const b = parseSize(v);
-      return b !== undefined && b >= 1024 * 1024 ? b : undefined;
+      return b !== undefined && b >= 64 * 1024 ? b : undefined;
     }).optional(),
   })
   .superRefine((d, ctx) => {

@@ -37,6 +37,19 @@ export interface NbdDiskReport {
   writeLog: { path: string; bytes: number; records: number } | null;
 }
 
+/** Socket directories of open NBD disks: removed at process exit too (a second Ctrl-C exits without the async cleanup). */
+const liveSocketDirs = new Set<string>();
+let exitHook = false;
+function trackSocketDir(dir: string): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => {
+      for (const d of liveSocketDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  liveSocketDirs.add(dir);
+}
+
 export class NbdDisk implements DataDisk {
   readonly kind = 'nbd';
   readonly cuts: CutOutcome[] = [];
@@ -56,6 +69,7 @@ export class NbdDisk implements DataDisk {
     if (!opts.existing) await createFileDisk(opts.file, opts.sizeMiB);
     // A unix socket address holds 107 bytes: keep the socket in a short private directory.
     const socketDir = mkdtempSync(path.join(os.tmpdir(), 'durolab-nbd-'));
+    trackSocketDir(socketDir);
     const store = new VolatileCacheStore({ file: opts.file, onCut: opts.spec.onCut, flush: opts.spec.flush, volatile: true });
     let writeLog: WriteLogWriter | null = null;
     try {
@@ -74,6 +88,7 @@ export class NbdDisk implements DataDisk {
       writeLog?.close();
       store.close();
       rmSync(socketDir, { recursive: true, force: true });
+      liveSocketDirs.delete(socketDir);
       throw err;
     }
   }
@@ -151,14 +166,19 @@ export class NbdDisk implements DataDisk {
       this.store.close();
       this.writeLog?.close();
       rmSync(this.socketDir, { recursive: true, force: true });
+      liveSocketDirs.delete(this.socketDir);
     }
   }
 }
 
-/** A VM broker's data disk in `dir`: the sparse file (model file) or the NBD disk with its write log beside the image. */
+/**
+ * A VM broker's data disk in `dir`: the sparse file (model file) or the NBD disk. Its write
+ * log goes beside `dir` (broker-1 -> broker-1.disk.wlog, next to the serial logs): the runner
+ * removes `dir` after a trial, the log stays for crash-state exploration and post-mortems.
+ */
 export async function createDataDisk(dir: string, sizeMiB: number, spec: DiskSpec, seed: number, log: (line: string) => void): Promise<DataDisk> {
   if (spec.model === 'file') return createFileDisk(path.join(dir, 'disk.img'), sizeMiB);
-  const disk = await NbdDisk.create({ file: path.join(dir, 'disk.img'), sizeMiB, spec, seed, writeLogPath: path.join(dir, 'disk.wlog'), log });
+  const disk = await NbdDisk.create({ file: path.join(dir, 'disk.img'), sizeMiB, spec, seed, writeLogPath: `${dir}.disk.wlog`, log });
   log(disk.describe());
   return disk;
 }

@@ -51,7 +51,8 @@ describe('durolab bench nbd-power-cut-smoke (QEMU, TCG, NBD disk)', () => {
     expect(trial.ledger.ackedLost).toBe(0);
     expect(trial.ledger.corrupt).toBe(0);
     // The write log beside the disk image holds the trial's WRITEs and FLUSHes, intact.
-    const wlog = path.join(results, 'nbd-power-cut-smoke', run.runId, 'cells', readdirSync(path.join(results, 'nbd-power-cut-smoke', run.runId, 'cells'))[0]!, 'rep-1', 'broker-1', 'disk.wlog');
+    // The write log sits beside the broker's data directory, which the runner removes after the trial.
+    const wlog = path.join(results, 'nbd-power-cut-smoke', run.runId, 'cells', readdirSync(path.join(results, 'nbd-power-cut-smoke', run.runId, 'cells'))[0]!, 'rep-1', 'broker-1.disk.wlog');
     const log = readWriteLog(wlog);
     expect(log.truncated).toBeNull();
     expect(log.records.filter((x) => x.op === 'flush').length).toBeGreaterThan(10);
@@ -64,9 +65,14 @@ describe('durolab bench nbd-power-cut-smoke (QEMU, TCG, NBD disk)', () => {
     // Ctrl-C once the load runs.
     const child = execa(process.execPath, [cli, 'bench', scenario, '--results-dir', path.join(work, 'int-results'), '--no-report'], { reject: false, timeout: 240_000 });
     let out = '';
+    let sent = false;
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString('utf8');
-      if (/rep 1: 1\/3s/.test(out)) child.kill('SIGINT');
+      // One Ctrl-C (a second one exits at once, by design).
+      if (!sent && /rep 1: 1\/3s/.test(out)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
     });
     const r = await child;
     expect(r.exitCode, out + r.stderr).toBe(130);
@@ -74,13 +80,13 @@ describe('durolab bench nbd-power-cut-smoke (QEMU, TCG, NBD disk)', () => {
     for (const dir of sockets(out)) expect(existsSync(dir), dir).toBe(false);
     expect(qemuPids()).toEqual([]);
 
-    // A write log limit the load passes within a second: the trial fails with the log's message.
+    // A write log limit the guest passes while it boots or early in the load: the trial fails with the log's message.
     const tiny = path.join(work, 'tiny-log.yaml');
-    writeFileSync(tiny, readFileSync(scenario, 'utf8').replace('    model: volatile-cache', '    model: volatile-cache\n    writeLogLimit: 2MiB'));
+    writeFileSync(tiny, readFileSync(scenario, 'utf8').replace('    model: volatile-cache', '    model: volatile-cache\n    writeLogLimit: 128KiB'));
     const f = await execa(process.execPath, [cli, 'bench', tiny, '--results-dir', path.join(work, 'full-results'), '--no-report'], { reject: false, timeout: 240_000 });
     const text = f.stdout + f.stderr;
     expect(f.exitCode, text).toBe(1);
-    expect(text).toMatch(/write log .*disk\.wlog: recording this request would take it to \d+ bytes, over its limit of 2097152 bytes/);
+    expect(text).toMatch(/write log .*disk\.wlog: recording this request would take it to \d+ bytes, over its limit of 131072 bytes/);
     for (const dir of sockets(text)) expect(existsSync(dir), dir).toBe(false);
     expect(qemuPids()).toEqual([]);
   }, 520_000);

@@ -557,6 +557,9 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         return cluster;
       } catch (err) {
         await cleanup();
+        // A full write log makes the guest fail in many ways: name the cause.
+        const full = createdDisks.find((d): d is NbdDisk => d instanceof NbdDisk && d.server.writeLogFull !== null);
+        if (full) throw new Error(`${full.server.writeLogFull!.message} (the cluster failed to start: ${(err as Error).message.split('\n')[0]})`);
         throw err;
       } finally {
         signal?.removeEventListener('abort', onAbort);
