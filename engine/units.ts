@@ -19,6 +19,7 @@ const SIZE_UNITS: Record<string, number> = {
 };
 
 const DURATION_UNITS_MS: Record<string, number> = {
+  us: 0.001,
   ms: 1,
   s: 1000,
   sec: 1000,

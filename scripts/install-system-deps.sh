@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the tests use, when any is missing: fio (engine
 # baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
-# busybox-static (power-cut VMs), chromium (report test), kcat (Kafka protocol witness), mount (mount -o loop, losetup: the
+# busybox-static (power-cut VMs), qemu-utils (qemu-io/qemu-img: the NBD disk tests), chromium (report test), kcat (Kafka protocol witness), mount (mount -o loop, losetup: the
 # ENOSPC test), kmod (modprobe loop), gcc and libisal-dev (the CRC-32C addon over ISA-L, built
 # by scripts/build-native.mjs), openjdk-17-jre-headless and maven (target: kafka runs Apache Kafka
 # from Maven Central). Needs root (or sudo). Under CI=true a test whose tool
 # is missing fails (test/requirements.ts), so everything they use is listed here.
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium mount kmod kcat gcc libisal-dev openjdk-17-jre-headless maven)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev openjdk-17-jre-headless maven)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -367,9 +367,18 @@ function metrics(broker: BrokerHost, resetEventLoop: boolean): unknown {
     kafka: broker.kafkaMetrics(),
     heartbeat: broker.heartbeat,
     partitions: broker.allPartitions().map((p) => p.metrics()),
+    failedLogDirs: failedLogDirs(broker),
     fetchers: broker.fetcherStats(),
     memory: process.memoryUsage(),
   };
+}
+
+/** Partitions whose log went offline after an I/O error (Kafka's offline log dirs): they stay so until the broker restarts. */
+function failedLogDirs(broker: BrokerHost): Array<{ topic: string; partition: number; dir: string; error: string }> {
+  return broker.allPartitions().flatMap((p) => {
+    const error = p.log.offlineReason;
+    return error === null ? [] : [{ topic: p.topic, partition: p.partition, dir: p.log.dir, error }];
+  });
 }
 
 function health(broker: BrokerHost): unknown {
@@ -382,8 +391,9 @@ function health(broker: BrokerHost): unknown {
     (p.role === 'leader' ? led : p.role === 'follower' ? followed : other).push(name);
     recovery.push({ topic: p.topic, partition: p.partition, ...p.log.recovery });
   }
+  const failed = failedLogDirs(broker);
   return {
-    status: broker.openFailures.length === 0 ? 'ok' : 'degraded',
+    status: broker.openFailures.length === 0 && failed.length === 0 ? 'ok' : 'degraded',
     brokerId: broker.id,
     pid: process.pid,
     url: broker.url,
@@ -393,6 +403,7 @@ function health(broker: BrokerHost): unknown {
     partitions: { led, followed, other },
     recovery,
     openFailures: broker.openFailures,
+    failedLogDirs: failed,
     lastHeartbeatMs: broker.heartbeat.lastOkMs,
   };
 }

@@ -48,7 +48,7 @@ export function renderSettingsText(settings: readonly Setting[] = SETTINGS): str
     const lines = [`${r.name}=${r.type}${r.aliases.length ? `  (also: ${r.aliases.join(', ')})` : ''}`];
     lines.push(`\t${r.help.charAt(0).toUpperCase()}${r.help.slice(1)}.`);
     lines.push(`\tdefault: ${r.defaultText}; range: ${r.range}${r.unit ? `; unit of a bare number: ${r.unit}` : ''}`);
-    lines.push(`\tapplies to: ${r.appliesTo.join(', ')}${r.scenario ? '; scenarios may set it' : ''}`);
+    lines.push(`\tapplies to: ${r.appliesTo.join(', ')}${r.scenario ? '; scenarios may set it' : r.appliesTo.includes('vm-disk') ? "; only in the scenario's vm.disk: block" : ''}`);
     if (r.why) lines.push(`\tbounds: ${r.why}.`);
     return lines.join('\n');
   });
@@ -60,7 +60,7 @@ const cell = (s: string): string => s.replaceAll('|', '\\|');
 export function renderSettingsMarkdown(settings: readonly Setting[] = SETTINGS): string {
   const rows = settingsReference(settings).map(
     (r) =>
-      `| \`${r.name}\`${r.scenario ? '' : ' ¹'} | ${r.type} | ${cell(r.defaultText)} | ${cell(r.range)} | ${r.appliesTo.join(', ')} | ${cell(r.help)} |`,
+      `| \`${r.name}\`${r.scenario ? '' : r.appliesTo.includes('vm-disk') ? ' ²' : ' ¹'} | ${r.type} | ${cell(r.defaultText)} | ${cell(r.range)} | ${r.appliesTo.join(', ')} | ${cell(r.help)} |`,
   );
   return [
     '| setting | type | default | range | applies to | meaning |',
@@ -68,6 +68,7 @@ export function renderSettingsMarkdown(settings: readonly Setting[] = SETTINGS):
     ...rows,
     '',
     '¹ broker/controller config only (`--config`, `--set`); not settable in a scenario.',
+    '² only in the scenario\'s `vm.disk:` block (a list or map); the other `vm.disk.*` settings go there too, or per cell in `settings:` / `matrix:`.',
   ].join('\n');
 }
 

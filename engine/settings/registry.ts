@@ -8,6 +8,7 @@ import {
   INT32_MAX,
   IO_MODES,
   SYNC_CALLS,
+  FSYNC_ERROR_POLICIES,
   acksType,
   booleanType,
   centisecsType,
@@ -21,8 +22,8 @@ import {
 } from './values.ts';
 
 /** Where a setting takes effect. */
-export type Scope = 'topic' | 'broker' | 'controller' | 'producer' | 'host-sysctl' | 'vm-guest';
-export const SCOPES: readonly Scope[] = ['topic', 'broker', 'controller', 'producer', 'host-sysctl', 'vm-guest'];
+export type Scope = 'topic' | 'broker' | 'controller' | 'producer' | 'host-sysctl' | 'vm-guest' | 'vm-disk';
+export const SCOPES: readonly Scope[] = ['topic', 'broker', 'controller', 'producer', 'host-sysctl', 'vm-guest', 'vm-disk'];
 
 export interface Setting {
   /** Kafka's name (sysctl(8)'s for kernel knobs): the key users write. */
@@ -56,6 +57,11 @@ const MAX = Number.MAX_SAFE_INTEGER;
 
 const sysctl = { appliesTo: ['host-sysctl', 'vm-guest'] as const, scenario: true };
 
+/** The VM broker's data disk (harness/disk): set in the scenario's `vm.disk:` block, the scalar ones also per cell in settings:/matrix:. */
+const vmDisk = { appliesTo: ['vm-disk'] as const };
+/** vm.disk.errors / vm.disk.latency are lists and maps: only the `vm.disk:` block holds them. */
+const blockOnly = (expected: string): ValueType => ({ type: 'block', expected, range: 'see meaning', parse: () => undefined, display: String, label: String });
+
 export const SETTINGS: readonly Setting[] = [
   // Topic / log (engine/storage LogConfig).
   { name: 'io', type: enumType(IO_MODES, { direct: 'O_DIRECT', dsync: 'O_DSYNC' }), default: 'buffered', help: 'write path: buffered write(2) into the page cache, O_DIRECT, or O_DSYNC', appliesTo: ['topic'], scenario: true, label: 'io' },
@@ -63,6 +69,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'flush.messages', type: integerType(1, MAX), unit: 'messages', help: "Kafka's name for flush=messages:N", appliesTo: ['topic'], scenario: false, label: 'flush every' },
   { name: 'flush.ms', type: durationMsType(1), unit: 'ms', why: 'a timer: Node holds at most 2^31-1 ms', help: "Kafka's name for flush=ms:T", appliesTo: ['topic'], scenario: false, label: 'flush every' },
   { name: 'sync', type: enumType(SYNC_CALLS), default: 'fdatasync', help: 'the call a flush makes: fsync or fdatasync', appliesTo: ['topic'], scenario: true, label: 'sync' },
+  { name: 'log.fsync.error', type: enumType(FSYNC_ERROR_POLICIES), default: 'fail-stop', help: "when fsync/fdatasync fails (EIO): fail-stop takes the log offline until restart, as Kafka does (produce answers KAFKA_STORAGE_ERROR); retry logs the error, retries the call and acknowledges on success, the unsafe behaviour studied at ATC'20 (Linux marked the failed pages clean, so the retry succeeds without the data), kept for comparison", appliesTo: ['topic'], scenario: true, label: 'fsync error', why: 'retry is unsafe by design: it exists to measure what fail-stop prevents' },
   { name: 'segment.bytes', type: sizeType(BATCH_HEADER_BYTES, INT32_MAX), default: 1024 ** 3, unit: 'bytes', help: 'roll a segment at this size', appliesTo: ['topic'], scenario: true, label: 'segment', why: `a segment must hold at least one RecordBatch header (${BATCH_HEADER_BYTES} bytes); Kafka stores it as int32` },
   { name: 'segment.ms', type: durationMsType(1, MAX), default: 7 * 86_400_000, unit: 'ms', help: 'roll a segment at this age', appliesTo: ['topic'], scenario: true, label: 'roll', why: 'compared with batch timestamps, never used as a timer' },
   { name: 'segment.index.bytes', type: sizeType(MIN_INDEX_BYTES, INT32_MAX), default: 10 * 1024 ** 2, unit: 'bytes', help: 'offset/time index size limit per segment (a full index rolls the segment)', appliesTo: ['topic'], scenario: true, label: 'index max', why: `the time index keeps its last slot for the roll entry: ${MIN_INDEX_BYTES} bytes is the smallest index that holds anything` },
@@ -90,6 +97,13 @@ export const SETTINGS: readonly Setting[] = [
   // Producer.
   { name: 'acks', type: acksType(), default: 'all', help: "replicas that must have a batch before it is acknowledged (the Java producer's default since Kafka 3.0)", appliesTo: ['producer'], scenario: true, label: 'acks' },
   // Kernel writeback (process target: the host's global sysctls; vm target: the guest's). No default: the kernel's apply.
+  // The VM data disk (vm target; harness/disk/disk-spec.ts reads the vm.disk: block).
+  { name: 'vm.disk.model', type: enumType(['file', 'volatile-cache']), default: 'file', help: "the VM broker's data disk: file = a sparse host file under virtio-blk (no volatile cache: every write QEMU passed on survives a cut); volatile-cache = the harness's NBD server, which keeps unflushed writes in memory until the guest's FLUSH (or a FUA write) and loses them at a power cut as vm.disk.onCut says; every WRITE/FLUSH/TRIM goes to a write log on the host clock", ...vmDisk, scenario: true, label: 'disk' },
+  { name: 'vm.disk.onCut', type: enumType(['drop-unflushed', 'random-subset', 'reorder', 'torn']), default: 'drop-unflushed', help: 'volatile-cache: what a power cut does to unflushed writes (seeded from the trial seed): drop-unflushed loses all; random-subset keeps each contiguous sector run of each write with p=1/2; reorder keeps a suffix of them and loses the writes before it; torn keeps them in order up to one write that persists only its first 512-byte sectors', ...vmDisk, scenario: true, label: 'on cut' },
+  { name: 'vm.disk.flush', type: enumType(['honoured', 'ignored']), default: 'honoured', help: 'volatile-cache: honoured persists the cache at FLUSH and a FUA write at once; ignored is a lying drive that acknowledges both and persists nothing until a clean power-down', ...vmDisk, scenario: true, label: 'disk flush' },
+  { name: 'vm.disk.writeLogLimit', type: sizeType(64 * 1024, MAX), default: 1024 ** 3, unit: 'bytes', help: "volatile-cache: the NBD write log's size limit per disk; a request that would pass it is refused (ENOSPC to the guest) and the trial fails with the write log's message", ...vmDisk, scenario: true, label: 'write log max' },
+  { name: 'vm.disk.errors', type: blockOnly('a list of {on: write|flush, nth: N, mode: once|sticky} or {on: sectors, from: S, to: S, mode: once|sticky}'), help: 'volatile-cache: injected EIO, a list in the vm.disk: block: `{on: write, nth: N}` fails the Nth WRITE the disk receives (counted from its first boot; also TRIM/WRITE_ZEROES), `{on: flush, nth: N}` the Nth FLUSH, `{on: sectors, from: S, to: S}` every write touching 512-byte sectors S..S; mode once (default for nth) or sticky (default for sectors: every later match fails too). Failed requests change nothing and are not in the write log', ...vmDisk, scenario: false, label: 'disk errors' },
+  { name: 'vm.disk.latency', type: blockOnly('{perOp: 200us, jitter: 100us, stallEvery: 10s, stallFor: 500ms}'), help: 'volatile-cache: per-request delay in the vm.disk: block: perOp fixed, plus a uniform jitter in [0, jitter] (seeded), and stalls: at the end of every stallEvery of the disk\'s life, requests wait out a stall of stallFor (requests are served one at a time, so a stall holds everything behind it)', ...vmDisk, scenario: false, label: 'disk latency' },
   { name: 'vm.dirty_expire_centisecs', type: centisecsType(), unit: 'centisecs', help: 'dirty pages older than this are written back', ...sysctl, label: 'dirty expire' },
   { name: 'vm.dirty_writeback_centisecs', type: centisecsType(), unit: 'centisecs', help: 'period of the writeback flusher threads', ...sysctl, label: 'dirty writeback' },
   { name: 'vm.dirty_background_ratio', type: integerType(0, 100), unit: 'percent', help: 'background writeback starts at this % of available memory dirty', ...sysctl, label: 'dirty bg ratio', exclusiveWith: 'vm.dirty_background_bytes' },

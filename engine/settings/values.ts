@@ -11,6 +11,9 @@ export const IO_MODES = ['buffered', 'direct', 'dsync'] as const;
 export type IoMode = (typeof IO_MODES)[number];
 export const SYNC_CALLS = ['fsync', 'fdatasync'] as const;
 export type SyncCall = (typeof SYNC_CALLS)[number];
+/** What the log does when fsync/fdatasync fails: go offline (Kafka) or retry and acknowledge (the ATC'20 fsync-failure bug, for comparison). */
+export const FSYNC_ERROR_POLICIES = ['fail-stop', 'retry'] as const;
+export type FsyncErrorPolicy = (typeof FSYNC_ERROR_POLICIES)[number];
 export type Acks = 0 | 1 | 'all';
 export const ACKS: readonly Acks[] = [0, 1, 'all'];
 

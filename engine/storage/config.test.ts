@@ -13,6 +13,7 @@ describe('log settings', () => {
       indexIntervalBytes: 4096,
       maxBatchBytes: 1048588,
       verifyBatches: true,
+      fsyncError: 'fail-stop',
     });
     expect(resolveLogConfig({})).toEqual(defaultLogConfig());
   });

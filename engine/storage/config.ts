@@ -4,6 +4,7 @@
 import {
   IO_MODES,
   SYNC_CALLS,
+  FSYNC_ERROR_POLICIES,
   FLUSH_GRAMMAR,
   formatFlushPolicy,
   getSetting,
@@ -13,6 +14,7 @@ import {
   type IoMode,
   type SettingValue,
   type SyncCall,
+  type FsyncErrorPolicy,
 } from '../settings/index.ts';
 import type { FlushPolicy, LogConfig } from './types.ts';
 
@@ -29,7 +31,7 @@ export const LOG_NUMERIC_FIELDS = {
 } as const satisfies Partial<Record<keyof LogConfig, string>>;
 
 /** LogConfig's fields by the registry setting each one is (verifyBatches is the engine's own switch, not a setting). */
-export const LOG_FIELDS = { io: 'io', flush: 'flush', sync: 'sync', ...LOG_NUMERIC_FIELDS } as const;
+export const LOG_FIELDS = { io: 'io', flush: 'flush', sync: 'sync', fsyncError: 'log.fsync.error', ...LOG_NUMERIC_FIELDS } as const;
 
 /** Registry values by Kafka name (already parsed and bounded) as LogConfig fields; names that are not log settings are ignored. */
 export function logConfigFromSettings(values: Readonly<Record<string, SettingValue>>): Partial<LogConfig> {
@@ -52,6 +54,7 @@ export function defaultLogConfig(): LogConfig {
     indexIntervalBytes: settingDefault<number>('index.interval.bytes'),
     maxBatchBytes: settingDefault<number>('message.max.bytes'),
     verifyBatches: true,
+    fsyncError: settingDefault<FsyncErrorPolicy>('log.fsync.error'),
   };
 }
 
@@ -100,6 +103,7 @@ export function resolveLogConfig(partial: Partial<LogConfig> = {}): LogConfig {
     indexIntervalBytes: checkInt('indexIntervalBytes', m.indexIntervalBytes),
     maxBatchBytes: checkInt('maxBatchBytes', m.maxBatchBytes),
     verifyBatches: checkBool('verifyBatches', m.verifyBatches),
+    fsyncError: checkEnum('fsyncError (log.fsync.error)', m.fsyncError, FSYNC_ERROR_POLICIES),
   };
 }
 

@@ -59,6 +59,9 @@ function errText(e: unknown): string {
   return err?.code && !msg.startsWith(err.code) ? `${err.code}: ${msg}` : msg;
 }
 
+/** log.fsync.error=retry: attempts of one flush before the log goes offline anyway. */
+const FSYNC_RETRY_ATTEMPTS = 3;
+
 export class Log {
   readonly dir: string;
   readonly config: LogConfig;
@@ -79,7 +82,8 @@ export class Log {
   private readonly headerOptions: ValidateOptions;
   private readonly writeLatency = new LatencyRecorder();
   private readonly flushLatency = new LatencyRecorder();
-  private counters = { appends: 0, records: 0, bytes: 0, flushes: 0, rollFlushes: 0, rolls: 0, checkpoints: 0, indexSyncs: 0 };
+  private counters = { appends: 0, records: 0, bytes: 0, flushes: 0, rollFlushes: 0, rolls: 0, checkpoints: 0, indexSyncs: 0, fsyncRetries: 0 };
+  private lastFsyncError: string | null = null;
 
   /** Creates dir if needed; runs recovery unless the clean-shutdown marker is present, and removes the marker. */
   static open(dir: string, config: Partial<LogConfig> = {}, opts: LogOpenOptions = {}): Log {
@@ -144,6 +148,11 @@ export class Log {
   /** Everything below it has been flushed (the checkpoint file may lag; see stats().checkpointedRecoveryPoint). */
   get recoveryPoint(): number {
     return this._recoveryPoint;
+  }
+
+  /** Why the log is offline (an I/O error since it was opened), or null. */
+  get offlineReason(): string | null {
+    return this.failure;
   }
 
   private checkOpen(what: string): void {
@@ -301,10 +310,22 @@ export class Log {
    */
   private flushNow(): number {
     const t0 = performance.now();
-    try {
-      this.active.flushLog(this.config.sync);
-    } catch (e) {
-      throw this.fail(`${this.config.sync} of ${this.active.paths.log} failed`, e);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.active.flushLog(this.config.sync);
+        break;
+      } catch (e) {
+        // log.fsync.error=retry: the unsafe behaviour kept for comparison. The kernel has marked
+        // the failed pages clean, so the retry succeeds and the batch is acknowledged without
+        // its data on disk (ATC'20, "Can applications recover from fsync failures?").
+        if (this.config.fsyncError === 'retry' && attempt < FSYNC_RETRY_ATTEMPTS) {
+          this.counters.fsyncRetries++;
+          this.lastFsyncError = `${this.config.sync} of ${this.active.paths.log} failed (${errText(e)}); retried (log.fsync.error=retry)`;
+          process.stderr.write(`durolab log ${this.dir}: ${this.lastFsyncError}\n`);
+          continue;
+        }
+        throw this.fail(`${this.config.sync} of ${this.active.paths.log} failed${attempt > 1 ? ` ${attempt} times` : ''}`, e);
+      }
     }
     this._recoveryPoint = this.active.nextOffset;
     this.maybeCheckpoint(false);
@@ -572,6 +593,8 @@ export class Log {
       indexSyncs: c.indexSyncs,
       checkpointedRecoveryPoint: this.checkpointed,
       failed: this.failure,
+      fsyncRetries: c.fsyncRetries,
+      lastFsyncError: this.lastFsyncError,
     };
   }
 

@@ -16,7 +16,18 @@ export interface SegmentWriter {
   close(): void;
 }
 
+/**
+ * Test seam: the next `failNext` sync calls of any writer throw EIO as fsync(2) would, without
+ * reaching the kernel. A unit test uses it beside the VM test where the NBD disk's injected
+ * write error makes the guest kernel's fdatasync fail for real.
+ */
+export const injectedSyncFailures = { failNext: 0 };
+
 function syncFd(fd: number, call: SyncCall): void {
+  if (injectedSyncFailures.failNext > 0) {
+    injectedSyncFailures.failNext--;
+    throw Object.assign(new Error(`EIO: i/o error, ${call} (injected)`), { code: 'EIO', errno: -5, syscall: call });
+  }
   if (call === 'fsync') fs.fsyncSync(fd);
   else fs.fdatasyncSync(fd);
 }

@@ -2,7 +2,7 @@
 // has one (segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
 // flush.messages, flush.ms, message.max.bytes).
 
-import type { FlushPolicy, IoMode, SyncCall } from '../settings/values.ts';
+import type { FlushPolicy, FsyncErrorPolicy, IoMode, SyncCall } from '../settings/values.ts';
 // Declared once, in the settings registry.
 export type { FlushPolicy, IoMode, SyncCall } from '../settings/values.ts';
 import type { LatencySummary } from '../common/latency.ts';
@@ -23,6 +23,8 @@ export interface LogConfig {
    * page-cache write itself; see README "CRC cost").
    */
   verifyBatches: boolean;
+  /** log.fsync.error: after a failed fsync/fdatasync, go offline (fail-stop) or retry it and acknowledge (retry: unsafe, for comparison). */
+  fsyncError: FsyncErrorPolicy;
 }
 
 export interface AppendOptions {
@@ -110,6 +112,9 @@ export interface LogStats {
   checkpointedRecoveryPoint: number;
   /** Set after a write or flush error: the log refuses appends until it is reopened. */
   failed: string | null;
+  /** log.fsync.error=retry: failed flushes that were retried (and, when the retry succeeded, acknowledged). */
+  fsyncRetries: number;
+  lastFsyncError: string | null;
 }
 
 export interface DumpBatch {

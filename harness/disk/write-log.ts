@@ -10,7 +10,8 @@
 //   record  48-byte head + data:
 //     u32 length of what follows this field (44 + data bytes)
 //     u32 CRC-32C of the rest of the record (type .. data)
-//     u8 type (1 WRITE, 2 FLUSH, 3 TRIM, 4 WRITE_ZEROES) | u8 flags (bit 0: FUA) | u16 0
+//     u8 type (1 WRITE, 2 FLUSH, 3 TRIM, 4 WRITE_ZEROES) | u8 flags (bit 0: FUA; bit 1: not
+//       honoured, a lying drive acknowledged this FLUSH or FUA without persisting) | u16 0
 //     u64 seq (0, 1, 2 ... in completion order)
 //     u64 submitUs | u64 completeUs (host clock, µs)
 //     u64 offset (bytes) | u32 length (bytes)
@@ -28,6 +29,7 @@ export type WriteLogOp = 'write' | 'flush' | 'trim' | 'write-zeroes';
 const OP_CODE: Record<WriteLogOp, number> = { write: 1, flush: 2, trim: 3, 'write-zeroes': 4 };
 const OP_NAME: Record<number, WriteLogOp> = { 1: 'write', 2: 'flush', 3: 'trim', 4: 'write-zeroes' };
 const FLAG_FUA = 1;
+const FLAG_NOT_HONOURED = 2;
 
 export interface WriteLogRecord {
   seq: number;
@@ -43,6 +45,8 @@ export interface WriteLogRecord {
   data: Buffer | null;
   /** Where the record starts in the log file (for error messages). */
   fileOffset: number;
+  /** Present (true) when the disk acknowledged this FLUSH or FUA without persisting (vm.disk flush: ignored): not a durability point. */
+  notHonoured?: true;
 }
 
 export type WriteLogEntry = Omit<WriteLogRecord, 'seq' | 'fileOffset'>;
@@ -113,7 +117,7 @@ export class WriteLogWriter {
     const rec = Buffer.allocUnsafe(total);
     rec.writeUInt32LE(total - 4, 0);
     rec.writeUInt8(OP_CODE[e.op], 8);
-    rec.writeUInt8(e.fua ? FLAG_FUA : 0, 9);
+    rec.writeUInt8((e.fua ? FLAG_FUA : 0) | (e.notHonoured ? FLAG_NOT_HONOURED : 0), 9);
     rec.writeUInt16LE(0, 10);
     rec.writeBigUInt64LE(BigInt(seq), 12);
     rec.writeBigUInt64LE(BigInt(e.submitUs), 20);
@@ -214,6 +218,7 @@ export function readWriteLog(file: string): LoadedWriteLog {
       length,
       data: op === 'write' ? buf.subarray(pos + RECORD_HEAD_BYTES, pos + 4 + len) : null,
       fileOffset: pos,
+      ...((buf.readUInt8(pos + 9) & FLAG_NOT_HONOURED) !== 0 ? { notHonoured: true as const } : {}),
     });
     pos += 4 + len;
   }

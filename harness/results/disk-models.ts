@@ -1,6 +1,7 @@
 // What the disk under a VM broker does at a power cut: the model every VM run's loss figures
 // depend on. One entry per model, in one place; the terminal summary and the report both
-// print it. (Disk models served over NBD add their entries here.)
+// print it. The NBD disk's ids (harness/disk/disk-spec.ts diskModelId) are its onCut policy
+// with optional suffixes: nbd-volatile-cache+torn, ...+flush-ignored, ...+eio.
 import type { RunResult } from './types.ts';
 
 export interface DiskModel {
@@ -19,6 +20,39 @@ export const DISK_MODELS = {
       "the guest's page cache and its uncommitted ext4 journal are lost at a cut; the disk keeps every write it received " +
       '(a disk without a volatile write cache: no reordering or loss below the guest)',
   },
+  'nbd-volatile-cache+drop-unflushed': {
+    id: 'nbd-volatile-cache+drop-unflushed',
+    name: "virtio-blk over the harness's NBD disk with a volatile write cache (vm.disk model volatile-cache, onCut drop-unflushed)",
+    atCut:
+      "the guest's page cache, its uncommitted ext4 journal and every write the disk had not been told to flush (FLUSH or FUA) are lost at a cut; " +
+      'flushed writes survive (a drive with a volatile cache that honours flushes)',
+  },
+  'nbd-volatile-cache+random-subset': {
+    id: 'nbd-volatile-cache+random-subset',
+    name: "virtio-blk over the harness's NBD disk with a volatile write cache (onCut random-subset)",
+    atCut:
+      "the guest's page cache and uncommitted journal are lost; of the unflushed writes a seeded random half of their contiguous sector runs reaches the media, " +
+      'in no particular order (a cache that writes back out of order); flushed writes survive',
+  },
+  'nbd-volatile-cache+reorder': {
+    id: 'nbd-volatile-cache+reorder',
+    name: "virtio-blk over the harness's NBD disk with a volatile write cache (onCut reorder)",
+    atCut:
+      "the guest's page cache and uncommitted journal are lost; of the unflushed writes a later run survives while the earlier ones are lost " +
+      '(a cache that reorders writes); flushed writes survive',
+  },
+  'nbd-volatile-cache+torn': {
+    id: 'nbd-volatile-cache+torn',
+    name: "virtio-blk over the harness's NBD disk with a volatile write cache (onCut torn)",
+    atCut:
+      "the guest's page cache and uncommitted journal are lost; unflushed writes reach the media in order up to one that is torn " +
+      '(only its first 512-byte sectors persist), the rest are lost; flushed writes survive',
+  },
+  'per-cell': {
+    id: 'per-cell',
+    name: 'varies by cell (vm.disk.* in settings/matrix)',
+    atCut: "each cell's disk is named in its settings (vm.disk.model, vm.disk.onCut, vm.disk.flush); see the cell rows",
+  },
 } as const satisfies Record<string, DiskModel>;
 
 export type DiskModelId = keyof typeof DISK_MODELS;
@@ -35,7 +69,20 @@ export function diskModelIdFor(target: { kind: string; diskModel?: string }): st
 export function diskModelOf(run: Pick<RunResult, 'target' | 'diskModel'>): DiskModel | null {
   const id = run.diskModel ?? (run.target === 'vm' ? DEFAULT_VM_DISK_MODEL : undefined);
   if (id === undefined) return null;
-  return (DISK_MODELS as Record<string, DiskModel>)[id] ?? { id, name: id, atCut: 'not described (unknown disk model id)' };
+  const known = (DISK_MODELS as Record<string, DiskModel>)[id];
+  if (known) return known;
+  // NBD variants: the onCut model plus a lying drive and/or injected errors.
+  const [head, policy, ...extra] = id.split('+');
+  const base = (DISK_MODELS as Record<string, DiskModel>)[`${head}+${policy}`];
+  if (!base || extra.some((e) => e !== 'flush-ignored' && e !== 'eio')) return { id, name: id, atCut: 'not described (unknown disk model id)' };
+  const lies = extra.includes('flush-ignored');
+  return {
+    id,
+    name: `${base.name}${lies ? ', flush ignored (a lying drive)' : ''}${extra.includes('eio') ? ', with injected EIO' : ''}`,
+    atCut: lies
+      ? `${base.atCut.replace(/; flushed writes survive.*$/, '')}; FLUSH and FUA are acknowledged but persist nothing, so every write since the disk was created is unflushed at a cut`
+      : base.atCut,
+  };
 }
 
 /** One sentence for the terminal and the report; null for runs without a disk model (process target). */

@@ -130,6 +130,8 @@ export interface FaultOutcome {
   recoverMs?: number;
   /** Acknowledged and lost records by acknowledgement time relative to the cut (t = bin start in ms, negative = before). */
   lossTimeline?: { binMs: number; bins: Array<{ t: number; acked: number; lost: number }> };
+  /** Per broker id on an NBD disk: the volatile cache at the cut and what the onCut policy kept (harness/disk/volatile-cache.ts CutOutcome). */
+  diskAtCut?: Record<string, unknown>;
 }
 
 export interface Trial {

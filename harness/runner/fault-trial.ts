@@ -168,6 +168,7 @@ export function faultTrial(args: {
       hwAfterRecovery: check.hwAfter,
       recoverMs: recovery.recoverMs,
       lossTimeline: check.timeline,
+      ...(fired.cut.diskAtCut ? { diskAtCut: fired.cut.diskAtCut } : {}),
     },
     ...(notes.length ? { suspect: true, note: notes.join('; ') } : {}),
     cycleMs: args.cycleMs,

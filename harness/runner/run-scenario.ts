@@ -206,7 +206,7 @@ async function runCell(
     let beforeFault: BrokerSummary | null = null;
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
-      cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal });
+      cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
       accelerator = cluster.accelerator;
       const running = cluster;
       const fault = scenario.faults[0];

@@ -21,7 +21,16 @@ const SHIPPED = [
   'power-cut-smoke',
   'power-cut-expiry',
   'process-kill',
+  'disk-cache-io-modes',
+  'lying-disk',
+  'fsync-eio',
+  'torn-writes',
+  'nbd-disk-cost',
+  'nbd-power-cut-smoke',
 ];
+/** The NBD disk's scenarios (harness/disk): VM target, a vm.disk block. */
+const DISK_SCENARIOS = ['disk-cache-io-modes', 'lying-disk', 'fsync-eio', 'torn-writes', 'nbd-disk-cost', 'nbd-power-cut-smoke'];
+const SMOKE = ['power-cut-smoke', 'nbd-power-cut-smoke'];
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-scenario-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -64,7 +73,7 @@ describe('shipped scenarios', () => {
     expect(s.question.length).toBeGreaterThan(20);
     expect(s.matrix.length).toBeGreaterThan(0);
     // The CI smoke power cut is deliberately shorter than the 5-10 s cells of the rest.
-    expect(s.workload.durationSec).toBeGreaterThanOrEqual(name === 'power-cut-smoke' ? 2 : 5);
+    expect(s.workload.durationSec).toBeGreaterThanOrEqual(SMOKE.includes(name) ? 2 : 5);
     expect(s.workload.durationSec).toBeLessThanOrEqual(10);
     expect(s.expectations.length).toBeGreaterThan(0);
     const ids = s.matrix.map((c) => c.id);
@@ -97,6 +106,13 @@ describe('shipped scenarios', () => {
         // acks=1 may lose what only the killed leader had: only acks=all is held to no loss.
         expect(s.faults[0].kind).toBe('process-kill');
         expect(s.expectations.map((e) => e.expression)).toContain('ackedLost == 0 where acks == all in every trial');
+      } else if (DISK_SCENARIOS.includes(name)) {
+        expect(s.target).toBe('vm');
+        expect(s.vm?.disk ?? s.matrix.some((c) => 'vm.disk.model' in c.params)).toBeTruthy();
+        if (s.faults.length > 0) {
+          expect(s.faults[0].kind).toBe('power-cut');
+          expect(s.workload.repetitions).toBeGreaterThan(SMOKE.includes(name) ? 0 : 1);
+        }
       } else if (s.faults.length > 0) {
         expect(s.target).toBe('process');
         expect(s.faults.every((f) => f.kind === 'process-kill')).toBe(true);

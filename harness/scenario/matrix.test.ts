@@ -138,6 +138,7 @@ matrix:
         'segment.index.bytes': 10 * 1024 * 1024,
         'index.interval.bytes': 4096,
         'message.max.bytes': 1048588,
+        'log.fsync.error': 'fail-stop',
         'min.insync.replicas': 3,
         'replica.lag.time.max.ms': 30_000,
         'unclean.leader.election.enable': false,

@@ -13,6 +13,7 @@ import { parseDuration, parseSize } from './units.ts';
 import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
 import { externalSchema } from '../targets/external/external-spec.ts';
 import { targetAxisSchema } from './target-axis.ts';
+import { diskSchema } from '../disk/disk-spec.ts';
 
 /** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
 export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
@@ -68,6 +69,8 @@ export const vmSchema = z.strictObject({
   mountOptions: leaf('ext4 mount options like commit=5,noatime', (v) =>
     typeof v === 'string' && /^(?:[a-z_][a-z0-9_]*(?:=[A-Za-z0-9_.:/-]+)?(?:,(?!$)|$))*$/.test(v) ? v : undefined,
   ).default(''),
+  /** The data disk: model file (default) or volatile-cache (the NBD disk); see harness/disk/disk-spec.ts and `durolab settings` (vm.disk.*). */
+  disk: diskSchema.optional(),
 });
 
 export const clusterSchema = z.strictObject({

@@ -50,9 +50,13 @@ export function isSysctl(name: string): boolean {
 /** The flush grammar's parser (the registry's). */
 export const flushPolicy = parseFlushPolicy;
 
-/** Engine, topic and producer defaults from the registry. Sysctls have none: the host's apply. min.insync.replicas comes from the cluster. */
+/**
+ * Engine, topic and producer defaults from the registry. Sysctls have none: the host's apply.
+ * min.insync.replicas comes from the cluster; vm.disk.* from the scenario's vm.disk: block
+ * (a cell's values hold them only when settings:/matrix: set them, to override the block).
+ */
 export const DEFAULT_SETTINGS: Readonly<Record<string, SettingValue>> = Object.fromEntries(
-  SCENARIO_SETTINGS.filter((s) => s.default !== undefined && s.name !== 'min.insync.replicas').map((s) => [s.name, s.default as SettingValue]),
+  SCENARIO_SETTINGS.filter((s) => s.default !== undefined && s.name !== 'min.insync.replicas' && !s.appliesTo.includes('vm-disk')).map((s) => [s.name, s.default as SettingValue]),
 );
 
 export interface ResolvedSettings {

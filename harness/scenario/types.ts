@@ -6,6 +6,7 @@ import type { TargetKind } from '../targets/registry.ts';
 import type { DriverName } from '../drivers/registry.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ExternalSpec } from '../targets/external/external-spec.ts';
+import type { DiskSpec } from '../disk/disk-spec.ts';
 
 export type Target = TargetKind;
 
@@ -16,6 +17,8 @@ export interface VmOptions {
   diskMiB: number;
   /** ext4 mount options in the guest, e.g. `commit=5`; '' = the kernel's defaults. */
   mountOptions: string;
+  /** The data disk (vm.disk:); absent = model file. */
+  disk?: DiskSpec;
 }
 
 export interface ClusterSpec {

@@ -121,6 +121,9 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   for (const layer of layers) {
     for (const [name, values] of Object.entries(layer.values)) {
       if (isSysctl(name)) firstSysctl ??= [...layer.path, name];
+      if (name.startsWith('vm.disk.') && targetKnown && !capabilitiesOf(target).vmOptions) {
+        issues.push(src.issue([...layer.path, name], `no ${name} on target: ${target} (the data disk models need target: vm)`, name, { key: true }));
+      }
       if (name === 'min.insync.replicas' && rf !== undefined) {
         values.forEach((v, i) => {
           if (Number(v) > rf) {

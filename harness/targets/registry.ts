@@ -41,7 +41,7 @@ export interface TargetCapabilities {
 }
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm' | 'external'>;
+  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings'>>;
   log: (line: string) => void;
 }
 
@@ -76,7 +76,10 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       vmOptions: true,
       drivers: ['http'],
     },
-    load: async ({ scenario, log }) => (await import('./vm-target.ts')).vmTarget({ vm: scenario.vm, log: (line) => log(`[vm] ${line}`) }),
+    load: async ({ scenario, log }) => {
+      const { vmTarget, diskVariesByCell } = await import('./vm-target.ts');
+      return vmTarget({ vm: scenario.vm, diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}), log: (line) => log(`[vm] ${line}`) });
+    },
   },
   kafka: {
     summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',

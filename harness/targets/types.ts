@@ -23,6 +23,8 @@ export interface ClusterStartOptions {
   /** Everything of this cell's cluster lives under here (data dirs, broker logs). */
   workDir: string;
   signal?: AbortSignal;
+  /** The trial's seed (reproducible draws of the target, e.g. the NBD disk's onCut policy). */
+  seed?: number;
 }
 
 export interface RunningCluster {
@@ -70,6 +72,8 @@ export interface CutInfo {
   guestDirtyBeforeCut?: Record<number, { nrDirty: number; nrWriteback: number }>;
   /** The workload in each guest was still running at the cut (a guest that stopped early looks falsely durable). */
   liveAtCut?: Record<number, boolean>;
+  /** Per broker on an NBD disk (VM target): what its volatile cache held at the cut and what the onCut policy kept. */
+  diskAtCut?: Record<number, unknown>;
 }
 
 /**

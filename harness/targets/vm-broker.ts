@@ -133,6 +133,11 @@ export class VmBroker {
     return this.cfg.dir;
   }
 
+  /** The broker's data disk (file or NBD). */
+  get disk(): DataDisk {
+    return this.cfg.disk;
+  }
+
   /** Host path of the raw data disk image. */
   get diskImage(): string {
     return this.cfg.disk.imagePath;
@@ -326,7 +331,7 @@ export class VmBroker {
   }
 
   /** SIGKILL of QEMU. Returns when QEMU is gone. */
-  async powerCut(): Promise<{ cutAtMs: number; killToExitMs: number; brokerExitedSeen: boolean; error?: string }> {
+  async powerCut(): Promise<{ cutAtMs: number; killToExitMs: number; brokerExitedSeen: boolean; error?: string; diskAtCut?: unknown }> {
     const vm = this.requireVm('power-cut');
     let report;
     try {
@@ -337,9 +342,11 @@ export class VmBroker {
       return { cutAtMs: Date.now(), killToExitMs: 0, brokerExitedSeen: true, error: (err as Error).message };
     }
     this.series[this.series.length - 1]?.mark('power-cut', report.cutAtMs);
+    // QEMU is gone: the disk loses what its model says (an NBD volatile cache applies onCut).
+    const diskAtCut = await this.cfg.disk.afterPowerCut?.();
     await this.stopPoller();
     const seen = report.processes.find((p) => p.pid === this.guestPid);
-    return { cutAtMs: report.cutAtMs, killToExitMs: report.killToExitMs, brokerExitedSeen: seen?.exitedSeen ?? false };
+    return { cutAtMs: report.cutAtMs, killToExitMs: report.killToExitMs, brokerExitedSeen: seen?.exitedSeen ?? false, ...(diskAtCut !== undefined ? { diskAtCut } : {}) };
   }
 
   /** SIGKILL of the broker process inside the guest (the guest kernel and its page cache live on). */
@@ -400,7 +407,12 @@ export class VmBroker {
   async dispose(): Promise<void> {
     this.disposed = true;
     const vm = this.vm;
-    if (vm) await vm.dispose();
-    await this.stopPoller();
+    try {
+      if (vm) await vm.dispose();
+      await this.stopPoller();
+    } finally {
+      // QEMU is gone: stop the disk's server (NBD), keep its image.
+      await this.cfg.disk.close?.();
+    }
   }
 }

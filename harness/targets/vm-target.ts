@@ -8,7 +8,7 @@ import { startControllerServer, type ControllerServer } from '../../engine/serve
 import { request } from '../../engine/server/http-client.ts';
 import type { ProbeSeries } from '../probes/index.ts';
 import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
-import { buildVmImage, createFileDisk, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
+import { buildVmImage, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
@@ -16,10 +16,17 @@ import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { VmBroker, type BootRecord, type BrokerHealth, type GuestStateAtFault } from './vm-broker.ts';
 import { planNetwork } from './vm-network.ts';
+import { NbdDisk } from '../disk/nbd-disk.ts';
+import { diskModelId, effectiveDiskSpec } from '../disk/disk-spec.ts';
+import { createDataDisk } from '../disk/nbd-disk.ts';
+export { diskVariesByCell } from '../disk/disk-spec.ts';
+import type { DataDisk } from '../vm/disk.ts';
 
 export interface VmTargetOptions {
-  /** The scenario's `vm:` block (accelerator, memoryMiB, diskMiB, mountOptions). */
+  /** The scenario's `vm:` block (accelerator, memoryMiB, diskMiB, mountOptions, disk). */
   vm?: Partial<ScenarioVmOptions>;
+  /** Some cell sets vm.disk.* in settings:/matrix: (the run has no single disk model). */
+  diskVariesByCell?: boolean;
   /** A built image; default: buildVmImage({cliEntry: GUEST_CLI_ENTRY}) once per target (cached on disk by content hash). */
   image?: VmImage;
   /** Controller: a broker silent this long is fenced. Default 3000 (TCG stalls heartbeats). */
@@ -258,10 +265,25 @@ class VmCluster implements FaultableCluster {
 
   async powerCut(brokerIds: number[]): Promise<VmCutInfo> {
     const targets = this.faultTargets(brokerIds, 'power cut');
+    this.checkDisks();
     // Readings first, in parallel, then every SIGKILL in the same tick.
     const states = await Promise.all(targets.map((b) => b.stateBeforeFault(this.probeBeforeFaultMs)));
     const cuts = await Promise.all(targets.map((b) => b.powerCut()));
-    return this.cutInfo(targets, states, cuts.map((c) => ({ atMs: c.cutAtMs, killToExitMs: c.killToExitMs, exitedSeen: c.brokerExitedSeen, error: c.error })));
+    const info = this.cutInfo(targets, states, cuts.map((c) => ({ atMs: c.cutAtMs, killToExitMs: c.killToExitMs, exitedSeen: c.brokerExitedSeen, error: c.error })));
+    cuts.forEach((c, i) => {
+      if (c.diskAtCut !== undefined) (info.diskAtCut ??= {})[targets[i]!.id] = c.diskAtCut;
+    });
+    return info;
+  }
+
+  /** The NBD disks of the brokers (empty on the file disk). */
+  nbdDisks(): Map<number, NbdDisk> {
+    return new Map([...this.vmBrokers.values()].flatMap((b) => (b.disk instanceof NbdDisk ? [[b.id, b.disk] as [number, NbdDisk]] : [])));
+  }
+
+  /** A full write log fails the trial with its message (the guest got ENOSPC; what the log holds is intact). */
+  checkDisks(): void {
+    for (const [id, d] of this.nbdDisks()) if (d.server.writeLogFull) throw new Error(`broker ${id}: ${d.server.writeLogFull.message}`);
   }
 
   async processKill(brokerIds: number[]): Promise<VmCutInfo> {
@@ -301,6 +323,7 @@ class VmCluster implements FaultableCluster {
 
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
     if (brokerIds.length === 0) throw new Error('VM target: restart: no broker ids given');
+    this.checkDisks();
     return Promise.all(
       brokerIds.map(async (id) => {
         const b = this.broker(id);
@@ -364,12 +387,14 @@ class VmCluster implements FaultableCluster {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       const pids = [...this.vmBrokers.values()].flatMap((b) => b.boots.map((x) => x.qemuPid));
+      const full = [...this.nbdDisks()].find(([, d]) => d.server.writeLogFull);
       await Promise.all([...this.vmBrokers.values()].map((b) => b.dispose().catch(() => {})));
       await this.controller.close();
       if (this.stagedImageDir) await fs.rm(this.stagedImageDir, { recursive: true, force: true });
       await this.onStop();
       const left = pids.filter(isAlive);
       if (left.length > 0) throw new Error(`VM target: QEMU pids ${left.join(', ')} still alive after stop`);
+      if (full) throw new Error(`broker ${full[0]}: ${full[1].server.writeLogFull!.message}`);
     })();
     return this.stopping;
   }
@@ -401,6 +426,8 @@ async function stageImage(image: VmImage, dir: string): Promise<{ image: VmImage
 
 export interface VmTarget extends Target {
   readonly kind: 'vm';
+  /** The disk model id of the run (harness/results/disk-models.ts), 'per-cell' when cells set vm.disk.*. */
+  readonly diskModel: string;
   start(opts: ClusterStartOptions): Promise<VmCluster>;
 }
 
@@ -410,6 +437,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
   let imagePromise: Promise<VmImage> | null = opts.image ? Promise.resolve(opts.image) : null;
   return {
     kind: 'vm',
+    diskModel: opts.diskVariesByCell ? 'per-cell' : diskModelId(effectiveDiskSpec(vmOpts.disk, {})),
     capabilities: capabilitiesOf('vm'),
     async start(o: ClusterStartOptions): Promise<VmCluster> {
       const { cluster: spec, settings, signal } = o;
@@ -430,6 +458,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
       const token = {};
       liveClusters.add(token);
       let controller: ControllerServer | undefined;
+      const createdDisks: DataDisk[] = [];
       // Ctrl-C while VMs boot: kill their QEMUs now (Vm.start then fails at once) rather than
       // letting them finish booting first.
       const killBooting = (): void => {
@@ -444,6 +473,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
       const cleanup = async (): Promise<void> => {
         killBooting();
         await Promise.all([...vmBrokers.values()].map((b) => b.dispose().catch(() => {})));
+        await Promise.all(createdDisks.map((d) => d.close?.().catch(() => {})));
         await controller?.close();
         if (staged.dir) await fs.rm(staged.dir, { recursive: true, force: true });
         liveClusters.delete(token);
@@ -467,7 +497,9 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         controller.controller.createTopic(spec.topic, spec.partitions, spec.replicationFactor, ids);
         const plan = await planNetwork(ids, Number(new URL(controller.url).port));
         const brokerSets = [...brokerSetFlags(settings), `broker.heartbeat.interval.ms=${opts.heartbeatIntervalMs ?? 250}`, ...(opts.extraBrokerSets ?? [])];
-        const disks = await Promise.all(ids.map((id) => createFileDisk(path.join(workDir, `broker-${id}`, 'disk.img'), vmOpts.diskMiB)));
+        const diskSpec = effectiveDiskSpec(vmOpts.disk, settings.values);
+        const disks = await Promise.all(ids.map((id) => createDataDisk(path.join(workDir, `broker-${id}`), vmOpts.diskMiB, diskSpec, ((o.seed ?? 0) + id) >>> 0, log)));
+        createdDisks.push(...disks);
         for (const [i, id] of ids.entries()) {
           vmBrokers.set(
             id,
@@ -507,6 +539,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
           opts.probeBeforeFaultMs ?? 1500,
           { imageMs: 0, controllerAndDisksMs: 0, bootToServingMs: {}, leadersMs: 0, totalMs: 0 },
           async () => {
+            for (const d of createdDisks) if (d instanceof NbdDisk) log(d.summaryLine());
             liveClusters.delete(token);
             if (liveClusters.size === 0) await ensureNoOrphans().catch(() => {});
           },
@@ -524,6 +557,9 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         return cluster;
       } catch (err) {
         await cleanup();
+        // A full write log makes the guest fail in many ways: name the cause.
+        const full = createdDisks.find((d): d is NbdDisk => d instanceof NbdDisk && d.server.writeLogFull !== null);
+        if (full) throw new Error(`${full.server.writeLogFull!.message} (the cluster failed to start: ${(err as Error).message.split('\n')[0]})`);
         throw err;
       } finally {
         signal?.removeEventListener('abort', onAbort);
@@ -533,3 +569,4 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
 }
 
 export type { VmCluster };
+

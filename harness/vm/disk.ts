@@ -1,6 +1,7 @@
 // A VM's data disk. `DataDisk` is the seam: today a sparse raw file (which, since QEMU's
 // writes land in the host page cache and the host never crashes, models a disk with no
-// volatile write cache); later a userspace NBD server that can drop unflushed writes.
+// volatile write cache), or the harness's NBD server (harness/disk/nbd-disk.ts), which can
+// keep unflushed writes in memory and lose them at a cut.
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -8,7 +9,7 @@ import path from 'node:path';
 import { requireExecutable } from './prerequisites.ts';
 
 export interface DataDisk {
-  /** 'file' now; 'nbd' later. */
+  /** 'file' or 'nbd'. */
   readonly kind: string;
   /** Human-readable, for logs and errors. */
   describe(): string;
@@ -16,6 +17,12 @@ export interface DataDisk {
   qemuDriveArgs(): string[];
   /** A raw image of the disk's content on the host, for offline inspection (copy it before changing it). */
   readonly imagePath: string;
+  /** After a power cut killed QEMU: what the disk itself loses (an NBD volatile cache applies its onCut policy). */
+  afterPowerCut?(): Promise<unknown>;
+  /** After a clean shutdown (or at the end of a trial): the drive writes back what it still caches. */
+  afterCleanShutdown?(): Promise<void>;
+  /** Ends whatever serves the disk (the NBD server); the image stays. */
+  close?(): Promise<void>;
 }
 
 /** QEMU option values double a comma to escape it. */
