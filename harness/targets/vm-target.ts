@@ -8,7 +8,7 @@ import { startControllerServer, type ControllerServer } from '../../engine/serve
 import { request } from '../../engine/server/http-client.ts';
 import type { ProbeSeries } from '../probes/index.ts';
 import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
-import { buildVmImage, createFileDisk, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
+import { buildVmImage, createFileDisk, ensureNoOrphans, findQemusMatching, type Accel, type DataDisk, type Vm, type VmImage } from '../vm/index.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
@@ -41,6 +41,8 @@ export interface VmTargetOptions {
   probeBeforeFaultMs?: number;
   /** Extra broker `--set k=v` pairs after the cell's settings. */
   extraBrokerSets?: string[];
+  /** Makes each broker's data disk (default: a fresh ext4 file disk, createFileDisk). */
+  dataDisk?: (brokerId: number, file: string, sizeMiB: number) => Promise<DataDisk>;
   log?: (line: string) => void;
 }
 
@@ -467,7 +469,8 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         controller.controller.createTopic(spec.topic, spec.partitions, spec.replicationFactor, ids);
         const plan = await planNetwork(ids, Number(new URL(controller.url).port));
         const brokerSets = [...brokerSetFlags(settings), `broker.heartbeat.interval.ms=${opts.heartbeatIntervalMs ?? 250}`, ...(opts.extraBrokerSets ?? [])];
-        const disks = await Promise.all(ids.map((id) => createFileDisk(path.join(workDir, `broker-${id}`, 'disk.img'), vmOpts.diskMiB)));
+        const makeDisk = opts.dataDisk ?? ((_id: number, file: string, sizeMiB: number) => createFileDisk(file, sizeMiB));
+        const disks = await Promise.all(ids.map((id) => makeDisk(id, path.join(workDir, `broker-${id}`, 'disk.img'), vmOpts.diskMiB)));
         for (const [i, id] of ids.entries()) {
           vmBrokers.set(
             id,
