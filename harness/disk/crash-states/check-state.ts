@@ -1,11 +1,9 @@
 // Checking one crash-state image on the host, as the guest would see it after the power came
 // back: replay the ext4 journal (`e2fsck -E journal_only -y`, what the guest's mount does),
-// extract the broker's data directory (`debugfs -R rdump`), open every partition with the
+// copy each partition directory out (extract.ts: debugfs lists, pread copies, sparse kept), open every partition with the
 // engine's own Log.open (the recovery the broker runs at start), read every batch the log then
 // holds, and hand them to the checker with the acknowledgements made before the crash point.
 import { execa } from 'execa';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Log } from '../../../engine/storage/index.ts';
 import type { LogConfig, RecoveryReport } from '../../../engine/storage/index.ts';
@@ -13,11 +11,8 @@ import { splitBatches } from '../../drivers/record-batches.ts';
 import type { PartitionLog } from '../../drivers/types.ts';
 import { checkLedger, type CheckReport } from '../../checker/checker.ts';
 import { AckLedger } from '../../workload/ledger.ts';
-import { pathOnDisk } from '../../vm/inspect.ts';
+import { extractDirs } from './extract.ts';
 import { requireExecutable } from '../../vm/prerequisites.ts';
-
-/** The partition directories of a topic in a broker's data dir: `<topic>-<partition>`. */
-const partitionDirRe = (topic: string) => new RegExp(`^${topic.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-(\\d+)$`);
 
 /**
  * The ledger as it stood at `cutMs`: acknowledgements after it are pending again. Ack times are
@@ -51,7 +46,7 @@ export interface StateCheck {
   recoveries: Array<{ partition: number; recovery: RecoveryReport | null; logEndOffset: number }>;
   /** e2fsck's exit code (0 clean, 1 fixed: the replay itself counts). */
   journalExit: number;
-  /** The broker's data directory did not exist in this state (the crash came before it was made). */
+  /** No partition directory existed in this state (the crash came before the broker made them). */
   noDataDir: boolean;
   timings: StateTimings;
 }
@@ -82,17 +77,6 @@ export async function replayJournal(image: string): Promise<number> {
   return r.exitCode;
 }
 
-/** debugfs rdump of one directory into `dest`; false when the directory does not exist in the image. */
-export async function extractDir(image: string, guestDir: string, dest: string): Promise<boolean> {
-  const onDisk = pathOnDisk(guestDir);
-  await fs.mkdir(dest, { recursive: true });
-  const r = await execa(requireExecutable('debugfs'), ['-R', `rdump "${onDisk}" "${dest}"`, image], { reject: false });
-  const errs = r.stderr.split('\n').filter((l) => l && !/^debugfs \d/.test(l));
-  if (errs.some((l) => /File not found/i.test(l))) return false;
-  if (r.exitCode !== 0 || errs.length > 0) throw new Error(`debugfs -R 'rdump ${onDisk}' ${image} failed (exit ${r.exitCode}): ${errs.join('; ').slice(0, 500)}`);
-  return existsSync(path.join(dest, path.basename(onDisk)));
-}
-
 /** Opens a partition dir as the broker does at start (recovery), reads every batch, closes it. */
 export function recoverAndRead(dir: string, partition: number, logConfig: Partial<LogConfig>): { log: PartitionLog; recovery: RecoveryReport; logEndOffset: number } {
   // Reading needs no O_DIRECT (the extracted copy may sit on tmpfs): recovery is the same.
@@ -120,22 +104,20 @@ export function recoverAndRead(dir: string, partition: number, logConfig: Partia
 export async function checkState(o: CheckStateOptions): Promise<StateCheck> {
   const [journalExit, journalMs] = await timed(() => replayJournal(o.image));
   const extractTo = path.join(o.scratch, 'extract');
-  const [found, extractMs] = await timed(() => extractDir(o.image, o.guestDataDir, extractTo));
+  const partitions = o.ledger.partitions();
+  const guestDirs = partitions.map((p) => `${o.guestDataDir}/${o.topic}-${p}`);
+  const [extracted, extractMs] = await timed(() => extractDirs(o.image, guestDirs, extractTo));
   const logs: PartitionLog[] = [];
   const recoveries: StateCheck['recoveries'] = [];
   const [, recoverMs] = await timed(() => {
-    if (!found) return;
-    const brokerDir = path.join(extractTo, path.basename(pathOnDisk(o.guestDataDir)));
-    const re = partitionDirRe(o.topic);
-    for (const name of readdirSync(brokerDir).sort()) {
-      const m = re.exec(name);
-      if (!m || !statSync(path.join(brokerDir, name)).isDirectory()) continue;
-      const partition = Number(m[1]);
-      const r = recoverAndRead(path.join(brokerDir, name), partition, o.logConfig);
+    partitions.forEach((partition, i) => {
+      if (extracted.get(guestDirs[i]!) === null) return; // not made yet at this point: serves nothing
+      const r = recoverAndRead(path.join(extractTo, path.basename(guestDirs[i]!)), partition, o.logConfig);
       logs.push(r.log);
       recoveries.push({ partition, recovery: r.recovery, logEndOffset: r.logEndOffset });
-    }
+    });
   });
+  const found = logs.length > 0;
   // A partition the ledger knows but the state lacks serves nothing (every ack before the cut is lost).
   const [report, checkMs] = await timed(() => checkLedger(ledgerAsOf(o.ledger, o.cutMs), logs, { cutMs: o.cutMs }));
   return { report, recoveries, journalExit, noDataDir: !found, timings: { journalMs, extractMs, recoverMs, checkMs } };

@@ -45,6 +45,8 @@ export interface CrashStatesOptions {
   /** States whose images are kept (for booting them in a VM): by state index. */
   keep?: (plan: CrashStatePlan) => boolean;
   onState?: (row: CrashStateRow) => void;
+  /** Stops building states (Ctrl-C): what was checked so far is discarded, the scratch removed. */
+  signal?: AbortSignal | undefined;
   /** Called once with the planned states, before any is built (e.g. to choose which to keep). */
   onPlans?: (plans: CrashStatePlan[]) => void;
 }
@@ -113,6 +115,7 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
   let failure: unknown = null;
   try {
     for (const plan of plans) {
+      if (o.signal?.aborted) failure ??= new Error('crash states: interrupted');
       if (failure) break;
       while (inFlight.size >= concurrency) await Promise.race(inFlight);
       const dir = path.join(o.workDir, `state-${plan.index}`);

@@ -2,6 +2,7 @@
 // (QEMU blklogwrites here; the NBD disk's write log once it lands), a load with the ack ledger,
 // a power cut, then N crash states built from the write log and checked on the host, and a
 // sample of them booted in a VM and checked through the real broker. The two answers must agree.
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { hostClockUs } from '../../../engine/common/clock.ts';
@@ -37,6 +38,10 @@ export interface CrashStatesTrialOptions {
   boot: number;
   /** See buildAndCheckCrashStates; default 5 ms for the blklogwrites watcher's stamps. */
   clockUncertaintyMs?: number;
+  /** Where state images are built (default: /dev/shm when present, else workDir). */
+  scratchDir?: string;
+  /** Checks in flight (default 2). */
+  concurrency?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -144,8 +149,12 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
   const conv = convertDmLogWrites(dmLog, w.seen, writeLog, { endUs: cutUs });
   log(`write log: ${conv.records} records (${conv.unseen} stamped at the cut: written after the watcher's last look)`);
   const bootCount = Math.max(0, o.boot);
+  // State images and extracted files are scratch: on tmpfs when there is one (debugfs writes
+  // preallocated index files in full; the page cache alone is enough for them).
+  const statesDir = await fs.mkdtemp(path.join(o.scratchDir ?? (existsSync('/dev/shm') ? '/dev/shm' : o.workDir), 'durolab-crash-states-'));
   let bootSet = new Set<number>(); // chosen once the states are planned
   const outcome = await buildAndCheckCrashStates({
+    signal: o.signal,
     baseImage,
     writeLog,
     ledger,
@@ -158,9 +167,13 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     endUs: cutUs,
     loadStartMs,
     clockUncertaintyMs: o.clockUncertaintyMs ?? 5,
-    workDir: path.join(o.workDir, 'states'),
+    workDir: statesDir,
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     keep: (plan) => bootSet.has(plan.index),
     onPlans: (plans) => (bootSet = chooseBooted(plans, bootCount, o.seed)),
+  }).catch(async (err: unknown) => {
+    await fs.rm(statesDir, { recursive: true, force: true });
+    throw err;
   });
   const booted: CrashStateRow[] = [];
   const disagreements: string[] = [];
@@ -173,7 +186,7 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
       if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
     }
   } finally {
-    for (const image of outcome.kept.values()) await fs.rm(image, { force: true });
+    await fs.rm(statesDir, { recursive: true, force: true });
   }
   outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };
   return {
