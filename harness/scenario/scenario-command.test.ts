@@ -21,7 +21,7 @@ describe('durolab scenario', () => {
   it('check validates every shipped file', async () => {
     const out = capture();
     expect(await main(['check', '--dir', SCENARIOS])).toBe(0);
-    expect(out).toHaveLength(10);
+    expect(out).toHaveLength(11);
     for (const line of out) expect(line).toMatch(/^ok {4}.*\.yaml: \d+ cell\(s\), \d+ expectation\(s\)$/);
   });
 

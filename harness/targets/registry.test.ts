@@ -9,7 +9,7 @@ import { compileScenario, ScenarioError } from '../scenario/index.ts';
 import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts';
 
 const faultScenario = (target: string, kind: string) =>
-  `question: q\ntarget: ${target}\nfaults:\n  - { kind: ${kind}, target: all, when: { at: 2 } }\n`;
+  `question: q\ntarget: ${target}\nfaults:\n  - { kind: ${kind}, target: all, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''} }\n`;
 
 describe('fault and target registries', () => {
   it('every fault kind is delivered by at least one target', () => {

@@ -9,6 +9,7 @@ import { hostClockUs } from '../../../engine/common/clock.ts';
 import type { LogConfig } from '../../../engine/storage/index.ts';
 import { checkLedger } from '../../checker/checker.ts';
 import { httpDriver } from '../../drivers/http/driver.ts';
+import type { ProduceResult } from '../../drivers/types.ts';
 import type { ResolvedSettings } from '../../scenario/settings.ts';
 import type { ClusterSpec } from '../../scenario/types.ts';
 import type { CrashStateRow, CrashStatesResult } from '../../results/types.ts';
@@ -56,6 +57,9 @@ export interface CrashStatesTrial {
   booted: CrashStateRow[];
   disagreements: string[];
   unseenEntries: number;
+  /** The load's figures (undefined when it failed). */
+  load: ProduceResult | undefined;
+  accelerator?: 'kvm' | 'tcg';
 }
 
 /** The broker's log settings, as it opens its partitions. */
@@ -113,12 +117,14 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
   let cutAtMs = 0;
   let loadStartMs = 0;
   let cutUs = 0;
+  let load: ProduceResult | undefined;
+  const accelerator = cluster.accelerator;
   try {
     if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
     const client = httpDriver().connect(cluster, { dataOnHost: false });
     const stop = new AbortController();
     loadStartMs = Date.now();
-    const load = client.produce({
+    const loadRun = client.produce({
       topic: o.cluster.topic,
       leaders: new Map([[0, 1]]),
       acks: o.settings.acks,
@@ -137,7 +143,10 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     cutUs = hostClockUs();
     cutAtMs = cut.atMs;
     stop.abort();
-    await load.catch(() => undefined);
+    load = await loadRun.catch((err: unknown) => {
+      log(`load after the cut: ${(err as Error).message}`);
+      return undefined;
+    });
     log(`power cut at ${cutAtMs - loadStartMs} ms; ${ledger.counts().ackedRecords} records acknowledged`);
   } finally {
     await cluster.stop().catch(() => undefined);
@@ -198,6 +207,8 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     booted,
     disagreements,
     unseenEntries: conv.unseen,
+    load,
+    ...(accelerator ? { accelerator } : {}),
   };
 }
 
