@@ -8,6 +8,7 @@ import { findRepoRoot } from '../../engine/common/repo-root.ts';
 import { writeRunReport, writeReportsIndex } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { trialSummary } from './trial-summary.ts';
+import { crashStatesSummary } from '../disk/crash-states/summary.ts';
 import { EXIT, runVerdict } from '../results/verdict.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from '../targets/types.ts';
@@ -129,6 +130,8 @@ export async function main(argv: string[]): Promise<number> {
     console.log('');
     const faults = trialSummary(outcome.run);
     if (faults) console.log(`${faults}\n`);
+    const crash = crashStatesSummary(outcome.run);
+    if (crash) console.log(`${crash}\n`);
     console.log(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
     if (!values['no-report']) {
       const report = await writeRunReport(outcome.run, { reportsDir });

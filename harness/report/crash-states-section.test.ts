@@ -7,6 +7,7 @@ import { summariseCrashStates } from '../disk/crash-states/run.ts';
 import { compileChart } from './charts.ts';
 import { crashStatesCharts, crashStatesTable } from './crash-states-section.ts';
 import { renderRunReport } from './run-page.ts';
+import { crashStatesSummary } from '../disk/crash-states/summary.ts';
 import { powerCutRun } from './test-fixtures.ts';
 
 function row(state: number, atMs: number, ackedBefore: number, lostAcked: number): CrashStateRow {
@@ -72,6 +73,15 @@ describe('crash-states report section', () => {
     const page = renderRunReport(crashRun());
     expect(page).toContain('id="crash-states"');
     expect(page).toContain('data-chart="chart-crash-states-timeline"');
+  });
+
+  it('prints the terminal table: states, lost min/med/p99/max, fraction losing, booted agreeing', () => {
+    const run = crashRun();
+    const text = crashStatesSummary(run);
+    expect(text).toContain('crash states (drop-unflushed');
+    const line = text.split('\n').find((l) => l.startsWith(run.cells[0]!.id))!;
+    expect(line).toMatch(/200\s+0 \/ 32 \/ 96 \/ 96\s+64\.5 %\s+0\.03 s\s+0\s+3\/3$/);
+    expect(crashStatesSummary(powerCutRun())).toBe('');
   });
 
   it('leaves runs without crash states alone', () => {

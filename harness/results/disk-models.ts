@@ -19,6 +19,14 @@ export const DISK_MODELS = {
       "the guest's page cache and its uncommitted ext4 journal are lost at a cut; the disk keeps every write it received " +
       '(a disk without a volatile write cache: no reordering or loss below the guest)',
   },
+  'recorded-write-log-crash-states': {
+    id: 'recorded-write-log-crash-states',
+    name: 'virtio-blk over a host file with a volatile write cache (cache=writeback), every request recorded (QEMU blklogwrites)',
+    atCut:
+      'crash states are built from the recorded write log: at each crash point the writes completed before the last FLUSH (and FUA writes) ' +
+      "are on the disk, the unflushed ones follow the fault's onCut policy (drop-unflushed: all lost, as a volatile cache losing power); " +
+      "the guest's page cache and uncommitted ext4 journal are lost as in a power cut",
+  },
 } as const satisfies Record<string, DiskModel>;
 
 export type DiskModelId = keyof typeof DISK_MODELS;

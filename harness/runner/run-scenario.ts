@@ -86,7 +86,11 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       ...(scenario.vm ? { vm: scenario.vm } : {}),
     },
     target: opts.target.kind,
-    ...(diskModelIdFor(opts.target) ? { diskModel: diskModelIdFor(opts.target) } : {}),
+    ...(scenario.faults[0]?.kind === 'crash-states'
+      ? { diskModel: 'recorded-write-log-crash-states' }
+      : diskModelIdFor(opts.target)
+        ? { diskModel: diskModelIdFor(opts.target) }
+        : {}),
     cells: [],
     expectations: [],
   };
