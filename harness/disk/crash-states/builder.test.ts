@@ -175,7 +175,7 @@ describe('crash-state builder', () => {
     const log = logOf('points', entries);
     const pts = chooseCrashPoints(log, { states: 100, seed: 7 });
     expect(pts).toHaveLength(100);
-    expect(new Set(pts.map((p) => p.position)).size).toBe(100);
+    expect(new Set(pts.map((p) => `${p.position}:${p.timeUs}`)).size).toBe(100);
     expect(pts[pts.length - 1]).toMatchObject({ position: 400, kind: 'end' });
     const kinds = new Set(pts.map((p) => p.kind));
     expect([...kinds].sort()).toEqual(['after-flush', 'before-flush', 'end', 'spread']);
@@ -184,7 +184,16 @@ describe('crash-state builder', () => {
     for (let q = 0; q < 4; q++) expect(pts.some((p) => p.position >= q * 100 && p.position < (q + 1) * 100)).toBe(true);
     expect(chooseCrashPoints(log, { states: 100, seed: 7 })).toEqual(pts);
     for (const p of pts.filter((x) => x.kind === 'before-flush')) expect(log[p.position]!.op).toBe('flush');
-    expect(planCrashStates(log, { states: 5000, seed: 1, policy: 'drop-unflushed' })).toHaveLength(401);
+    // A spread point's instant lies within the interval of its disk state.
+    for (const p of pts.filter((x) => x.kind === 'spread')) {
+      if (p.position > 0) expect(p.timeUs).toBeGreaterThanOrEqual(log[p.position - 1]!.completeUs);
+      if (p.position < log.length) expect(p.timeUs).toBeLessThan(log[p.position]!.completeUs);
+    }
+    // A log of few requests still yields the states asked for: several instants share a disk state.
+    const short = logOf('short', [w(0, 4096, 1), flush(), w(4096, 4096, 2)]);
+    const many = planCrashStates(short, { states: 40, seed: 3, policy: 'drop-unflushed', endUs: short[2]!.completeUs + 10_000 });
+    expect(many).toHaveLength(40);
+    expect(new Set(many.map((p) => p.point.position)).size).toBeLessThanOrEqual(4);
     expect(() => chooseCrashPoints(log, { states: 0, seed: 1 })).toThrow(/states must be an integer >= 1/);
   });
 });

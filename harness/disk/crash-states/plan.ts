@@ -74,16 +74,22 @@ export function pointTime(records: WriteLogRecord[], position: number, endUs: nu
 
 /**
  * Chooses crash points: the end, just before and just after FLUSHes (at most half the budget,
- * a seeded sample when there are more), the rest spread uniformly over the log's time span
- * (seeded). Positions are distinct; fewer come back when the log has fewer positions.
+ * a seeded sample when there are more), the rest at seeded uniform instants over the log's time
+ * span. A FLUSH or end point sits at the latest instant of its disk state; a spread point at its
+ * own instant, so two of them may share a disk state (a log with few requests) and still differ
+ * in what had been acknowledged by then. Points are distinct (position, time) pairs, sorted.
  */
 export function chooseCrashPoints(records: WriteLogRecord[], opts: { states: number; seed: number; endUs?: number }): CrashPoint[] {
   if (!Number.isInteger(opts.states) || opts.states < 1) throw new Error(`crash states: states must be an integer >= 1, got ${opts.states}`);
   const n = records.length;
   const endUs = opts.endUs ?? (n ? records[n - 1]!.completeUs : 0);
   const rand = seededRandom(opts.seed ^ 0x5bd1e995);
-  const chosen = new Map<number, PointKind>();
-  chosen.set(n, 'end');
+  const chosen = new Map<string, CrashPoint>();
+  const add = (position: number, timeUs: number, kind: PointKind) => {
+    const key = `${position}:${timeUs}`;
+    if (chosen.size < opts.states && !chosen.has(key)) chosen.set(key, { position, timeUs, kind });
+  };
+  add(n, pointTime(records, n, endUs), 'end');
   const flushAdjacent: Array<[number, PointKind]> = [];
   records.forEach((r, i) => {
     if (r.op !== 'flush') return;
@@ -95,28 +101,24 @@ export function chooseCrashPoints(records: WriteLogRecord[], opts: { states: num
     const j = i + Math.floor(rand() * (flushAdjacent.length - i));
     [flushAdjacent[i], flushAdjacent[j]] = [flushAdjacent[j]!, flushAdjacent[i]!];
   }
-  for (const [p, kind] of flushAdjacent.slice(0, flushBudget)) if (chosen.size < opts.states && !chosen.has(p)) chosen.set(p, kind);
+  for (const [p, kind] of flushAdjacent.slice(0, flushBudget)) add(p, pointTime(records, p, endUs), kind);
   if (n > 0) {
     const t0 = records[0]!.completeUs;
     const t1 = Math.max(endUs, t0 + 1);
-    // Spread in time: a uniform instant maps to the position current then.
     const times = records.map((r) => r.completeUs);
-    let tries = 0;
-    while (chosen.size < Math.min(opts.states, n + 1) && tries++ < opts.states * 50) {
-      const t = t0 + rand() * (t1 - t0);
+    for (let tries = 0; chosen.size < opts.states && tries < opts.states * 50; tries++) {
+      const t = Math.floor(t0 + rand() * (t1 - t0));
       let lo = 0;
-      let hi = n; // first record completing after t
+      let hi = n; // records completed by t: [0, lo)
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
         if (times[mid]! <= t) lo = mid + 1;
         else hi = mid;
       }
-      if (!chosen.has(lo)) chosen.set(lo, 'spread');
+      add(lo, t, 'spread');
     }
-    // A short log: fill with whatever positions are left, in order.
-    for (let p = 0; p <= n && chosen.size < opts.states; p++) if (!chosen.has(p)) chosen.set(p, 'spread');
   }
-  return [...chosen.entries()].sort((a, b) => a[0] - b[0]).map(([position, kind]) => ({ position, kind, timeUs: pointTime(records, position, endUs) }));
+  return [...chosen.values()].sort((a, b) => a.position - b.position || a.timeUs - b.timeUs);
 }
 
 /** Plans every state: durable set per point and what the policy keeps of the rest. */
