@@ -17,6 +17,7 @@ function row(state: number, atMs: number, ackedBefore: number, lostAcked: number
     kind: state % 3 === 0 ? 'after-flush' : 'spread',
     timeUs: 1_700_000_000_000_000 + atMs * 1000,
     atMs,
+    ackCutMs: 1_700_000_000_000 + atMs,
     epoch: Math.floor(atMs / 500),
     durableWrites: state,
     unflushedWrites: 2,

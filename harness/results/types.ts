@@ -133,6 +133,8 @@ export interface CrashStateRow {
   timeUs: number;
   /** The point in ms since the load started. */
   atMs: number;
+  /** Host clock ms: acknowledgements before it had to be served (the point, less the recorder's timestamp uncertainty). */
+  ackCutMs: number;
   /** FLUSHes completed before the point. */
   epoch: number;
   durableWrites: number;

@@ -4,7 +4,8 @@
 // format has no timestamps, so a watcher thread stamps each entry with the host clock
 // (engine/common/clock.ts) the moment its header appears in the log file (inotify, with a 10 ms
 // poll behind it); at the end the entries are converted into durolab's write log
-// (write-log.ts), submitUs = completeUs = that moment.
+// (write-log.ts): completeUs = that moment, submitUs = the last moment its place in the log was
+// seen empty (the entry was written in between).
 //
 // Timing caveat (why `clockUncertaintyMs`): QEMU writes an entry when the request is submitted
 // to the image, so the stamp is at most the watcher's wake-up delay after it was issued, and a
@@ -39,16 +40,18 @@ let fd = null;
 let cursor = sector;
 let stopping = false;
 const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+let emptyAtUs = nowUs();
 function scan() {
   if (fd === null) { try { fd = fs.openSync(file, 'r'); } catch { return; } }
   const out = [];
+  const after = emptyAtUs;
   for (;;) {
+    const before = nowUs();
     const n = fs.readSync(fd, head, 0, 24, cursor);
-    if (n < 24) break;
-    const nr = head.readBigUInt64LE(8);
-    const flags = head.readBigUInt64LE(16);
-    if (nr === 0n && flags === 0n && head.readBigUInt64LE(0) === 0n) break;
-    out.push(cursor, nowUs());
+    const nr = n < 24 ? 0n : head.readBigUInt64LE(8);
+    const flags = n < 24 ? 0n : head.readBigUInt64LE(16);
+    if (n < 24 || (nr === 0n && flags === 0n && head.readBigUInt64LE(0) === 0n)) { emptyAtUs = before; break; }
+    out.push(cursor, nowUs(), after);
     const data = (flags & 13n) !== 0n ? 0n : nr;
     cursor += (1 + Number(data)) * sector;
   }
@@ -71,8 +74,11 @@ scan();
 /** Stamps dm-log-writes entries with the host clock as they appear in the log file. */
 export class LogWatcher {
   private readonly worker: Worker;
-  /** Entry file offset -> host µs first seen. */
-  readonly seen = new Map<number, number>();
+  /**
+   * Entry file offset -> host µs it was first seen, and the last instant its place was still
+   * empty (it was written in between: a watcher delayed by load widens the interval, never hides it).
+   */
+  readonly seen = new Map<number, { atUs: number; afterUs: number }>();
   private stopped: Promise<void> | null = null;
   private error: Error | null = null;
 
@@ -80,7 +86,7 @@ export class LogWatcher {
     this.worker = new Worker(WATCHER_SOURCE, { eval: true, workerData: { file: logFile, sector: LOG_SECTOR_BYTES } });
     this.worker.on('message', (m: unknown) => {
       if (!(m instanceof Float64Array)) return;
-      for (let i = 0; i < m.length; i += 2) if (!this.seen.has(m[i]!)) this.seen.set(m[i]!, m[i + 1]!);
+      for (let i = 0; i < m.length; i += 3) if (!this.seen.has(m[i]!)) this.seen.set(m[i]!, { atUs: m[i + 1]!, afterUs: m[i + 2]! });
     });
     this.worker.on('error', (e) => (this.error = e));
   }
@@ -145,22 +151,24 @@ export function readDmLogWrites(file: string): { sectorBytes: number; entries: D
  * Converts a dm-log-writes file into durolab's write log, each entry at the time the watcher
  * saw it (entries it never saw, written right before the end, at `endUs`). Marks are skipped.
  */
-export function convertDmLogWrites(dmLog: string, seen: ReadonlyMap<number, number>, out: string, opts: { endUs: number; limitBytes?: number }): { records: number; unseen: number } {
+export function convertDmLogWrites(dmLog: string, seen: ReadonlyMap<number, { atUs: number; afterUs: number }>, out: string, opts: { endUs: number; limitBytes?: number }): { records: number; unseen: number } {
   const { entries } = readDmLogWrites(dmLog);
   const writer = new WriteLogWriter(out, opts.limitBytes ?? 4 * 1024 ** 3);
   let last = 0;
+  let lastAfter = 0;
   let unseen = 0;
   try {
     for (const e of entries) {
       if ((e.flags & FLAG_MARK) !== 0n) continue;
-      let t = seen.get(e.fileOffset);
-      if (t === undefined) {
-        unseen++;
-        t = opts.endUs;
-      }
-      t = Math.max(t, last); // the watcher reads entries in log order: keep the log's times monotonic
+      const stamp = seen.get(e.fileOffset);
+      if (stamp === undefined) unseen++;
+      // The watcher reads entries in log order: keep the log's times monotonic.
+      const t = Math.max(stamp?.atUs ?? opts.endUs, last);
+      const after = Math.min(t, Math.max(stamp?.afterUs ?? last, lastAfter));
       last = t;
-      const base = { fua: (e.flags & FLAG_FUA) !== 0n, submitUs: t, completeUs: t, offset: e.sector * LOG_SECTOR_BYTES };
+      lastAfter = after;
+      // submitUs: the last instant the entry was certainly not yet written; completeUs: when it was seen.
+      const base = { fua: (e.flags & FLAG_FUA) !== 0n, submitUs: after, completeUs: t, offset: e.sector * LOG_SECTOR_BYTES };
       let entry: WriteLogEntry;
       if ((e.flags & FLAG_FLUSH) !== 0n) entry = { ...base, op: 'flush', offset: 0, length: 0, data: null };
       else if ((e.flags & FLAG_DISCARD) !== 0n) entry = { ...base, op: 'trim', length: e.sectors * LOG_SECTOR_BYTES, data: null };

@@ -74,6 +74,15 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     const worst = r.perState.reduce<CrashStateRow | null>((a, s) => (a === null || s.lostAcked > a.lostAcked ? s : a), null);
     runTrials.push({
       index: rep,
+      fault: {
+        kind: 'crash-states',
+        targets: [1],
+        atMs: t.cutAtMs - t.loadStartMs,
+        ackedBeforeCut: t.ackedAtCut,
+        recovery: [],
+        when: plan.whenText,
+        ...(plan.seed !== undefined ? { seed: plan.seed } : {}),
+      },
       ledger: {
         acked: t.ackedAtCut,
         ackedLost: r.lostMax,

@@ -7,7 +7,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { sparseCopy } from '../../vm/disk.ts';
 import { SECTOR_BYTES, type WriteLogRecord } from '../write-log.ts';
-import type { CrashStatePlan, KeptPiece } from './plan.ts';
+import { coveredBy, type CrashStatePlan, type KeptPiece } from './plan.ts';
 
 const ZEROES = Buffer.alloc(1 << 20);
 
@@ -54,9 +54,7 @@ export function applyPiece(fd: number, records: readonly WriteLogRecord[], piece
 
 /** Writes in a state that belong to its epoch's flushed prefix (the running image holds them). */
 export function coreOf(plan: CrashStatePlan, records: readonly WriteLogRecord[]): number[] {
-  if (plan.flushRecord < 0) return [];
-  const coveredUntilUs = records[plan.flushRecord]!.submitUs;
-  return plan.durable.filter((i) => i < plan.flushRecord && records[i]!.completeUs <= coveredUntilUs);
+  return plan.durable.filter((i) => coveredBy(records, i, plan.flushRecord, plan.flushCovers));
 }
 
 export interface MaterialiseFigures {

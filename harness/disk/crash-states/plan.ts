@@ -53,13 +53,31 @@ export interface CrashStatePlan {
   /** Records durable at this point, in log order. */
   durable: number[];
   policy: OnCutPolicy;
+  /** How a FLUSH covers earlier writes (see PlanOptions.flushCovers). */
+  flushCovers: FlushCoverage;
   /** False when the policy had nothing to act on (e.g. reorder with fewer than 2 unflushed writes). */
   policyApplied: boolean;
 }
 
 const isWrite = (r: WriteLogRecord) => r.op === 'write' || r.op === 'trim' || r.op === 'write-zeroes';
 
+/**
+ * 'completed-before-submit': a FLUSH covers the writes that completed before it was sent (exact
+ * timestamps, the NBD disk). 'earlier-in-log': it covers every write before it in the log (a
+ * recorder that logs in submission order with observed times, QEMU blklogwrites; the guest sends
+ * a FLUSH only once the writes it relies on completed).
+ */
+export type FlushCoverage = 'completed-before-submit' | 'earlier-in-log';
+
+/** Whether write i is covered by the FLUSH at index f (i < f). */
+export function coveredBy(records: readonly WriteLogRecord[], i: number, f: number, how: FlushCoverage): boolean {
+  if (f < 0 || i >= f) return false;
+  return how === 'earlier-in-log' || records[i]!.completeUs <= records[f]!.submitUs;
+}
+
 export interface PlanOptions {
+  /** Default 'completed-before-submit'. */
+  flushCovers?: FlushCoverage;
   states: number;
   policy: OnCutPolicy;
   seed: number;
@@ -127,7 +145,8 @@ export function planCrashStates(records: WriteLogRecord[], opts: PlanOptions): C
 }
 
 /** Plans the states of the given points (sorted by position). */
-export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], opts: { policy: OnCutPolicy; seed: number }): CrashStatePlan[] {
+export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], opts: { policy: OnCutPolicy; seed: number; flushCovers?: FlushCoverage }): CrashStatePlan[] {
+  const how = opts.flushCovers ?? 'completed-before-submit';
   const plans: CrashStatePlan[] = [];
   let flushRecord = -1;
   let epoch = 0;
@@ -140,13 +159,12 @@ export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], op
       }
       cursor++;
     }
-    const coveredUntilUs = flushRecord >= 0 ? records[flushRecord]!.submitUs : -Infinity;
     const durable: number[] = [];
     const unflushed: number[] = [];
     for (let i = 0; i < point.position; i++) {
       const r = records[i]!;
       if (!isWrite(r)) continue;
-      if (r.fua || (i < flushRecord && r.completeUs <= coveredUntilUs)) durable.push(i);
+      if (r.fua || coveredBy(records, i, flushRecord, how)) durable.push(i);
       else unflushed.push(i);
     }
     const rand = seededRandom((opts.seed + Math.imul(index + 1, 0x9e3779b1)) >>> 0);
@@ -161,6 +179,7 @@ export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], op
       kept,
       durable,
       policy: opts.policy,
+      flushCovers: how,
       policyApplied: applied,
     });
   });

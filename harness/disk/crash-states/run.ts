@@ -40,6 +40,13 @@ export interface CrashStatesOptions {
    * Default 0 (the NBD disk stamps requests itself).
    */
   clockUncertaintyMs?: number;
+  /**
+   * The log's times are when a watcher saw each request (blklogwrites.ts), not when the disk
+   * completed it: FLUSHes cover what is before them in the log, and a state is checked against
+   * the acks made before its next record was certainly not yet written (its submitUs), not only
+   * before the point.
+   */
+  observedStamps?: boolean;
   /** Checks in flight at once. Default 2. */
   concurrency?: number;
   /** States whose images are kept (for booting them in a VM): by state index. */
@@ -102,7 +109,13 @@ export function summariseCrashStates(rows: CrashStateRow[], extra: Pick<CrashSta
 export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<CrashStatesOutcome> {
   const t0 = performance.now();
   const records = typeof o.writeLog === 'string' ? requireComplete(readWriteLog(o.writeLog)) : o.writeLog;
-  const plans = planCrashStates(records, { states: o.states, policy: o.policy, seed: o.seed, ...(o.endUs !== undefined ? { endUs: o.endUs } : {}) });
+  const plans = planCrashStates(records, {
+    states: o.states,
+    policy: o.policy,
+    seed: o.seed,
+    flushCovers: o.observedStamps ? 'earlier-in-log' : 'completed-before-submit',
+    ...(o.endUs !== undefined ? { endUs: o.endUs } : {}),
+  });
   o.onPlans?.(plans);
   await fs.mkdir(o.workDir, { recursive: true });
   const originUs = o.loadStartMs !== undefined ? o.loadStartMs * 1000 : (records[0]?.completeUs ?? 0);
@@ -111,6 +124,9 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
   const kept = new Map<number, string>();
   const sums = { materialiseMs: 0, journalMs: 0, extractMs: 0, recoverMs: 0, checkMs: 0 };
   const concurrency = Math.max(1, o.concurrency ?? 2);
+  // With observed stamps, the state lasts at least until its next record was last seen absent.
+  const ackCutUs = (plan: CrashStatePlan) =>
+    o.observedStamps && plan.point.position < records.length ? Math.min(plan.point.timeUs, records[plan.point.position]!.submitUs) : plan.point.timeUs;
   const inFlight = new Set<Promise<void>>();
   let failure: unknown = null;
   try {
@@ -132,13 +148,14 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
       }
       const job = (async () => {
         try {
+          const cutMs = ackCutUs(plan) / 1000 - (o.clockUncertaintyMs ?? 0);
           const c = await checkState({
             image,
             scratch: dir,
             guestDataDir: o.guestDataDir,
             topic: o.topic,
             ledger: o.ledger,
-            cutMs: plan.point.timeUs / 1000 - (o.clockUncertaintyMs ?? 0),
+            cutMs,
             logConfig: o.logConfig,
           });
           sums.journalMs += c.timings.journalMs;
@@ -151,6 +168,7 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
             kind: plan.point.kind,
             timeUs: plan.point.timeUs,
             atMs: Math.round((plan.point.timeUs - originUs) / 100) / 10,
+            ackCutMs: cutMs,
             epoch: plan.epoch,
             durableWrites: plan.durableWrites,
             unflushedWrites: plan.unflushedWrites,

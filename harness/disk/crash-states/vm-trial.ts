@@ -176,6 +176,7 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     endUs: cutUs,
     loadStartMs,
     clockUncertaintyMs: o.clockUncertaintyMs ?? 5,
+    observedStamps: true,
     workDir: statesDir,
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     keep: (plan) => bootSet.has(plan.index),
@@ -223,7 +224,7 @@ async function bootAndCheck(
     const client = httpDriver().connect(cluster, { dataOnHost: false });
     await cluster.waitForHighWatermarks(o.cluster.topic, 60_000);
     const consumed = await client.consume({ topic: o.cluster.topic, partition: 0, brokerId: 1, timeoutMs: 60_000 });
-    const cutMs = o.row.timeUs / 1000 - o.clockUncertaintyMs;
+    const cutMs = o.row.ackCutMs;
     const report = checkLedger(ledgerAsOf(o.ledger, cutMs), [consumed], { cutMs });
     const served = report.perPartition.reduce((a, p) => a + p.served, 0);
     const agrees = report.ackedLost === o.row.lostAcked && served === o.row.served && report.corrupt === o.row.corrupt;
