@@ -167,6 +167,10 @@ describe('crash-state builder', () => {
     running.close();
     // w0 (kept) was written before w1 in the log: w1's content wins.
     expect(blockFill(readFileSync(path.join(dir, 'overlap.img')), 0)).toBe(0xf2);
+    // A recorder with observed times (blklogwrites): the FLUSH covers everything before it in the log.
+    const [byLog] = planAtPoints(log, [at(log, 3)], { policy: 'drop-unflushed', seed: 3, flushCovers: 'earlier-in-log' });
+    expect(byLog!.durable).toEqual([0, 1]);
+    expect(byLog!.unflushedWrites).toBe(0);
   });
 
   it('chooses distinct crash points spread over the log, around FLUSHes and at the end, reproducibly', () => {
