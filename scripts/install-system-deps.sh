@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the tests use, when any is missing: fio (engine
-# baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
+# baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-utils (qemu-io: the
+# blklogwrites recorder test), qemu-system-x86 and
 # busybox-static (power-cut VMs), chromium (report test), kcat (Kafka protocol witness), mount (mount -o loop, losetup: the
 # ENOSPC test) and kmod (modprobe loop). Needs root (or sudo). Under CI=true a test whose tool
 # is missing fails (test/requirements.ts), so everything they use is listed here.
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 busybox-static chromium mount kmod kcat)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
