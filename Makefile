@@ -6,7 +6,7 @@ DURATION ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker report publish scenarios-check readme-settings vm-image kafka clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states report publish scenarios-check readme-settings vm-image kafka clean
 
 all: build
 
@@ -37,6 +37,10 @@ bench-engine: build
 
 bench-broker: build
 	node bin/durolab.mjs bench-broker
+
+# Crash states checked per minute (one recorded VM trial, then N states on the host; needs QEMU).
+bench-crash-states: build
+	node bin/durolab.mjs bench-crash-states $(BENCH_FLAGS)
 
 report: build
 	node bin/durolab.mjs report $(RUN)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the tests use, when any is missing: fio (engine
 # baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
-# busybox-static (power-cut VMs), qemu-utils (qemu-io/qemu-img: the NBD disk tests), chromium (report test), kcat (Kafka protocol witness), mount (mount -o loop, losetup: the
+# busybox-static (power-cut VMs), qemu-utils (qemu-io/qemu-img: the NBD disk and blklogwrites recorder tests), chromium (report test), kcat (Kafka protocol witness), mount (mount -o loop, losetup: the
 # ENOSPC test), kmod (modprobe loop), gcc and libisal-dev (the CRC-32C addon over ISA-L, built
 # by scripts/build-native.mjs), openjdk-17-jre-headless and maven (target: kafka runs Apache Kafka
 # from Maven Central). Needs root (or sudo). Under CI=true a test whose tool

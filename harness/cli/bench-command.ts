@@ -9,6 +9,7 @@ import { writeRunReport, writeReportsIndex } from '../report/index.ts';
 import { summaryTable } from './summary-table.ts';
 import { parseSummaryFormat, summaryJson, summaryMarkdown } from './summary-formats.ts';
 import { trialSummary } from './trial-summary.ts';
+import { crashStatesSummary } from '../disk/crash-states/summary.ts';
 import { EXIT, runVerdict } from '../results/verdict.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from '../targets/types.ts';
@@ -139,6 +140,8 @@ export async function main(argv: string[]): Promise<number> {
     if (faults) say(`${faults}\n`);
     const infos = { ...(outcome.run.targetInfo ? { [outcome.run.target]: outcome.run.targetInfo } : {}), ...(outcome.run.targetInfos ?? {}) };
     for (const [kind, info] of Object.entries(infos)) say(`target ${kind}: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    const crash = crashStatesSummary(outcome.run);
+    if (crash) say(`${crash}\n`);
     say(`results: ${path.relative(process.cwd(), outcome.runFile) || outcome.runFile}`);
     if (!values['no-report']) {
       const report = await writeRunReport(outcome.run, { reportsDir });

@@ -27,6 +27,10 @@ const commands: Record<string, Command> = {
     summary: 'benchmark one broker with autocannon against a null HTTP server',
     load: () => import('../../engine/server/bench-broker.ts'),
   },
+  'bench-crash-states': {
+    summary: 'crash states checked per minute: one recorded VM trial, N states built and checked on the host',
+    load: () => import('../disk/crash-states/bench-command.ts'),
+  },
   scenario: {
     summary: 'list, check or show scenario files without running them',
     load: () => import('../scenario/scenario-command.ts'),

@@ -13,6 +13,7 @@ import { environmentTable, expectationsTable, lossTable, summaryTable } from './
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { answerBlock } from './answer.ts';
 import { accountingTable } from './accounting-table.ts';
+import { crashStatesCharts, crashStatesSection } from './crash-states-section.ts';
 
 export interface RenderOptions {
   /** Receives vega-lite compile warnings (dropped data and the like); default: ignored. */
@@ -88,7 +89,8 @@ function lossFigures(run: RunResult, chart: Chart | null): string {
 export function renderRunReport(run: RunResult, opts: RenderOptions = {}): string {
   const lossChart = lossWindowChart(run);
   // Drawn in the loss section, but embedded like every other chart.
-  const charts = [...runCharts(run), ...(lossChart ? [lossChart] : [])];
+  const crashCharts = crashStatesCharts(run);
+  const charts = [...runCharts(run), ...(lossChart ? [lossChart] : []), ...crashCharts];
   for (const chart of charts) {
     const { warnings } = compileChart(chart);
     for (const w of warnings) opts.onWarning?.(chart.id, w);
@@ -103,7 +105,7 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
     ? `<div class="banner env">${escapeHtml(run.environment.note)}</div>`
     : '';
   const raw = run.scenario.raw === undefined ? '' : toYaml(run.scenario.raw);
-  const mainCharts = charts.filter((c) => c !== lossChart);
+  const mainCharts = charts.filter((c) => c !== lossChart && !crashCharts.includes(c));
   const chartSection = mainCharts.length
     ? mainCharts.map(chartBlock).join('\n')
     : '<p class="muted">No cell has figures to chart.</p>';
@@ -161,6 +163,7 @@ A cell's row gives its whole ledger; with several trials, its loss window, recov
 <div class="table-wrap">${accountingTable(run)}</div>
 ${lossFigures(run, lossChart)}
 </section>
+${crashStatesSection(run, crashCharts.map(chartBlock))}
 
 <section id="environment">
 <h2>Environment</h2>

@@ -53,6 +53,14 @@ export const DISK_MODELS = {
     name: 'varies by cell (vm.disk.* in settings/matrix)',
     atCut: "each cell's disk is named in its settings (vm.disk.model, vm.disk.onCut, vm.disk.flush); see the cell rows",
   },
+  'recorded-write-log-crash-states': {
+    id: 'recorded-write-log-crash-states',
+    name: 'virtio-blk over a host file with a volatile write cache (cache=writeback), every request recorded (QEMU blklogwrites)',
+    atCut:
+      'crash states are built from the recorded write log: at each crash point the writes completed before the last FLUSH (and FUA writes) ' +
+      "are on the disk, the unflushed ones follow the fault's onCut policy (drop-unflushed: all lost, as a volatile cache losing power); " +
+      "the guest's page cache and uncommitted ext4 journal are lost as in a power cut",
+  },
 } as const satisfies Record<string, DiskModel>;
 
 export type DiskModelId = keyof typeof DISK_MODELS;

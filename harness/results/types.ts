@@ -191,6 +191,68 @@ export interface CellResult {
   accelerator?: 'kvm' | 'tcg';
   /** Per-repetition figures, in order (absent in run.json files written before they were kept). */
   repetitions?: RepetitionFigures[];
+  /** Crash-state exploration (fault kind crash-states): the loss distribution over the states built from the cell's write log(s). */
+  crashStates?: CrashStatesResult;
+}
+
+/** One crash state built from a trial's write log and checked on the host (harness/disk/crash-states). */
+export interface CrashStateRow {
+  state: number;
+  /** Records of the write log completed at the crash point. */
+  position: number;
+  kind: 'spread' | 'before-flush' | 'after-flush' | 'end';
+  /** Host clock µs of the crash point (acknowledgements up to it must be served). */
+  timeUs: number;
+  /** The point in ms since the load started. */
+  atMs: number;
+  /** Host clock ms: acknowledgements before it had to be served (the point, less the recorder's timestamp uncertainty). */
+  ackCutMs: number;
+  /** FLUSHes completed before the point. */
+  epoch: number;
+  durableWrites: number;
+  unflushedWrites: number;
+  /** Unflushed writes the onCut policy kept (in whole or, torn, in part). */
+  keptUnflushedWrites: number;
+  deltaBytes: number;
+  /** Records acknowledged before the point. */
+  ackedBefore: number;
+  lostAcked: number;
+  corrupt: number;
+  inconsistentOffsets: number;
+  duplicates: number;
+  outOfOrder: number;
+  offsetChanged: number;
+  /** Records the recovered log serves. */
+  served: number;
+  recoveryBytesTruncated: number;
+  recoveryBatchesTruncated: number;
+  /** The broker's data dir did not exist yet in this state. */
+  noDataDir: boolean;
+  /** Set for states also booted in a VM: what the real broker served, and whether it agrees with the host check. */
+  booted?: { lostAcked: number; served: number; agrees: boolean; detail?: string };
+}
+
+export interface CrashStatesResult {
+  states: number;
+  lostMin: number;
+  lostMedian: number;
+  lostP99: number;
+  lostMax: number;
+  /** States losing at least one acknowledged record, over all states. */
+  fractionLosing: number;
+  /** Host clock µs of the earliest crash point that loses data (null: none loses). */
+  earliestLosingPointUs: number | null;
+  earliestLosingAtMs: number | null;
+  /** States serving a corrupt batch after recovery. */
+  corruptStates: number;
+  policy: string;
+  seed: number;
+  writeLog: { records: number; writes: number; flushes: number; fua: number };
+  /** FLUSH completion times (ms since the load started; thinned to at most 2000) for the timeline. */
+  flushMarksMs: number[];
+  /** States booted in a VM and checked through the real broker. */
+  verification?: { booted: number; agreed: number };
+  perState: CrashStateRow[];
 }
 
 /** PASS, FAIL, or NOT EVALUATED: the evidence the expectation needs was not there. */

@@ -91,7 +91,11 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     },
     target: opts.target.kind,
     ...(opts.target.info ? { targetInfo: await opts.target.info() } : {}),
-    ...(diskModelIdFor(opts.target) ? { diskModel: diskModelIdFor(opts.target) } : {}),
+    ...(scenario.faults[0]?.kind === 'crash-states'
+      ? { diskModel: 'recorded-write-log-crash-states' }
+      : diskModelIdFor(opts.target)
+        ? { diskModel: diskModelIdFor(opts.target) }
+        : {}),
     cells: [],
     expectations: [],
   };
@@ -173,6 +177,10 @@ async function runCell(
   const caps = opts.target.capabilities;
   const w = scenario.workload;
   const cellDir = store.cellDir(index, cell.id);
+  if (scenario.faults[0]?.kind === 'crash-states') {
+    const { runCrashStatesCell } = await import('../disk/crash-states/cell.ts');
+    return runCrashStatesCell({ scenario, cell, settings, cellDir, trialSeed: (rep) => trialSeed(opts.baseSeed ?? 0, index, rep), signal: opts.signal, log });
+  }
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
   const mergedCorrected = w.rate ? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 }) : null;
   const errors: Record<string, number> = {};

@@ -27,6 +27,7 @@ const SHIPPED = [
   'torn-writes',
   'nbd-disk-cost',
   'nbd-power-cut-smoke',
+  'crash-states-io-modes',
 ];
 /** The NBD disk's scenarios (harness/disk): VM target, a vm.disk block. */
 const DISK_SCENARIOS = ['disk-cache-io-modes', 'lying-disk', 'fsync-eio', 'torn-writes', 'nbd-disk-cost', 'nbd-power-cut-smoke'];
@@ -113,6 +114,11 @@ describe('shipped scenarios', () => {
           expect(s.faults[0].kind).toBe('power-cut');
           expect(s.workload.repetitions).toBeGreaterThan(SMOKE.includes(name) ? 0 : 1);
         }
+      } else if (name.startsWith('crash-states')) {
+        // One recorded trial yields hundreds of crash states: repetitions are not needed for a distribution.
+        expect(s.target).toBe('vm');
+        expect(s.faults[0]).toMatchObject({ kind: 'crash-states', onCut: 'drop-unflushed' });
+        expect((s.faults[0] as unknown as { states: number }).states).toBeGreaterThanOrEqual(200);
       } else if (s.faults.length > 0) {
         expect(s.target).toBe('process');
         expect(s.faults.every((f) => f.kind === 'process-kill')).toBe(true);
@@ -170,7 +176,7 @@ describe('shipped scenarios', () => {
 describe('finding files', () => {
   it('an unknown name lists the available scenarios', () => {
     expect(() => loadScenario('acks-al', { scenariosDir: SCENARIOS })).toThrow(
-      /unknown scenario 'acks-al' \(no .*acks-al\.yaml\); did you mean 'acks-all'\?; available: acks-all, dirty-writeback,/,
+      /unknown scenario 'acks-al' \(no .*acks-al\.yaml\); did you mean 'acks-all'\?; available: acks-all, crash-states-io-modes, dirty-writeback,/,
     );
     expect(() => loadScenario('zzz', { scenariosDir: SCENARIOS })).toThrow(/unknown scenario 'zzz' \(no .*\); available: /);
   });
@@ -386,7 +392,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill$/,
+    expected: /^power-cut\|process-kill\|crash-states$/,
     found: "'freeze'",
   },
   {

@@ -242,23 +242,31 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   faultItems.forEach((f, i) => {
     if (!f) return;
     for (const target of targetKnown ? kinds : []) {
-    if (capabilitiesOf(target).faultsNeedCommands && s.external && !s.external.kill) {
-      issues.push(
-        src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
-      );
+      if (capabilitiesOf(target).faultsNeedCommands && s.external && !s.external.kill) {
+        issues.push(
+          src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
+        );
+      }
+      // Refused here, with the target named, not only when its cluster starts.
+      if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
+        const can = deliverableKinds(capabilitiesOf(target).faultActions);
+        const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
+        issues.push(
+          src.issue(
+            ['faults', i, 'kind'],
+            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'})`,
+            `'${f.kind}'`,
+          ),
+        );
+      }
     }
-    // Refused here, with the target named, not only when its cluster starts.
-    if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
-      const can = deliverableKinds(capabilitiesOf(target).faultActions);
-      const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
-      issues.push(
-        src.issue(
-          ['faults', i, 'kind'],
-          `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'})`,
-          `'${f.kind}'`,
-        ),
-      );
-    }
+    if (f.kind === 'crash-states') {
+      // One recorded disk, one partition: the states are built from one broker's write log.
+      if ((f as { states?: number }).states === undefined) issues.push(src.issue(['faults', i], 'states: N (crash states per trial, 1 .. 100000)', 'none'));
+      if (s.cluster && (s.cluster.brokers !== 1 || s.cluster.partitions !== 1)) {
+        issues.push(src.issue(['cluster'], 'brokers: 1 and partitions: 1 with a crash-states fault', `${s.cluster.brokers} broker(s), ${s.cluster.partitions} partition(s)`));
+      }
+      if ('afterAcked' in f.when) issues.push(src.issue(['faults', i, 'when'], 'at or between with a crash-states fault', 'afterAcked'));
     }
     if (typeof f.target === 'object' && s.cluster && f.target.broker >= s.cluster.brokers) {
       issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${s.cluster.brokers - 1} | leader | all`, String(f.target.broker)));

@@ -11,7 +11,7 @@ import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts
 // target: external delivers faults through the scenario's own commands.
 const EXTERNAL = { bootstrap: ['127.0.0.1:9092'], kill: ['true'], restart: ['true'], commandTimeoutSec: 5 };
 const faultScenario = (target: string, kind: string) =>
-  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}faults:\n  - { kind: ${kind}, target: all, when: { at: 2 } }\n`;
+  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}faults:\n  - { kind: ${kind}, target: all, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''} }\n`;
 
 describe('fault and target registries', () => {
   it('every fault kind is delivered by at least one target', () => {

@@ -68,7 +68,8 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   vm: {
     summary: 'each broker in its own QEMU VM with its own ext4 disk',
     capabilities: {
-      faultActions: ['kill-broker-process', 'cut-power'],
+      // record-write-log: QEMU's blklogwrites (or the NBD disk) records every request to the data disk.
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
       sysctls: 'guest',
       recoveryTimeoutMs: 120_000,
       dataOnHost: false,

@@ -48,6 +48,8 @@ export interface VmTargetOptions {
   probeBeforeFaultMs?: number;
   /** Extra broker `--set k=v` pairs after the cell's settings. */
   extraBrokerSets?: string[];
+  /** Makes each broker's data disk (default: a fresh ext4 file disk, createFileDisk). */
+  dataDisk?: (brokerId: number, file: string, sizeMiB: number) => Promise<DataDisk>;
   log?: (line: string) => void;
 }
 
@@ -498,7 +500,14 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         const plan = await planNetwork(ids, Number(new URL(controller.url).port));
         const brokerSets = [...brokerSetFlags(settings), `broker.heartbeat.interval.ms=${opts.heartbeatIntervalMs ?? 250}`, ...(opts.extraBrokerSets ?? [])];
         const diskSpec = effectiveDiskSpec(vmOpts.disk, settings.values);
-        const disks = await Promise.all(ids.map((id) => createDataDisk(path.join(workDir, `broker-${id}`), vmOpts.diskMiB, diskSpec, ((o.seed ?? 0) + id) >>> 0, log)));
+        // A crash-states trial brings its own recording disk (opts.dataDisk); otherwise the scenario's disk model.
+        const disks = await Promise.all(
+          ids.map((id) =>
+            opts.dataDisk
+              ? opts.dataDisk(id, path.join(workDir, `broker-${id}`, 'disk.img'), vmOpts.diskMiB)
+              : createDataDisk(path.join(workDir, `broker-${id}`), vmOpts.diskMiB, diskSpec, ((o.seed ?? 0) + id) >>> 0, log),
+          ),
+        );
         createdDisks.push(...disks);
         for (const [i, id] of ids.entries()) {
           vmBrokers.set(

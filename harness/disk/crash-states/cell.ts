@@ -1,0 +1,135 @@
+// A matrix cell whose fault is `crash-states`: each repetition is a recorded VM trial
+// (vm-trial.ts) whose write log yields N crash states checked on the host, a sample booted. The
+// cell's crashStates holds the loss distribution over every state of every repetition; its
+// ledger is the worst state's (so `ackedLost == 0` reads "no crash state loses an acknowledged
+// record"); a booted state disagreeing with its host check fails the cell.
+import * as hdr from 'hdr-histogram-js';
+import path from 'node:path';
+import { summarizeLatency } from '../../../engine/common/latency.ts';
+import { median } from '../../../engine/common/stats.ts';
+import { crashStatesFields } from '../../faults/registry.ts';
+import { planFault } from '../../faults/schedule.ts';
+import type { CellResult, CrashStateRow, Trial } from '../../results/types.ts';
+import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { MatrixCell, Scenario } from '../../scenario/types.ts';
+import { summariseCrashStates } from './run.ts';
+import { runCrashStatesTrial, type CrashStatesTrial } from './vm-trial.ts';
+
+export interface CrashStatesCellOptions {
+  scenario: Scenario;
+  cell: MatrixCell;
+  settings: ResolvedSettings;
+  cellDir: string;
+  /** Per repetition: the seed of the cut time draw. */
+  trialSeed: (rep: number) => number;
+  signal: AbortSignal;
+  log: (line: string) => void;
+}
+
+const emptyHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
+
+export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<CellResult> {
+  const { scenario } = o;
+  const fault = scenario.faults[0]!;
+  const fields = crashStatesFields(fault);
+  const w = scenario.workload;
+  const trials: CrashStatesTrial[] = [];
+  const runTrials: Trial[] = [];
+  const merged = emptyHistogram();
+  const errors: Record<string, number> = {};
+  const rps: number[] = [];
+  const mbps: number[] = [];
+  const reqps: number[] = [];
+  for (let rep = 0; rep < w.repetitions; rep++) {
+    if (o.signal.aborted) break;
+    const plan = planFault(fault, o.trialSeed(rep));
+    if (plan.atMs === null) throw new Error('fault crash-states: when must be at or between (the cut time), not afterAcked');
+    const t0 = Date.now();
+    const seed = (fields.seed + rep * 7919) >>> 0;
+    o.log(`rep ${rep + 1}/${w.repetitions}: recorded VM trial, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
+    const t = await runCrashStatesTrial({
+      workDir: path.join(o.cellDir, `rep-${rep + 1}`),
+      cluster: scenario.cluster,
+      settings: o.settings,
+      vm: { ...scenario.vm, diskMiB: scenario.vm?.diskMiB ?? 256 },
+      workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections },
+      cutAfterMs: plan.atMs,
+      states: fields.states,
+      policy: fields.onCut,
+      seed,
+      boot: fields.boot,
+      log: o.log,
+      signal: o.signal,
+    });
+    trials.push(t);
+    if (t.load) {
+      merged.add(t.load.latencyUs);
+      for (const [k, v] of Object.entries(t.load.errors)) errors[k] = (errors[k] ?? 0) + v;
+      const sec = Math.max(0.001, (t.cutAtMs - t.loadStartMs) / 1000);
+      rps.push(t.ackedAtCut / sec);
+      reqps.push(t.ackedAtCut / w.recordsPerBatch / sec);
+      mbps.push((t.ackedAtCut * w.recordBytes) / sec / 1e6);
+    }
+    const r = t.result;
+    const worst = r.perState.reduce<CrashStateRow | null>((a, s) => (a === null || s.lostAcked > a.lostAcked ? s : a), null);
+    runTrials.push({
+      index: rep,
+      fault: {
+        kind: 'crash-states',
+        targets: [1],
+        atMs: t.cutAtMs - t.loadStartMs,
+        ackedBeforeCut: t.ackedAtCut,
+        recovery: [],
+        when: plan.whenText,
+        ...(plan.seed !== undefined ? { seed: plan.seed } : {}),
+      },
+      ledger: {
+        acked: t.ackedAtCut,
+        ackedLost: r.lostMax,
+        duplicates: Math.max(0, ...r.perState.map((s) => s.duplicates)),
+        outOfOrder: Math.max(0, ...r.perState.map((s) => s.outOfOrder)),
+        corrupt: Math.max(0, ...r.perState.map((s) => s.corrupt)),
+        offsetChanged: Math.max(0, ...r.perState.map((s) => s.offsetChanged)),
+        inconsistentOffsets: Math.max(0, ...r.perState.map((s) => s.inconsistentOffsets)),
+      },
+      ...(t.disagreements.length ? { suspect: true, note: `booted states disagree with the host check: ${t.disagreements.join('; ')}` } : {}),
+      cycleMs: Date.now() - t0,
+    });
+    const b = t.breakdown;
+    o.log(
+      `rep ${rep + 1}: ${r.states} states in ${(b.wallMs / 1000).toFixed(1)} s (${b.statesPerMin}/min); lost acknowledged min/median/p99/max ` +
+        `${r.lostMin}/${r.lostMedian}/${r.lostP99}/${r.lostMax}, ${(r.fractionLosing * 100).toFixed(1)} % of states losing` +
+        `${worst && worst.lostAcked > 0 ? `, earliest at ${r.earliestLosingAtMs} ms` : ''}; booted ${r.verification?.agreed ?? 0}/${r.verification?.booted ?? 0} agree`,
+    );
+  }
+  const disagreements = trials.flatMap((t) => t.disagreements);
+  if (disagreements.length) throw new Error(`crash states: booted states disagree with the host check (a checker or recorder bug): ${disagreements.join('; ')}`);
+  if (trials.length === 0) throw new Error('crash states: interrupted before any trial finished');
+  // One distribution over every state of every repetition; rows renumbered, trial by trial.
+  const rows: CrashStateRow[] = [];
+  for (const t of trials) for (const s of t.result.perState) rows.push({ ...s, state: rows.length });
+  const first = trials[0]!.result;
+  const crashStates = summariseCrashStates(rows, { policy: first.policy, seed: first.seed, writeLog: first.writeLog, flushMarksMs: first.flushMarksMs });
+  crashStates.verification = {
+    booted: trials.reduce((a, t) => a + (t.result.verification?.booted ?? 0), 0),
+    agreed: trials.reduce((a, t) => a + (t.result.verification?.agreed ?? 0), 0),
+  };
+  const worstTrial = runTrials.reduce((a, t) => (t.ledger.ackedLost > a.ledger.ackedLost ? t : a));
+  const status: CellResult['status'] = o.signal.aborted ? 'interrupted' : 'ok';
+  return {
+    id: o.cell.id,
+    params: o.cell.params,
+    status,
+    note: `crash states (${crashStates.policy}): ${crashStates.states} states over ${trials.length} trial(s); the ledger is the worst state's`,
+    throughput: { recordsPerSec: median(rps) ?? 0, mbPerSec: median(mbps) ?? 0, requestsPerSec: median(reqps) ?? 0 },
+    latencyUs: summarizeLatency(merged),
+    errors,
+    ledger: worstTrial.ledger,
+    broker: { flushes: 0, flushTimeUs: { p50: 0, p99: 0, p999: 0, max: 0 }, segments: 0, bytes: 0 },
+    histograms: { latencyUs: hdr.encodeIntoCompressedBase64(merged) },
+    timeseries: [],
+    trials: runTrials,
+    ...(trials[0]!.accelerator ? { accelerator: trials[0]!.accelerator } : {}),
+    crashStates,
+  };
+}

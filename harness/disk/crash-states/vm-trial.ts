@@ -1,0 +1,240 @@
+// One crash-states trial on the VM target: a broker VM whose data disk records every request
+// (QEMU blklogwrites here; the NBD disk's write log once it lands), a load with the ack ledger,
+// a power cut, then N crash states built from the write log and checked on the host, and a
+// sample of them booted in a VM and checked through the real broker. The two answers must agree.
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { hostClockUs } from '../../../engine/common/clock.ts';
+import type { LogConfig } from '../../../engine/storage/index.ts';
+import { checkLedger } from '../../checker/checker.ts';
+import { httpDriver } from '../../drivers/http/driver.ts';
+import type { ProduceResult } from '../../drivers/types.ts';
+import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { ClusterSpec } from '../../scenario/types.ts';
+import type { CrashStateRow, CrashStatesResult } from '../../results/types.ts';
+import { vmTarget, type VmTargetOptions } from '../../targets/vm-target.ts';
+import { AckLedger } from '../../workload/ledger.ts';
+import { BatchFactory } from '../../workload/batch-factory.ts';
+import { createFileDisk, FileDisk, sparseCopy, type VmImage } from '../../vm/index.ts';
+import { seededRandom } from '../../faults/schedule.ts';
+import { BlkLogWritesDisk, convertDmLogWrites, LogWatcher } from './blklogwrites.ts';
+import { ledgerAsOf } from './check-state.ts';
+import { buildAndCheckCrashStates, type CrashStatesBreakdown } from './run.ts';
+import type { CrashStatePlan, OnCutPolicy } from './plan.ts';
+
+export interface CrashStatesTrialOptions {
+  workDir: string;
+  cluster: ClusterSpec;
+  settings: ResolvedSettings;
+  vm: VmTargetOptions['vm'];
+  vmImage?: VmImage;
+  workload: { recordBytes: number; recordsPerBatch: number; connections: number };
+  /** The cut comes this long after the load started (ms). */
+  cutAfterMs: number;
+  states: number;
+  policy: OnCutPolicy;
+  seed: number;
+  /** States also booted in a VM and checked through the real broker. */
+  boot: number;
+  /** See buildAndCheckCrashStates; default 5 ms for the blklogwrites watcher's stamps. */
+  clockUncertaintyMs?: number;
+  /** Where state images are built (default: /dev/shm when present, else workDir). */
+  scratchDir?: string;
+  /** Checks in flight (default 2). */
+  concurrency?: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface CrashStatesTrial {
+  result: CrashStatesResult;
+  breakdown: CrashStatesBreakdown;
+  ackedAtCut: number;
+  cutAtMs: number;
+  loadStartMs: number;
+  /** States booted and whether they agreed. */
+  booted: CrashStateRow[];
+  disagreements: string[];
+  unseenEntries: number;
+  /** The load's figures (undefined when it failed). */
+  load: ProduceResult | undefined;
+  accelerator?: 'kvm' | 'tcg';
+}
+
+/** The broker's log settings, as it opens its partitions. */
+export function logConfigOf(s: ResolvedSettings): Partial<LogConfig> {
+  return {
+    io: s.io,
+    flush: s.flush,
+    sync: s.sync,
+    segmentBytes: s.segmentBytes,
+    segmentMs: s.segmentMs,
+    segmentIndexBytes: s.segmentIndexBytes,
+    indexIntervalBytes: s.indexIntervalBytes,
+    maxBatchBytes: s.maxBatchBytes,
+  };
+}
+
+/** Which states to boot: the end point, and seeded picks among the others (flush-adjacent first). */
+function chooseBooted(plans: CrashStatePlan[], n: number, seed: number): Set<number> {
+  const out = new Set<number>();
+  const end = plans.find((p) => p.point.kind === 'end');
+  if (end && n > 0) out.add(end.index);
+  const rand = seededRandom(seed ^ 0xb007);
+  const pools = [plans.filter((p) => p.point.kind === 'before-flush' || p.point.kind === 'after-flush'), plans.filter((p) => p.point.kind === 'spread')];
+  for (const pool of pools) {
+    while (out.size < n && pool.some((p) => !out.has(p.index))) {
+      const left = pool.filter((p) => !out.has(p.index));
+      out.add(left[Math.floor(rand() * left.length)]!.index);
+      if (pool === pools[0] && out.size >= Math.ceil(n / 2) + 1) break;
+    }
+  }
+  return out;
+}
+
+export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<CrashStatesTrial> {
+  const log = o.log ?? (() => {});
+  await fs.mkdir(o.workDir, { recursive: true });
+  const baseImage = path.join(o.workDir, 'base.img');
+  const dmLog = path.join(o.workDir, 'disk.dmlog');
+  let watcher: LogWatcher | null = null;
+  const target = vmTarget({
+    vm: o.vm,
+    ...(o.vmImage ? { image: o.vmImage } : {}),
+    log,
+    dataDisk: async (_id, file, sizeMiB) => {
+      const disk = await createFileDisk(file, sizeMiB);
+      // The base image: the disk before the guest ever saw it.
+      await sparseCopy(disk.path, baseImage);
+      const d = new BlkLogWritesDisk(file, dmLog, sizeMiB);
+      watcher = new LogWatcher(dmLog);
+      return d;
+    },
+  });
+  const cluster = await target.start({ cluster: o.cluster, settings: o.settings, workDir: path.join(o.workDir, 'trial'), ...(o.signal ? { signal: o.signal } : {}) });
+  const ledger = new AckLedger({ recordsPerBatch: o.workload.recordsPerBatch, producerIdBase: 7000, partitions: [0] });
+  let cutAtMs = 0;
+  let loadStartMs = 0;
+  let cutUs = 0;
+  let load: ProduceResult | undefined;
+  const accelerator = cluster.accelerator;
+  try {
+    if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
+    const client = httpDriver().connect(cluster, { dataOnHost: false });
+    const stop = new AbortController();
+    loadStartMs = Date.now();
+    const loadRun = client.produce({
+      topic: o.cluster.topic,
+      leaders: new Map([[0, 1]]),
+      acks: o.settings.acks,
+      timeoutMs: 15_000,
+      connections: o.workload.connections,
+      pipelining: 1,
+      rate: null,
+      warmupSec: 0,
+      durationSec: Math.ceil(o.cutAfterMs / 1000) + 30,
+      ledger,
+      factory: new BatchFactory({ recordBytes: o.workload.recordBytes, recordsPerBatch: o.workload.recordsPerBatch }),
+      signal: stop.signal,
+    });
+    await new Promise((r) => setTimeout(r, o.cutAfterMs));
+    const cut = await cluster.powerCut([1]);
+    cutUs = hostClockUs();
+    cutAtMs = cut.atMs;
+    stop.abort();
+    load = await loadRun.catch((err: unknown) => {
+      log(`load after the cut: ${(err as Error).message}`);
+      return undefined;
+    });
+    log(`power cut at ${cutAtMs - loadStartMs} ms; ${ledger.counts().ackedRecords} records acknowledged`);
+  } finally {
+    await cluster.stop().catch(() => undefined);
+    await (watcher as LogWatcher | null)?.stop();
+  }
+  const w = watcher as LogWatcher | null;
+  if (!w) throw new Error('crash-states trial: the data disk was never made');
+  const writeLog = path.join(o.workDir, 'disk.wlog');
+  const conv = convertDmLogWrites(dmLog, w.seen, writeLog, { endUs: cutUs });
+  log(`write log: ${conv.records} records (${conv.unseen} stamped at the cut: written after the watcher's last look)`);
+  const bootCount = Math.max(0, o.boot);
+  // State images and extracted files are scratch: on tmpfs when there is one (debugfs writes
+  // preallocated index files in full; the page cache alone is enough for them).
+  const statesDir = await fs.mkdtemp(path.join(o.scratchDir ?? (existsSync('/dev/shm') ? '/dev/shm' : o.workDir), 'durolab-crash-states-'));
+  let bootSet = new Set<number>(); // chosen once the states are planned
+  const outcome = await buildAndCheckCrashStates({
+    signal: o.signal,
+    baseImage,
+    writeLog,
+    ledger,
+    guestDataDir: cluster.brokers[0]!.guestDataDir,
+    topic: o.cluster.topic,
+    logConfig: logConfigOf(o.settings),
+    states: o.states,
+    policy: o.policy,
+    seed: o.seed,
+    endUs: cutUs,
+    loadStartMs,
+    clockUncertaintyMs: o.clockUncertaintyMs ?? 5,
+    observedStamps: true,
+    workDir: statesDir,
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+    keep: (plan) => bootSet.has(plan.index),
+    onPlans: (plans) => (bootSet = chooseBooted(plans, bootCount, o.seed)),
+  }).catch(async (err: unknown) => {
+    await fs.rm(statesDir, { recursive: true, force: true });
+    throw err;
+  });
+  const booted: CrashStateRow[] = [];
+  const disagreements: string[] = [];
+  try {
+    for (const [index, image] of outcome.kept) {
+      const row = outcome.result.perState.find((r) => r.state === index)!;
+      const b = await bootAndCheck({ ...o, image, row, ledger, clockUncertaintyMs: o.clockUncertaintyMs ?? 5, log });
+      row.booted = b;
+      booted.push(row);
+      if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
+    }
+  } finally {
+    await fs.rm(statesDir, { recursive: true, force: true });
+  }
+  outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };
+  return {
+    result: outcome.result,
+    breakdown: outcome.breakdown,
+    ackedAtCut: ledger.counts().ackedRecords,
+    cutAtMs,
+    loadStartMs,
+    booted,
+    disagreements,
+    unseenEntries: conv.unseen,
+    load,
+    ...(accelerator ? { accelerator } : {}),
+  };
+}
+
+/** Boots a broker VM on a crash-state image, reads the partition through the broker, checks it like the host did. */
+async function bootAndCheck(
+  o: CrashStatesTrialOptions & { image: string; row: CrashStateRow; ledger: AckLedger; clockUncertaintyMs: number; log: (l: string) => void },
+): Promise<NonNullable<CrashStateRow['booted']>> {
+  const sizeMiB = o.vm?.diskMiB ?? 256;
+  const target = vmTarget({ vm: o.vm, ...(o.vmImage ? { image: o.vmImage } : {}), log: o.log, dataDisk: async (_id, _file) => new FileDisk(o.image, sizeMiB) });
+  const cluster = await target.start({ cluster: o.cluster, settings: o.settings, workDir: path.join(o.workDir, `boot-${o.row.state}`) });
+  try {
+    const client = httpDriver().connect(cluster, { dataOnHost: false });
+    await cluster.waitForHighWatermarks(o.cluster.topic, 60_000);
+    const consumed = await client.consume({ topic: o.cluster.topic, partition: 0, brokerId: 1, timeoutMs: 60_000 });
+    const cutMs = o.row.ackCutMs;
+    const report = checkLedger(ledgerAsOf(o.ledger, cutMs), [consumed], { cutMs });
+    const served = report.perPartition.reduce((a, p) => a + p.served, 0);
+    const agrees = report.ackedLost === o.row.lostAcked && served === o.row.served && report.corrupt === o.row.corrupt;
+    return {
+      lostAcked: report.ackedLost,
+      served,
+      agrees,
+      ...(agrees ? {} : { detail: `host check: ${o.row.lostAcked} lost, ${o.row.served} served, ${o.row.corrupt} corrupt; booted broker: ${report.ackedLost} lost, ${served} served, ${report.corrupt} corrupt` }),
+    };
+  } finally {
+    await cluster.stop();
+  }
+}
