@@ -1,8 +1,10 @@
 // The Java client as a witness against durolab (run in single-file mode by
 // engine/server/kafka/java-client.test.ts: `java -cp <kafka-clients jars> KafkaWitness.java
-// <bootstrap> <topic> <n>`). Produces n records with acks=all and enable.idempotence=true,
-// then consumes every partition from the beginning with assign() (no group) and checks each
-// record byte for byte. Prints one JSON line; exits 1 on any mismatch.
+// <bootstrap> <topic> <n> [assign|group]`). Produces n records with acks=all and
+// enable.idempotence=true, then consumes every partition from the beginning, with assign() (no
+// group, the default) or through a consumer group (subscribe(), group "java-witness-<topic>",
+// auto.offset.reset=earliest, offsets committed), and checks each record byte for byte.
+// Prints one JSON line; exits 1 on any mismatch.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.*;
@@ -24,6 +26,7 @@ public class KafkaWitness {
   public static void main(String[] args) throws Exception {
     String bootstrap = args[0], topic = args[1];
     int n = Integer.parseInt(args[2]);
+    boolean group = args.length > 3 && args[3].equals("group");
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -49,12 +52,19 @@ public class KafkaWitness {
     c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    if (group) {
+      c.put(ConsumerConfig.GROUP_ID_CONFIG, "java-witness-" + topic);
+      c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    }
     int consumed = 0, mismatches = 0;
     Set<Integer> seen = new HashSet<>();
     long t1 = System.nanoTime();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-      consumer.assign(parts);
-      consumer.seekToBeginning(parts);
+      if (group) consumer.subscribe(List.of(topic));
+      else {
+        consumer.assign(parts);
+        consumer.seekToBeginning(parts);
+      }
       long deadline = System.currentTimeMillis() + 60_000;
       while (seen.size() < n && System.currentTimeMillis() < deadline) {
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
@@ -63,10 +73,11 @@ public class KafkaWitness {
           if (!Arrays.equals(r.value(), value(i)) || r.partition() != i % parts.size() || !seen.add(i)) mismatches++;
         }
       }
+      if (group) consumer.commitSync();
     }
     long consumeMs = (System.nanoTime() - t1) / 1_000_000;
     System.out.println("{\"produced\":" + n + ",\"consumed\":" + consumed + ",\"distinct\":" + seen.size() + ",\"mismatches\":" + mismatches
-        + ",\"partitions\":" + parts.size() + ",\"produceMs\":" + produceMs + ",\"consumeMs\":" + consumeMs + "}");
+        + ",\"partitions\":" + parts.size() + ",\"mode\":\"" + (group ? "group" : "assign") + "\",\"produceMs\":" + produceMs + ",\"consumeMs\":" + consumeMs + "}");
     System.exit(mismatches == 0 && seen.size() == n ? 0 : 1);
   }
 }

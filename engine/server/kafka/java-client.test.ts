@@ -1,9 +1,11 @@
 // The Java client (kafka-clients from Maven Central, on the machine's JDK) against a 3-broker
 // durolab cluster: KafkaWitness produces with acks=all and enable.idempotence=true and consumes
-// back by assign(), byte-identical (and kcat reads the same records); Apache Kafka's
+// back by assign(), byte-identical (and kcat reads the same records), and again through a
+// consumer group (FindCoordinator, JoinGroup, SyncGroup, OffsetFetch, OffsetCommit); Apache Kafka's
 // ProducerPerformance runs against it and its summary parses into a row. A missing java or mvn
 // fails with its reason. Maven fetches once into ~/.m2; later runs resolve offline.
 import { rmSync } from 'node:fs';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../cluster.ts';
 import { tempDir } from '../test-support.ts';
@@ -28,6 +30,7 @@ beforeAll(async () => {
     topics: [
       { name: 'java', partitions: 3, replicationFactor: 3 },
       { name: 'perf', partitions: 3, replicationFactor: 3 },
+      { name: 'javagroup', partitions: 3, replicationFactor: 3 },
     ],
     set: ['min.insync.replicas=2'],
   });
@@ -52,7 +55,7 @@ describe('the Java client as a witness', () => {
   it('kafka-clients produces 5,000 records (acks=all, idempotent) and consumes them back byte-identical', async () => {
     const r = await runJavaWitness(classpath, bootstrap(), 'java', 5000);
     process.stderr.write(`java witness: ${JSON.stringify(r)}\n`);
-    expect(r).toMatchObject({ produced: 5000, consumed: 5000, distinct: 5000, mismatches: 0, partitions: 3 });
+    expect(r).toMatchObject({ produced: 5000, consumed: 5000, distinct: 5000, mismatches: 0, partitions: 3, mode: 'assign' });
     // An independent reader sees the same records: librdkafka through kcat.
     let total = 0;
     for (let p = 0; p < 3; p++) {
@@ -67,9 +70,15 @@ describe('the Java client as a witness', () => {
     expect(total).toBe(5000);
   }, 300_000);
 
+  it('the Java consumer reads them back through a consumer group', async () => {
+    const r = await runJavaWitness(classpath, bootstrap(), 'javagroup', 3000, 'group');
+    process.stderr.write(`java witness (group): ${JSON.stringify(r)}\n`);
+    expect(r).toMatchObject({ produced: 3000, consumed: 3000, distinct: 3000, mismatches: 0, partitions: 3, mode: 'group' });
+  }, 300_000);
+
   it('ProducerPerformance (kafka-producer-perf-test) runs against durolab and parses into a row', async () => {
     const { row } = await runProducerPerformance(classpath, { bootstrap: bootstrap(), topic: 'perf', numRecords: 20_000, recordSize: 1024, props: { acks: '1' } });
-    process.stderr.write(`${perfTable([{ client: 'java ProducerPerformance', acks: '1', recordSize: 1024, loadAverage1m: 0, ...row }])}\n`);
+    process.stderr.write(`${perfTable([{ client: 'java ProducerPerformance', acks: '1', recordSize: 1024, loadAverage1m: os.loadavg()[0], ...row }])}\n`);
     expect(row.records).toBe(20_000);
     expect(row.recordsPerSec).toBeGreaterThan(0);
     expect(row.p50Ms).toBeLessThanOrEqual(row.p99Ms);

@@ -37,13 +37,14 @@ export interface WitnessResult {
   distinct: number;
   mismatches: number;
   partitions: number;
+  mode: 'assign' | 'group';
   produceMs: number;
   consumeMs: number;
 }
 
-/** Runs test/java/KafkaWitness.java: n records with acks=all + idempotence, consumed back by assign(). */
-export async function runJavaWitness(classpath: string, bootstrap: string, topic: string, n: number): Promise<WitnessResult> {
-  const r = await execa('java', ['-cp', classpath, path.join(JAVA_DIR, 'KafkaWitness.java'), bootstrap, topic, String(n)], { reject: false, timeout: 180_000 });
+/** Runs test/java/KafkaWitness.java: n records with acks=all + idempotence, consumed back by assign() or a group. */
+export async function runJavaWitness(classpath: string, bootstrap: string, topic: string, n: number, mode: 'assign' | 'group' = 'assign'): Promise<WitnessResult> {
+  const r = await execa('java', ['-cp', classpath, path.join(JAVA_DIR, 'KafkaWitness.java'), bootstrap, topic, String(n), mode], { reject: false, timeout: 180_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
   if (!line) throw new Error(`KafkaWitness exited ${r.exitCode} without its result line: ${r.stderr.slice(-3000)}`);
   return JSON.parse(line) as WitnessResult;
