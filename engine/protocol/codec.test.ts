@@ -33,6 +33,20 @@ const REQUESTS: Record<ApiName, Struct> = {
   ListOffsets: { ReplicaId: -1, IsolationLevel: 0, Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 1, CurrentLeaderEpoch: 4, Timestamp: -2 }] }] },
   InitProducerId: { TransactionalId: null, TransactionTimeoutMs: 60000, ProducerId: 17, ProducerEpoch: 2 },
   CreateTopics: { Topics: [{ Name: 'new', NumPartitions: 3, ReplicationFactor: 2, Assignments: [], Configs: [{ Name: 'segment.bytes', Value: '1048576' }] }], timeoutMs: 5000, validateOnly: true },
+  FindCoordinator: { Key: 'g1', KeyType: 0 },
+  JoinGroup: { GroupId: 'g1', SessionTimeoutMs: 30000, RebalanceTimeoutMs: 60000, MemberId: 'm-1', GroupInstanceId: 'static-1', ProtocolType: 'consumer', Protocols: [{ Name: 'range', Metadata: Buffer.from([0, 1, 2]) }] },
+  SyncGroup: { GroupId: 'g1', GenerationId: 3, MemberId: 'm-1', GroupInstanceId: null, Assignments: [{ MemberId: 'm-1', Assignment: Buffer.from([9, 8]) }] },
+  Heartbeat: { GroupId: 'g1', GenerationId: 3, MemberId: 'm-1', GroupInstanceId: null },
+  LeaveGroup: { GroupId: 'g1', MemberId: 'm-1', Members: [{ MemberId: 'm-1', GroupInstanceId: null }] },
+  OffsetCommit: {
+    GroupId: 'g1',
+    GenerationIdOrMemberEpoch: 3,
+    MemberId: 'm-1',
+    GroupInstanceId: null,
+    RetentionTimeMs: -1,
+    Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, CommittedOffset: 42, CommittedLeaderEpoch: -1, CommitTimestamp: -1, CommittedMetadata: null }] }],
+  },
+  OffsetFetch: { GroupId: 'g1', Topics: [{ Name: 'orders', PartitionIndexes: [0, 1] }], RequireStable: false },
 };
 
 const RESPONSES: Record<ApiName, Struct> = {
@@ -88,6 +102,13 @@ const RESPONSES: Record<ApiName, Struct> = {
     ThrottleTimeMs: 0,
     Topics: [{ Name: 'new', TopicId: Buffer.alloc(16, 9), ErrorCode: 36, ErrorMessage: 'exists', TopicConfigErrorCode: 0, NumPartitions: 3, ReplicationFactor: 2, Configs: [] }],
   },
+  FindCoordinator: { ThrottleTimeMs: 0, ErrorCode: 0, ErrorMessage: null, NodeId: 2, Host: '127.0.0.1', Port: 9092 },
+  JoinGroup: { ThrottleTimeMs: 0, ErrorCode: 0, GenerationId: 3, ProtocolName: 'range', Leader: 'm-1', MemberId: 'm-1', Members: [{ MemberId: 'm-1', GroupInstanceId: null, Metadata: Buffer.from([0, 1]) }] },
+  SyncGroup: { ThrottleTimeMs: 0, ErrorCode: 0, Assignment: Buffer.from([9, 8]) },
+  Heartbeat: { ThrottleTimeMs: 0, ErrorCode: 27 },
+  LeaveGroup: { ThrottleTimeMs: 0, ErrorCode: 0, Members: [{ MemberId: 'm-1', GroupInstanceId: null, ErrorCode: 0 }] },
+  OffsetCommit: { ThrottleTimeMs: 0, Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, ErrorCode: 0 }] }] },
+  OffsetFetch: { ThrottleTimeMs: 0, Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, CommittedOffset: 42, CommittedLeaderEpoch: -1, Metadata: '', ErrorCode: 0 }] }], ErrorCode: 0 },
 };
 
 /** First, last, last classic and first flexible version of an API. */

@@ -2,6 +2,7 @@
 // Kafka's message JSON files (field names as Kafka spells them). Only the versions durolab
 // serves are listed in API_VERSIONS; fields of later versions are left out.
 import { f, type FieldDef, type MessageDef } from './schema.ts';
+import * as g from './group-messages.ts';
 
 const MIN_INT32 = -2147483648;
 
@@ -10,6 +11,13 @@ export const API_KEYS = {
   Fetch: 1,
   ListOffsets: 2,
   Metadata: 3,
+  OffsetCommit: 8,
+  OffsetFetch: 9,
+  FindCoordinator: 10,
+  JoinGroup: 11,
+  Heartbeat: 12,
+  LeaveGroup: 13,
+  SyncGroup: 14,
   CreateTopics: 19,
   ApiVersions: 18,
   InitProducerId: 22,
@@ -24,6 +32,13 @@ export interface ApiSpec {
   maxVersion: number;
   request: MessageDef;
   response: MessageDef;
+  /**
+   * The lowest version ApiVersions advertises when it differs from minVersion (requests below
+   * minVersion are still refused). Apache Kafka 4 advertises Produce from v0 though it serves
+   * v3+ (KAFKA-18659): librdkafka enables gzip/snappy/lz4 only when the broker lists Produce
+   * v0-v2 (librdkafka issue #4956) and otherwise sends those batches uncompressed.
+   */
+  advertisedMinVersion?: number;
 }
 
 const int32s = { array: 'int32' } as const;
@@ -291,10 +306,17 @@ const createTopicsResponse: MessageDef = {
 
 /** What durolab serves, ordered by API key; ApiVersions answers with exactly this. */
 export const API_VERSIONS: readonly ApiSpec[] = [
-  { name: 'Produce', key: 0, minVersion: 3, maxVersion: 9, request: produceRequest, response: produceResponse },
+  { name: 'Produce', key: 0, minVersion: 3, advertisedMinVersion: 0, maxVersion: 9, request: produceRequest, response: produceResponse },
   { name: 'Fetch', key: 1, minVersion: 4, maxVersion: 12, request: fetchRequest, response: fetchResponse },
   { name: 'ListOffsets', key: 2, minVersion: 1, maxVersion: 7, request: listOffsetsRequest, response: listOffsetsResponse },
   { name: 'Metadata', key: 3, minVersion: 1, maxVersion: 12, request: metadataRequest, response: metadataResponse },
+  { name: 'OffsetCommit', key: 8, minVersion: 2, maxVersion: 5, request: g.offsetCommitRequest, response: g.offsetCommitResponse },
+  { name: 'OffsetFetch', key: 9, minVersion: 1, maxVersion: 5, request: g.offsetFetchRequest, response: g.offsetFetchResponse },
+  { name: 'FindCoordinator', key: 10, minVersion: 0, maxVersion: 2, request: g.findCoordinatorRequest, response: g.findCoordinatorResponse },
+  { name: 'JoinGroup', key: 11, minVersion: 0, maxVersion: 5, request: g.joinGroupRequest, response: g.joinGroupResponse },
+  { name: 'Heartbeat', key: 12, minVersion: 0, maxVersion: 3, request: g.heartbeatRequest, response: g.heartbeatResponse },
+  { name: 'LeaveGroup', key: 13, minVersion: 0, maxVersion: 3, request: g.leaveGroupRequest, response: g.leaveGroupResponse },
+  { name: 'SyncGroup', key: 14, minVersion: 0, maxVersion: 3, request: g.syncGroupRequest, response: g.syncGroupResponse },
   { name: 'ApiVersions', key: 18, minVersion: 0, maxVersion: 3, request: apiVersionsRequest, response: apiVersionsResponse },
   { name: 'CreateTopics', key: 19, minVersion: 2, maxVersion: 7, request: createTopicsRequest, response: createTopicsResponse },
   { name: 'InitProducerId', key: 22, minVersion: 0, maxVersion: 4, request: initProducerIdRequest, response: initProducerIdResponse },

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDump } from '../../cli/dump-command.ts';
 import { ATTRIBUTES_OFFSET, CRC_OFFSET, crc32c, encodeBatch } from '../../records/index.ts';
 import { startBrokerProcess, tempDir, type BrokerProcess } from '../test-support.ts';
+import { execa } from 'execa';
 import { call, kafkajs, kcatConsume, kcatMetadata, kcatProduce, rawExchange, request, requireKcat, response } from './kafka-client-support.ts';
 import type { Struct } from '../../protocol/schema.ts';
 
@@ -18,7 +19,7 @@ let dir = '';
 beforeAll(async () => {
   await requireKcat();
   dir = tempDir('kafka-listener');
-  broker = await startBrokerProcess(['--id', '1', '--data', dir, '--listen', '127.0.0.1:0', '--topic', 'k:1', '--topic', 'kcat:1', '--topic', 'bad:1', '--set', 'socket.request.max.bytes=1048576']);
+  broker = await startBrokerProcess(['--id', '1', '--data', dir, '--listen', '127.0.0.1:0', '--topic', 'k:1', '--topic', 'kcat:1', '--topic', 'bad:1', '--topic', 'gz:1', '--set', 'socket.request.max.bytes=1048576']);
   bootstrap = broker.kafka;
   if (!bootstrap) throw new Error(`the broker's ready line names no Kafka address: ${broker.stderr()}`);
 });
@@ -93,7 +94,7 @@ describe('Kafka listener on one broker', () => {
     const av = await rawExchange(bootstrap, newApiVersions, 1);
     const avBody = response('ApiVersions', 0, av.frames[0]).body;
     expect(avBody.ErrorCode).toBe(35);
-    expect((avBody.ApiKeys as Struct[]).map((k) => k.ApiKey)).toEqual([0, 1, 2, 3, 18, 19, 22]);
+    expect((avBody.ApiKeys as Struct[]).map((k) => k.ApiKey)).toEqual([0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 18, 19, 22]);
     // Truncated fields: the frame length is honest but the body ends mid-field.
     const batch = encodeBatch({ records: [{ value: Buffer.from('never appended') }] });
     const good = request('Produce', 9, 8, { TransactionalId: null, Acks: -1, TimeoutMs: 1000, TopicData: [{ Name: 'bad', PartitionData: [{ Index: 0, Records: batch }] }] });
@@ -132,6 +133,41 @@ describe('Kafka listener on one broker', () => {
     expect(a.frames.map((f) => f.readInt32BE(0))).toEqual(frames.map((_, i) => 100 + i).filter((c) => (c - 100) % 5 !== 4));
     const offsets = a.frames.map((f) => (((response('Produce', 7, f).body.Responses as Struct[])[0].PartitionResponses as Struct[])[0].BaseOffset as number));
     expect(offsets).toEqual([...offsets].sort((x, y) => x - y));
+  });
+
+  it('refuses compressed batches UNSUPPORTED_COMPRESSION_TYPE and accepts uncompressed ones (kcat -z gzip)', async () => {
+    // ApiVersions lists Produce from v0 as Kafka 4 does (KAFKA-18659): librdkafka compresses only
+    // when the broker lists Produce v0; otherwise it silently sends gzip batches uncompressed.
+    const av = await call(bootstrap, 'ApiVersions', 3, { ClientSoftwareName: 't', ClientSoftwareVersion: '1' });
+    expect((av.ApiKeys as Struct[]).find((k) => k.ApiKey === 0)).toMatchObject({ MinVersion: 0, MaxVersion: 9 });
+    // ...but a Produce v2 request is still refused (closed connection, like any unsupported version).
+    const v3 = request('Produce', 3, 9, { TransactionalId: null, Acks: -1, TimeoutMs: 5000, TopicData: [{ Name: 'gz', PartitionData: [{ Index: 0, Records: encodeBatch({ records: [{ value: Buffer.from('v2') }] }) }] }] });
+    v3.writeInt16BE(2, 6);
+    expect(await rawExchange(bootstrap, v3, 1)).toMatchObject({ frames: [], closed: true });
+
+    // 500 compressible messages: librdkafka gzips the batch, the broker refuses it, kcat fails.
+    const lines = Array.from({ length: 500 }, (_, i) => `compressible ${'x'.repeat(60)} ${i}`);
+    const gz = await execa('kcat', ['-b', bootstrap, '-P', '-t', 'gz', '-p', '0', '-z', 'gzip', '-X', 'acks=all', '-X', 'retries=0', '-X', 'message.timeout.ms=10000', '-d', 'msg'], {
+      input: `${lines.join('\n')}\n`,
+      timeout: 60_000,
+      reject: false,
+    });
+    expect(gz.stderr).toMatch(/Produce MessageSet with \d+ message\(s\) \(\d+ bytes, .*gzip\)/);
+    expect(gz.stderr).toContain('Unsupported compression type');
+    expect(gz.exitCode).not.toBe(0);
+    expect(await logEnd('gz')).toBe(0);
+
+    // A hand-made gzip-flagged batch (attributes codec 1, valid CRC): Kafka's error, nothing appended.
+    const batch = Buffer.from(encodeBatch({ records: [{ value: Buffer.from('gz') }] }));
+    batch.writeInt16BE(1, ATTRIBUTES_OFFSET);
+    batch.writeUInt32BE(crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
+    const r = await call(bootstrap, 'Produce', 9, { TransactionalId: null, Acks: -1, TimeoutMs: 5000, TopicData: [{ Name: 'gz', PartitionData: [{ Index: 0, Records: batch }] }] });
+    expect(((r.Responses as Struct[])[0].PartitionResponses as Struct[])[0]).toMatchObject({ ErrorCode: 76, BaseOffset: -1 });
+    expect(await logEnd('gz')).toBe(0);
+
+    // Three short messages: gzip would not shrink them, librdkafka sends them uncompressed, accepted.
+    await kcatProduce(bootstrap, 'gz', 0, ['a', 'b', 'c'], ['-z', 'gzip']);
+    expect((await kcatConsume(bootstrap, 'gz', 0)).map((m) => m.payload)).toEqual(['a', 'b', 'c']);
   });
 
   it('leaves segments that pass durolab engine dump after a clean shutdown', async () => {

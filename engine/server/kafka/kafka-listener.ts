@@ -11,6 +11,8 @@ import { API_KEYS, apiSpec, type ApiSpec } from '../../protocol/messages.ts';
 import { ProtocolError, Reader } from '../../protocol/primitives.ts';
 import { decodeMessage, type Struct } from '../../protocol/schema.ts';
 import { ProducerStates } from './producer-state.ts';
+import { GroupCoordinator } from './group-coordinator.ts';
+import { GROUP_APIS, groupRequest } from './group-handlers.ts';
 import { apiVersionsBody, createTopics, fetch, initProducerId, listOffsets, metadata, produce, ProducerIdAllocator, type KafkaBrokerView } from './handlers.ts';
 
 export interface KafkaListenerOptions {
@@ -27,6 +29,8 @@ export class KafkaStats {
   byApi: Record<string, number> = {};
   /** Partition-level error answers by Kafka error name. */
   errors: Record<string, number> = {};
+  /** Retried idempotent batches answered NONE with their first offsets, not appended again. */
+  duplicateBatches = 0;
   /** Connections closed for a bad frame, by reason (oversize, unknown-api, unsupported-version, malformed, internal). */
   closed: Record<string, number> = {};
 }
@@ -46,6 +50,8 @@ export class KafkaListener {
   private readonly sockets = new Set<net.Socket>();
   private readonly producerIds: ProducerIdAllocator;
   readonly producerStates = new ProducerStates();
+  /** Serves groups while this broker is the cluster's coordinator (offsets in memory only). */
+  readonly groups = new GroupCoordinator();
   private lastLogMs = 0;
   address = '';
 
@@ -77,6 +83,7 @@ export class KafkaListener {
   }
 
   async close(): Promise<void> {
+    this.groups.close();
     const closed = new Promise<void>((r) => this.server.close(() => r()));
     for (const s of this.sockets) s.destroy();
     await closed;
@@ -230,6 +237,10 @@ export class KafkaListener {
 
   private route(spec: ApiSpec, version: number, body: Struct, answer: (b: Struct) => Buffer): Promise<Buffer | null> | Buffer | null {
     const b = this.broker;
+    if (GROUP_APIS.has(spec.name)) {
+      const r = groupRequest(b, this.groups, spec.name, version, body);
+      return r instanceof Promise ? r.then(answer) : answer(r);
+    }
     switch (spec.key) {
       case API_KEYS.ApiVersions:
         return answer(apiVersionsBody());

@@ -1,7 +1,7 @@
 // Idempotent producers on the leader, as Kafka's ProducerStateManager keeps them: per producer
 // id the current epoch and the sequence ranges and offsets of its last 5 batches. A retried
 // batch (same epoch, same first and last sequence as one of those 5) is not appended again and
-// is answered DUPLICATE_SEQUENCE_NUMBER with the offset it got the first time; a batch whose
+// is answered NONE with the offset it got the first time (as Kafka's UnifiedLog does); a batch whose
 // first sequence does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER; an older epoch
 // is INVALID_PRODUCER_EPOCH. The table is rebuilt from the log whenever this broker sees a new
 // leader epoch for the partition (so it follows leadership, and survives a restart because the
