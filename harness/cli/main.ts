@@ -31,6 +31,10 @@ const commands: Record<string, Command> = {
     summary: 'crash states checked per minute: one recorded VM trial, N states built and checked on the host',
     load: () => import('../disk/crash-states/bench-command.ts'),
   },
+  'producer-perf': {
+    summary: "Java's kafka-producer-perf-test (ProducerPerformance, from Maven Central) against a bootstrap address, parsed into one row",
+    load: () => import('../../engine/server/kafka/producer-perf-command.ts'),
+  },
   scenario: {
     summary: 'list, check or show scenario files without running them',
     load: () => import('../scenario/scenario-command.ts'),

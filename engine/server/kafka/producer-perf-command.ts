@@ -7,7 +7,7 @@ import { intFlag, parseCommandFlags, runWhenDirect } from '../../common/flags.ts
 import { renderTable } from '../../common/text-table.ts';
 import { kafkaClasspath, requireJavaAndMaven, runProducerPerformance, type ProducerPerfRow } from './java-tools.ts';
 
-const HELP = `Usage: producer-perf-command.ts --bootstrap HOST:PORT[,...] [--topic T] [--num-records N] [--record-size BYTES] [--acks 0|1|all] [--json]
+const HELP = `Usage: durolab producer-perf --bootstrap HOST:PORT[,...] [--topic T] [--num-records N] [--record-size BYTES] [--acks 0|1|all] [--json]
 Runs org.apache.kafka.tools.ProducerPerformance (kafka-tools from Maven Central, test/java/pom.xml)
 with --throughput -1 and prints its summary: records/s, MB/s, avg/max latency, p50/p95/p99/p99.9 (ms).`;
 
