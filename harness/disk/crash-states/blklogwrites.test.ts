@@ -31,6 +31,7 @@ describe('blklogwrites recorder', () => {
     const disk = new BlkLogWritesDisk(image, path.join(work, 'disk.dmlog'), 16);
     expect(disk.qemuDriveArgs()[1]).toContain('driver=blklogwrites');
     const watcher = new LogWatcher(disk.logPath);
+    await watcher.ready;
     const t0 = hostClockUs();
     const opts = `driver=blklogwrites,file.driver=file,file.filename=${image},log.driver=file,log.filename=${disk.logPath},log-sector-size=512`;
     const r = await execa('qemu-io', ['--image-opts', opts, '-c', 'write -P 0xab 0 4k', '-c', 'flush', '-c', 'write -f -P 0xcd 8192 1k', '-c', 'discard 65536 4096', '-c', 'write -P 0xef 1M 64k'], { reject: false });
@@ -54,7 +55,7 @@ describe('blklogwrites recorder', () => {
       expect(x.submitUs).toBeLessThanOrEqual(x.completeUs);
       expect(x.completeUs).toBeGreaterThanOrEqual(t0 - 1000);
       // Written while qemu-io ran: the last instant it was seen absent is before qemu-io ended; seen at the latest by the final scan.
-      expect(x.submitUs).toBeLessThanOrEqual(t1);
+      expect(x.submitUs, `record ${i} ${x.op} submit-t1=${x.submitUs - t1} complete-t1=${x.completeUs - t1} t1-t0=${t1 - t0}`).toBeLessThanOrEqual(t1);
       expect(x.completeUs).toBeLessThanOrEqual(t2);
       if (i > 0) expect(x.completeUs).toBeGreaterThanOrEqual(recs[i - 1]!.completeUs);
     }

@@ -20,6 +20,7 @@
 // nr_sectors of data. Flags: 1 FLUSH, 2 FUA, 4 DISCARD, 8 MARK.
 import { closeSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { hostClockOffsetUs } from '../../../engine/common/clock.ts';
 import { qemuEscape, type DataDisk } from '../../vm/disk.ts';
 import { WriteLogWriter, type WriteLogEntry } from '../write-log.ts';
 
@@ -34,12 +35,13 @@ export const LOG_SECTOR_BYTES = 512;
 const WATCHER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const { file, sector } = workerData;
+const { file, sector, clockOffsetUs } = workerData;
 const head = Buffer.alloc(24);
 let fd = null;
 let cursor = sector;
 let stopping = false;
-const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+// The main thread's host clock (engine/common/clock.ts): the shared monotonic clock plus its offset.
+const nowUs = () => Number(process.hrtime.bigint() / 1000n) + clockOffsetUs;
 let emptyAtUs = nowUs();
 function scan() {
   if (fd === null) { try { fd = fs.openSync(file, 'r'); } catch { return; } }
@@ -69,6 +71,7 @@ parentPort.on('message', (m) => {
   parentPort.postMessage('stopped');
 });
 scan();
+parentPort.postMessage('ready');
 `;
 
 /** Stamps dm-log-writes entries with the host clock as they appear in the log file. */
@@ -81,10 +84,19 @@ export class LogWatcher {
   readonly seen = new Map<number, { atUs: number; afterUs: number }>();
   private stopped: Promise<void> | null = null;
   private error: Error | null = null;
+  /**
+   * Resolves once the thread runs and has made its first scan: a writer started before that
+   * would get "seen empty" instants from after its writes (a thread takes tens of ms to start).
+   */
+  readonly ready: Promise<void>;
 
   constructor(readonly logFile: string) {
-    this.worker = new Worker(WATCHER_SOURCE, { eval: true, workerData: { file: logFile, sector: LOG_SECTOR_BYTES } });
+    this.worker = new Worker(WATCHER_SOURCE, { eval: true, workerData: { file: logFile, sector: LOG_SECTOR_BYTES, clockOffsetUs: hostClockOffsetUs } });
+    let markReady!: () => void;
+    this.ready = new Promise<void>((resolve) => (markReady = resolve));
+    this.worker.on('exit', () => markReady());
     this.worker.on('message', (m: unknown) => {
+      if (m === 'ready') return markReady();
       if (!(m instanceof Float64Array)) return;
       for (let i = 0; i < m.length; i += 3) if (!this.seen.has(m[i]!)) this.seen.set(m[i]!, { atUs: m[i + 1]!, afterUs: m[i + 2]! });
     });

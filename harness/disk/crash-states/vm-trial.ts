@@ -108,7 +108,9 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
       // The base image: the disk before the guest ever saw it.
       await sparseCopy(disk.path, baseImage);
       const d = new BlkLogWritesDisk(file, dmLog, sizeMiB);
-      watcher = new LogWatcher(dmLog);
+      const w = new LogWatcher(dmLog);
+      watcher = w;
+      await w.ready;
       return d;
     },
   });
