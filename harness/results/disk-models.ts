@@ -61,6 +61,14 @@ export const DISK_MODELS = {
       "are on the disk, the unflushed ones follow the fault's onCut policy (drop-unflushed: all lost, as a volatile cache losing power); " +
       "the guest's page cache and uncommitted ext4 journal are lost as in a power cut",
   },
+  'nbd-write-log-crash-states': {
+    id: 'nbd-write-log-crash-states',
+    name: "virtio-blk over the harness's NBD disk with a volatile write cache, every request recorded in its own write log (exact host-clock stamps)",
+    atCut:
+      'crash states are built from the recorded write log: at each crash point the writes completed before the last honoured FLUSH was sent ' +
+      "(and honoured FUA writes) are on the disk, the unflushed ones follow the fault's onCut policy (drop-unflushed: all lost, as a volatile " +
+      "cache losing power); a FLUSH a lying drive did not honour makes nothing durable; the guest's page cache and uncommitted ext4 journal are lost as in a power cut",
+  },
 } as const satisfies Record<string, DiskModel>;
 
 export type DiskModelId = keyof typeof DISK_MODELS;

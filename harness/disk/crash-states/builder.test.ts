@@ -200,4 +200,23 @@ describe('crash-state builder', () => {
     expect(new Set(many.map((p) => p.point.position)).size).toBeLessThanOrEqual(4);
     expect(() => chooseCrashPoints(log, { states: 0, seed: 1 })).toThrow(/states must be an integer >= 1/);
   });
+  it('a FLUSH or FUA the drive acknowledged without persisting (notHonoured) is no durability point', async () => {
+    const lie = (e: WriteLogEntry): WriteLogEntry => ({ ...e, notHonoured: true });
+    // w0 @0 (0xb1), lying FLUSH, w1 lying FUA @4K (0xb2), honest FLUSH, w2 @8K (0xb3), lying FLUSH, w3 @12K (0xb4)
+    const lying = logOf('lying', [w(0, 4096, 0xb1), lie(flush()), lie(w(4096, 4096, 0xb2, true)), flush(), w(8192, 4096, 0xb3), lie(flush()), w(12288, 4096, 0xb4)]);
+    expect(lying.map((r) => Boolean(r.notHonoured))).toEqual([false, true, true, false, false, true, false]);
+    // After the lying FLUSH and the lying FUA write: nothing is durable.
+    const early = await stateAt(lying, 3, 'drop-unflushed');
+    expect(early.plan).toMatchObject({ flushRecord: -1, epoch: 0, durableWrites: 0, unflushedWrites: 2 });
+    expect([blockFill(early.image, 0), blockFill(early.image, 1)]).toEqual([0, 0]);
+    // The honest FLUSH makes w0 and the FUA write durable; the later lying FLUSH adds nothing.
+    const end = await stateAt(lying, lying.length, 'drop-unflushed');
+    expect(end.plan).toMatchObject({ flushRecord: 3, epoch: 1, durableWrites: 2, unflushedWrites: 2 });
+    expect([0, 1, 2, 3].map((b) => blockFill(end.image, b))).toEqual([0xb1, 0xb2, 0, 0]);
+    // The same log with every FLUSH and FUA honoured: w2 becomes durable at the last FLUSH.
+    const honest = logOf('honest', lying.map(({ seq: _s, fileOffset: _f, notHonoured: _n, ...e }) => e));
+    const endHonest = await stateAt(honest, honest.length, 'drop-unflushed');
+    expect(endHonest.plan).toMatchObject({ flushRecord: 5, epoch: 3, durableWrites: 3, unflushedWrites: 1 });
+    expect([0, 1, 2, 3].map((b) => blockFill(endHonest.image, b))).toEqual([0xb1, 0xb2, 0xb3, 0]);
+  });
 });

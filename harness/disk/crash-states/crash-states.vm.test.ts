@@ -1,16 +1,19 @@
-// The CI-sized crash-state test, end to end: one broker VM (QEMU, TCG here) whose data disk is
-// recorded by QEMU's blklogwrites driver, a load with the ack ledger, a power cut, then 60 crash
+// The CI-sized crash-state test, end to end: one broker VM (QEMU, TCG here) on the harness's NBD
+// disk with a volatile write cache (vm.disk model volatile-cache), whose own write log (exact
+// host-clock stamps) records every request, a load with the ack ledger, a power cut, then 60 crash
 // states built from the write log and checked on the host (journal replay, extraction, the
 // engine's recovery, the checker), and 3 of them booted in a VM and checked through the real
 // broker: both answers must agree. Buffered writes with no flush, written back after 1 s and
 // committed every second: some of the log reaches the disk, the acknowledged tail does not, so
-// states serve records and lose others, and the agreement is about both.
+// states serve records and lose others, and the agreement is about both. (The blklogwrites
+// recorder, used for vm.disk model file, is tested against qemu-io in blklogwrites.test.ts.)
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { missingRequirement } from '../../../test/requirements.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
+import { DEFAULT_DISK_SPEC } from '../disk-spec.ts';
 import { GUEST_CLI_ENTRY } from '../../targets/vm-target.ts';
 import { buildVmImage, ensureNoOrphans, findQemusMatching, type VmImage } from '../../vm/index.ts';
 import { findExecutable } from '../../vm/prerequisites.ts';
@@ -38,7 +41,13 @@ describe('crash states from a recorded VM trial', () => {
       workDir: path.join(work, 'never'),
       cluster,
       settings: resolveSettings({ io: 'buffered', flush: 'never', acks: '1', 'vm.dirty_expire_centisecs': 100, 'vm.dirty_writeback_centisecs': 50 }, 1),
-      vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: 'commit=1' },
+      vm: {
+        accelerator: 'auto',
+        memoryMiB: 640,
+        diskMiB: 256,
+        mountOptions: 'commit=1',
+        disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' },
+      },
       vmImage: image!,
       workload: { recordBytes: 1024, recordsPerBatch: 8, connections: 4 },
       cutAfterMs: 4000,
@@ -56,6 +65,8 @@ describe('crash states from a recorded VM trial', () => {
         `lost min/median/p99/max ${r.lostMin}/${r.lostMedian}/${r.lostP99}/${r.lostMax}, fraction losing ${r.fractionLosing.toFixed(2)}; ` +
         `booted ${trial.booted.map((x) => `#${x.state} ${x.kind} host ${x.lostAcked}/${x.served} vm ${x.booted!.lostAcked}/${x.booted!.served}`).join(', ')}; total ${Date.now() - t0} ms`,
     );
+    expect(trial.recorder).toBe('nbd');
+    expect(trial.unseenEntries).toBe(0);
     expect(trial.ackedAtCut).toBeGreaterThan(0);
     expect(r.states).toBeGreaterThanOrEqual(50);
     expect(r.writeLog.flushes).toBeGreaterThan(0);

@@ -6,7 +6,8 @@
 // this disk state counts). At that point:
 // - durable: every WRITE / TRIM / WRITE_ZEROES that completed before the latest completed
 //   FLUSH was submitted (a FLUSH covers what completed before it was sent), and every FUA write
-//   once it completed;
+//   once it completed; a FLUSH or FUA the disk acknowledged without persisting (write-log flag
+//   notHonoured: vm.disk flush: ignored, a lying drive) is no durability point;
 // - unflushed: the other completed writes; the onCut policy decides what of them persists:
 //   drop-unflushed (none), random-subset (a seeded subset of their 4 KiB sector runs), reorder
 //   (one earlier write dropped while every later one is kept), torn (writes kept in order up to
@@ -40,9 +41,9 @@ export interface KeptPiece {
 export interface CrashStatePlan {
   index: number;
   point: CrashPoint;
-  /** FLUSHes completed before the point (states of one epoch share their flushed prefix). */
+  /** Honoured FLUSHes completed before the point (states of one epoch share their flushed prefix). */
   epoch: number;
-  /** Index in the log of the latest FLUSH completed before the point (-1: none). */
+  /** Index in the log of the latest honoured FLUSH completed before the point (-1: none). */
   flushRecord: number;
   /** How many writes are durable. */
   durableWrites: number;
@@ -60,6 +61,9 @@ export interface CrashStatePlan {
 }
 
 const isWrite = (r: WriteLogRecord) => r.op === 'write' || r.op === 'trim' || r.op === 'write-zeroes';
+
+/** A FLUSH the disk honoured: a lying drive's (notHonoured) makes nothing durable. */
+export const isDurabilityFlush = (r: WriteLogRecord): boolean => r.op === 'flush' && !r.notHonoured;
 
 /**
  * 'completed-before-submit': a FLUSH covers the writes that completed before it was sent (exact
@@ -153,7 +157,7 @@ export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], op
   let cursor = 0;
   points.forEach((point, index) => {
     while (cursor < point.position) {
-      if (records[cursor]!.op === 'flush') {
+      if (isDurabilityFlush(records[cursor]!)) {
         flushRecord = cursor;
         epoch++;
       }
@@ -164,7 +168,7 @@ export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], op
     for (let i = 0; i < point.position; i++) {
       const r = records[i]!;
       if (!isWrite(r)) continue;
-      if (r.fua || coveredBy(records, i, flushRecord, how)) durable.push(i);
+      if ((r.fua && !r.notHonoured) || coveredBy(records, i, flushRecord, how)) durable.push(i);
       else unflushed.push(i);
     }
     const rand = seededRandom((opts.seed + Math.imul(index + 1, 0x9e3779b1)) >>> 0);

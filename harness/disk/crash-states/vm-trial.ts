@@ -1,7 +1,13 @@
-// One crash-states trial on the VM target: a broker VM whose data disk records every request
-// (QEMU blklogwrites here; the NBD disk's write log once it lands), a load with the ack ledger,
+// One crash-states trial on the VM target: a broker VM whose data disk records every request,
+// a load with the ack ledger,
 // a power cut, then N crash states built from the write log and checked on the host, and a
 // sample of them booted in a VM and checked through the real broker. The two answers must agree.
+//
+// The recorder follows the scenario's disk: `vm.disk: { model: volatile-cache }` is the harness's
+// NBD disk, whose own write log has exact host-clock submit/complete stamps (observedStamps
+// false, no clock uncertainty) and marks the FLUSH/FUA a lying drive did not honour; `model:
+// file` keeps QEMU's blklogwrites driver (a file disk has no volatile cache of its own, and its
+// stamps are a watcher's observations: observedStamps true, 5 ms uncertainty).
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -18,6 +24,8 @@ import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { createFileDisk, FileDisk, sparseCopy, type VmImage } from '../../vm/index.ts';
 import { seededRandom } from '../../faults/schedule.ts';
+import { effectiveDiskSpec } from '../disk-spec.ts';
+import { NbdDisk } from '../nbd-disk.ts';
 import { BlkLogWritesDisk, convertDmLogWrites, LogWatcher } from './blklogwrites.ts';
 import { ledgerAsOf } from './check-state.ts';
 import { buildAndCheckCrashStates, type CrashStatesBreakdown } from './run.ts';
@@ -37,7 +45,7 @@ export interface CrashStatesTrialOptions {
   seed: number;
   /** States also booted in a VM and checked through the real broker. */
   boot: number;
-  /** See buildAndCheckCrashStates; default 5 ms for the blklogwrites watcher's stamps. */
+  /** See buildAndCheckCrashStates; default 5 ms for the blklogwrites watcher's stamps, 0 on the NBD disk. */
   clockUncertaintyMs?: number;
   /** Where state images are built (default: /dev/shm when present, else workDir). */
   scratchDir?: string;
@@ -57,6 +65,8 @@ export interface CrashStatesTrial {
   booted: CrashStateRow[];
   disagreements: string[];
   unseenEntries: number;
+  /** Which disk recorded the write log: the NBD disk's own log, or QEMU's blklogwrites. */
+  recorder: 'nbd' | 'blklogwrites';
   /** The load's figures (undefined when it failed). */
   load: ProduceResult | undefined;
   accelerator?: 'kvm' | 'tcg';
@@ -98,15 +108,24 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
   await fs.mkdir(o.workDir, { recursive: true });
   const baseImage = path.join(o.workDir, 'base.img');
   const dmLog = path.join(o.workDir, 'disk.dmlog');
+  const writeLog = path.join(o.workDir, 'disk.wlog');
+  const diskSpec = effectiveDiskSpec(o.vm?.disk, o.settings.values);
+  const recorder = diskSpec.model === 'volatile-cache' ? 'nbd' : 'blklogwrites';
   let watcher: LogWatcher | null = null;
+  let nbd: NbdDisk | null = null;
   const target = vmTarget({
     vm: o.vm,
     ...(o.vmImage ? { image: o.vmImage } : {}),
     log,
-    dataDisk: async (_id, file, sizeMiB) => {
+    dataDisk: async (id, file, sizeMiB) => {
       const disk = await createFileDisk(file, sizeMiB);
       // The base image: the disk before the guest ever saw it.
       await sparseCopy(disk.path, baseImage);
+      if (recorder === 'nbd') {
+        nbd = await NbdDisk.create({ file, sizeMiB, spec: diskSpec, seed: (o.seed + id) >>> 0, writeLogPath: writeLog, log, existing: true });
+        log(nbd.describe());
+        return nbd;
+      }
       const d = new BlkLogWritesDisk(file, dmLog, sizeMiB);
       const w = new LogWatcher(dmLog);
       watcher = w;
@@ -154,11 +173,21 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     await cluster.stop().catch(() => undefined);
     await (watcher as LogWatcher | null)?.stop();
   }
-  const w = watcher as LogWatcher | null;
-  if (!w) throw new Error('crash-states trial: the data disk was never made');
-  const writeLog = path.join(o.workDir, 'disk.wlog');
-  const conv = convertDmLogWrites(dmLog, w.seen, writeLog, { endUs: cutUs });
-  log(`write log: ${conv.records} records (${conv.unseen} stamped at the cut: written after the watcher's last look)`);
+  let unseen = 0;
+  if (recorder === 'nbd') {
+    // The broker's disposal closed the NBD disk and its write log.
+    const d = nbd as NbdDisk | null;
+    if (!d) throw new Error('crash-states trial: the NBD data disk was never made');
+    if (d.server.writeLogFull) throw d.server.writeLogFull;
+    log(`write log ${writeLog}: ${d.writeLog?.records ?? 0} records from the NBD disk (exact host-clock stamps)`);
+  } else {
+    const w = watcher as LogWatcher | null;
+    if (!w) throw new Error('crash-states trial: the data disk was never made');
+    const conv = convertDmLogWrites(dmLog, w.seen, writeLog, { endUs: cutUs });
+    unseen = conv.unseen;
+    log(`write log: ${conv.records} records (${conv.unseen} stamped at the cut: written after the watcher's last look)`);
+  }
+  const clockUncertaintyMs = o.clockUncertaintyMs ?? (recorder === 'nbd' ? 0 : 5);
   const bootCount = Math.max(0, o.boot);
   // State images and extracted files are scratch: on tmpfs when there is one (debugfs writes
   // preallocated index files in full; the page cache alone is enough for them).
@@ -177,8 +206,8 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     seed: o.seed,
     endUs: cutUs,
     loadStartMs,
-    clockUncertaintyMs: o.clockUncertaintyMs ?? 5,
-    observedStamps: true,
+    clockUncertaintyMs,
+    observedStamps: recorder === 'blklogwrites',
     workDir: statesDir,
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     keep: (plan) => bootSet.has(plan.index),
@@ -192,7 +221,7 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
   try {
     for (const [index, image] of outcome.kept) {
       const row = outcome.result.perState.find((r) => r.state === index)!;
-      const b = await bootAndCheck({ ...o, image, row, ledger, clockUncertaintyMs: o.clockUncertaintyMs ?? 5, log });
+      const b = await bootAndCheck({ ...o, image, row, ledger, clockUncertaintyMs, log });
       row.booted = b;
       booted.push(row);
       if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
@@ -209,7 +238,8 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     loadStartMs,
     booted,
     disagreements,
-    unseenEntries: conv.unseen,
+    unseenEntries: unseen,
+    recorder,
     load,
     ...(accelerator ? { accelerator } : {}),
   };
