@@ -27,18 +27,18 @@ const recovered: RecoveryOutcome = {
 describe('fault trial figures', () => {
   it('counts records acknowledged up to the cut and the quiet time before it', () => {
     const l = ledger([4100, 4900, null, 5050]);
-    expect(ackFiguresAt(l, 5000)).toEqual({ ackedBeforeCut: 8, lastAckBeforeCutMs: 100 });
-    expect(ackFiguresAt(ledger([null]), 5000)).toEqual({ ackedBeforeCut: 0, lastAckBeforeCutMs: null });
+    expect(ackFiguresAt(l, 5000)).toEqual({ ackedBeforeCut: 8, lastAckBeforeCutMs: 100, storageErrorsAfterLastAck: 0 });
+    expect(ackFiguresAt(ledger([null]), 5000)).toEqual({ ackedBeforeCut: 0, lastAckBeforeCutMs: null, storageErrorsAfterLastAck: 0 });
   });
 
   it('trusts a trial with live guests and a steady ack stream', () => {
-    expect(suspicions(fired({ liveAtCut: { 1: true } }), { ackedBeforeCut: 8, lastAckBeforeCutMs: 40 }, recovered)).toEqual([]);
+    expect(suspicions(fired({ liveAtCut: { 1: true } }), { ackedBeforeCut: 8, lastAckBeforeCutMs: 40, storageErrorsAfterLastAck: 0 }, recovered)).toEqual([]);
   });
 
   it('flags a guest whose workload had stopped, a stalled load, a clean shutdown after a kill, lagging replicas', () => {
     const notes = suspicions(
       fired({ liveAtCut: { 1: false } }),
-      { ackedBeforeCut: 8, lastAckBeforeCutMs: 1800 },
+      { ackedBeforeCut: 8, lastAckBeforeCutMs: 1800, storageErrorsAfterLastAck: 0 },
       {
         ...recovered,
         recoveries: [{ ...recovered.recoveries[0], partitions: [{ ...recovered.recoveries[0].partitions[0], cleanShutdown: true }] }],
@@ -52,8 +52,22 @@ describe('fault trial figures', () => {
     expect(notes.join('\n')).toMatch(/replicas had not caught up when checked: t-0: broker 2 LEO 40/);
   });
 
+  it('a quiet ack stream after the log went offline (KAFKA_STORAGE_ERROR answers, fail-stop) is what is under test, not a stalled load', () => {
+    const l = ledger([4100, null, null]);
+    // Batches 1 and 2 were refused by an offline log after the last acknowledgement.
+    l.fail(0, 4, 'KAFKA_STORAGE_ERROR', 4200);
+    l.fail(0, 8, 'KAFKA_STORAGE_ERROR', 4300);
+    const acks = ackFiguresAt(l, 9000);
+    expect(acks).toEqual({ ackedBeforeCut: 4, lastAckBeforeCutMs: 4900, storageErrorsAfterLastAck: 2 });
+    expect(suspicions(fired({ liveAtCut: { 1: true } }), acks, recovered)).toEqual([]);
+    // Any other error, or none, leaves the stall suspect.
+    const other = ledger([4100, null]);
+    other.fail(0, 4, 'REQUEST_TIMED_OUT', 4200);
+    expect(suspicions(fired({ liveAtCut: { 1: true } }), ackFiguresAt(other, 9000), recovered).join('\n')).toMatch(/no acknowledgement in the last 4\.9 s/);
+  });
+
   it("uses the target's own notes about the cut, and does not expect acks under acks=0", () => {
-    const notes = suspicions(fired({ liveAtCut: { 1: false }, notes: ['broker 1: the broker process was not running at the fault'] } as never), { ackedBeforeCut: 0, lastAckBeforeCutMs: null }, recovered, 0);
+    const notes = suspicions(fired({ liveAtCut: { 1: false }, notes: ['broker 1: the broker process was not running at the fault'] } as never), { ackedBeforeCut: 0, lastAckBeforeCutMs: null, storageErrorsAfterLastAck: 0 }, recovered, 0);
     expect(notes).toEqual(['broker 1: the broker process was not running at the fault']);
   });
 
