@@ -43,19 +43,19 @@ export interface SettingSpec {
  */
 export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
   driver: {
-    expected: 'expected http | kafka (the client driver of the cell)',
+    expected: 'http | kafka (the client driver of the cell)',
     parse: (v) => (v === 'http' || v === 'kafka' ? v : undefined),
     display: (v) => String(v),
     label: (v) => `driver ${String(v)}`,
   },
   'enable.idempotence': {
-    expected: 'expected true | false (the Kafka producer\'s enable.idempotence, driver kafka)',
+    expected: 'true | false (the Kafka producer\'s enable.idempotence, driver kafka)',
     parse: (v) => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined),
     display: (v) => String(v),
     label: (v) => (v === true ? 'idempotent' : 'not idempotent'),
   },
   'max.in.flight': {
-    expected: 'expected an integer from 1 to 256 (produce requests in flight per producer connection, driver kafka)',
+    expected: 'an integer from 1 to 256 (produce requests in flight per producer connection, driver kafka)',
     parse: (v) => {
       const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
       return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 256 ? n : undefined;
