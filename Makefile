@@ -3,6 +3,7 @@
 SHELL := /bin/bash
 SCENARIO ?= io-modes
 DURATION ?=
+DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
@@ -30,7 +31,7 @@ test: system-deps build typecheck kafka
 	npx vitest run --config vitest.solo.config.ts
 
 bench: build
-	node bin/durolab.mjs bench $(SCENARIO) $(if $(DURATION),--duration $(DURATION)) $(if $(REPEAT),--repeat $(REPEAT)) $(BENCH_FLAGS)
+	node bin/durolab.mjs bench $(SCENARIO) $(if $(DURATION),--duration $(DURATION)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(DRIVER),--driver $(DRIVER)) $(BENCH_FLAGS)
 
 bench-engine: build
 	node bin/durolab.mjs engine bench

@@ -110,7 +110,7 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     const inconsistent = new Set(served.conflicting);
     let ackedHere = 0;
     let lostHere = 0;
-    const found: Array<{ offset: number; sentMs: number; ackMs: number }> = [];
+    const found: Array<{ offset: number; sentMs: number; ackMs: number; stream?: number }> = [];
     for (const batch of ledger.batches(partition)) {
       const present = presentRecords(batch, served.bySequence);
       // The workload never retries, so a record served twice is a broker bug whether or not
@@ -137,10 +137,10 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
         lostHere += missing;
         report.lost.push({ partition, baseSequence: batch.baseSequence, records: missing, ackedOffset: batch.baseOffset, ackMs: batch.ackMs });
       }
-      if (present.firstOffset !== null) found.push({ offset: present.firstOffset, sentMs: batch.sentMs, ackMs: batch.ackMs });
+      if (present.firstOffset !== null) found.push({ offset: present.firstOffset, sentMs: batch.sentMs, ackMs: batch.ackMs, ...(batch.stream !== undefined ? { stream: batch.stream } : {}) });
     }
     // One producer per partition: real-time order is checked per producer.
-    report.outOfOrder += countRealTimeOrderViolations(found);
+    report.outOfOrder += countRealTimeOrderViolations(found) + countStreamOrderViolations(found);
     report.inconsistentOffsets += inconsistent.size;
     report.inconsistentOffsetsSample.push(...[...inconsistent].sort((a, b) => a - b).slice(0, sample).map((offset) => ({ partition, offset })));
     report.perPartition.push({ partition, acked: ackedHere, ackedLost: lostHere, served: served.byOffset.size, inconsistentOffsets: inconsistent.size });
@@ -168,6 +168,24 @@ function presentRecords(batch: LedgerBatch, served: Map<number, number[]>): { co
     if (firstOffset === null) firstOffset = Math.min(...at) - i;
   }
   return { count, duplicates, firstOffset };
+}
+
+/**
+ * Batches of one client stream (a Kafka producer connection) must sit in the log in the order
+ * the stream sent them (found is in send order: ledger sequence). Counts acknowledged batches
+ * served below a batch their stream sent earlier: what a retry behind later in-flight sends
+ * does (max.in.flight > 1 without idempotence). Batches without a stream are not judged.
+ */
+export function countStreamOrderViolations(found: ReadonlyArray<{ offset: number; stream?: number }>): number {
+  const highest = new Map<number, number>();
+  let violations = 0;
+  for (const b of found) {
+    if (b.stream === undefined) continue;
+    const top = highest.get(b.stream);
+    if (top !== undefined && b.offset < top) violations++;
+    else highest.set(b.stream, b.offset);
+  }
+  return violations;
 }
 
 /**

@@ -25,6 +25,7 @@ record, writes results/<scenario>/<run id>/run.json and reports/<scenario>/<run 
 options:
   --duration S          override the workload's measured seconds per cell
   --repeat N            override the repetitions per cell
+  --driver NAME         override workload.driver (${DRIVER_NAMES.join(' | ')}), e.g. acks-all through a Kafka client
   --allow-host-sysctl   let cells change the host's vm.dirty_* sysctls (root; restored afterwards)
   --results-dir D       where runs are written (default: <repo>/results)
   --reports-dir D       where reports are written (default: <repo>/reports)
@@ -65,6 +66,7 @@ export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags('bench', argv, {
     duration: { type: 'string' },
     repeat: { type: 'string' },
+    driver: { type: 'string' },
     'allow-host-sysctl': { type: 'boolean', default: false },
     'results-dir': { type: 'string' },
     'reports-dir': { type: 'string' },
@@ -97,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32)) {
     throw new Error(`--seed: expected a whole number from 0 to 4294967295, found '${values.seed}'`);
   }
-  const scenario = loadScenario(positionals[0], { durationSec, repeat });
+  const scenario = loadScenario(positionals[0], { durationSec, repeat, ...(values.driver !== undefined ? { driver: values.driver } : {}) });
   // Loaded only for the scenario's target: the process path never pulls in the QEMU code.
   const target = await loadTarget(scenario.target, { scenario, log: say });
   const root = findRepoRoot();

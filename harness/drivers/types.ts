@@ -35,7 +35,7 @@ export interface ProduceLedger {
   partitions(): number[];
   producerIdOf(partition: number): number;
   /** A batch is about to be sent; returns its base sequence. */
-  send(partition: number, sentMs: number): number;
+  send(partition: number, sentMs: number, stream?: number): number;
   /** The broker acknowledged the batch at this offset. */
   ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void;
   /** The broker refused the batch; `error` is Kafka's error name (or the client's, e.g. CLIENT_TIMEOUT). */

@@ -14,7 +14,8 @@ import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { checkLedger } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
-import { loadDriver } from '../drivers/registry.ts';
+import { loadDriver, type DriverName } from '../drivers/registry.ts';
+import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { RunStore, newRunId } from '../results/store.ts';
@@ -102,7 +103,14 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
   let runFile = store.save(run);
   const sysctls = new HostSysctls();
   const caps = opts.target.capabilities;
-  const driver = await loadDriver(scenario.workload.driver);
+  // A cell's `driver` setting (a driver axis) overrides workload.driver; each loads once.
+  const drivers = new Map<string, ClientDriver>();
+  const driverOf = async (settings: ResolvedSettings): Promise<ClientDriver> => {
+    const name = cellDriverName(settings, scenario.workload.driver);
+    let d = drivers.get(name);
+    if (!d) drivers.set(name, (d = await loadDriver(name)));
+    return d;
+  };
   const targets = new Map<TargetKind, Target>([[opts.target.kind, opts.target]]);
   const targetOf = async (cell: MatrixCell): Promise<Target> => {
     const kind = cellTargetKind(cell.params, opts.target.kind);
@@ -134,7 +142,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
         if (onHost) sysctls.apply(settings.sysctls);
         // A target axis (matrix.target): this cell's own target, loaded once per kind.
         const target = await targetOf(cell);
-        const result = await runCell({ ...opts, target }, driver, store, i, cell, settings, (line) => log(`${prefix} ${line}`), started);
+        const result = await runCell({ ...opts, target }, await driverOf(settings), store, i, cell, settings, (line) => log(`${prefix} ${line}`), started);
         if (target !== opts.target) result.target = target.kind;
         run.cells.push(result);
       } catch (err) {
@@ -243,7 +251,7 @@ async function runCell(
         durationSec: w.durationSec,
         ledger,
         factory,
-        ...(w.producer ? { producer: w.producer as unknown as Record<string, unknown> } : {}),
+        ...(cellProducer(w.producer, settings) ?? {}),
         // A fault stops the load at the cut; Ctrl-C stops it too.
         signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
         faultSignal: faultMark.signal,
@@ -433,4 +441,20 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
   };
+}
+
+/** The cell's driver: its `driver` setting (axis or base settings), else workload.driver. */
+function cellDriverName(settings: ResolvedSettings, workloadDriver: DriverName): DriverName {
+  const d = settings.values.driver;
+  return d === 'http' || d === 'kafka' ? d : workloadDriver;
+}
+
+/** workload.producer with the cell's enable.idempotence / max.in.flight settings over it. */
+function cellProducer(base: KafkaProducerSettings | undefined, settings: ResolvedSettings): { producer: Record<string, unknown> } | undefined {
+  const v = settings.values;
+  const over: Record<string, unknown> = {};
+  if (typeof v['enable.idempotence'] === 'boolean') over['enable.idempotence'] = v['enable.idempotence'];
+  if (typeof v['max.in.flight'] === 'number') over['max.in.flight'] = v['max.in.flight'];
+  if (!base && Object.keys(over).length === 0) return undefined;
+  return { producer: { ...(base ?? {}), ...over } };
 }

@@ -10,6 +10,8 @@ const SCENARIOS = path.join(REPO, 'scenarios');
 const SHIPPED = [
   'peer-acks-all',
   'peer-fsync-intervals',
+  'producer-idempotence',
+  'producer-inflight',
   'io-modes',
   'fsync-intervals',
   'acks-all',
@@ -131,11 +133,35 @@ describe('shipped scenarios', () => {
     }
   });
 
-  it('io-modes is 3 cells x 5 s, buffered/direct/dsync with flush never', () => {
+  it('io-modes is 6 cells x 5 s, buffered/direct/dsync with flush never, each through the http and the kafka driver', () => {
     const s = loadScenario('io-modes', { scenariosDir: SCENARIOS });
-    expect(s.matrix.map((c) => c.id)).toEqual(['io=buffered', 'io=direct', 'io=dsync']);
+    expect(s.matrix.map((c) => c.id)).toEqual([
+      'io=buffered,driver=http',
+      'io=buffered,driver=kafka',
+      'io=direct,driver=http',
+      'io=direct,driver=kafka',
+      'io=dsync,driver=http',
+      'io=dsync,driver=kafka',
+    ]);
     expect(s.workload).toMatchObject({ durationSec: 5, recordBytes: 1024, recordsPerBatch: 16, connections: 8, rate: null, driver: 'http' });
-    expect(cellSettings(s, s.matrix[1])).toMatchObject({ io: 'direct', flush: { kind: 'never' } });
+    expect(cellSettings(s, s.matrix[2])).toMatchObject({ io: 'direct', flush: { kind: 'never' } });
+    expect(cellSettings(s, s.matrix[3]).values.driver).toBe('kafka');
+  });
+
+  it('producer-idempotence compares enable.idempotence under a leader kill and holds only the idempotent cell to no duplicates', () => {
+    const s = loadScenario('producer-idempotence', { scenariosDir: SCENARIOS });
+    expect(s.workload.driver).toBe('kafka');
+    expect(s.matrix.map((c) => c.params)).toEqual([{ 'enable.idempotence': true }, { 'enable.idempotence': false }]);
+    expect(s.faults[0]).toMatchObject({ kind: 'process-kill', target: 'leader' });
+    expect(s.expectations.map((e) => e.expression)).toContain('duplicates == 0 where enable.idempotence == true in every trial');
+    expect(s.expectations.some((e) => e.expression.startsWith('duplicates') && e.left.where.length === 0)).toBe(false);
+  });
+
+  it('producer-inflight compares max.in.flight 1 and 5 without idempotence and holds only 1 to no reordering', () => {
+    const s = loadScenario('producer-inflight', { scenariosDir: SCENARIOS });
+    expect(s.matrix.map((c) => c.params['max.in.flight'])).toEqual([1, 5]);
+    expect(cellSettings(s, s.matrix[1]).values['enable.idempotence']).toBe(false);
+    expect(s.expectations.map((e) => e.expression)).toContain('outOfOrder == 0 where max.in.flight == 1 in every trial');
   });
 
   it('dirty-writeback needs root and sets host sysctls per cell', () => {

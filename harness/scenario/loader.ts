@@ -72,7 +72,7 @@ function looksLikePath(s: string): boolean {
 
 export function loadScenario(
   nameOrPath: string,
-  opts: { scenariosDir?: string; durationSec?: number; repeat?: number } = {},
+  opts: { scenariosDir?: string; durationSec?: number; repeat?: number; driver?: string } = {},
 ): Scenario {
   let file: string;
   if (looksLikePath(nameOrPath)) {
@@ -93,7 +93,7 @@ export function loadScenario(
     file = found;
   }
   const text = readFileSync(file, 'utf8');
-  return compileScenario(text, displayPath(file), { defaultName: stem(file), durationSec: opts.durationSec, repeat: opts.repeat });
+  return compileScenario(text, displayPath(file), { defaultName: stem(file), durationSec: opts.durationSec, repeat: opts.repeat, driver: opts.driver });
 }
 
 /** Everything in force for one cell, typed: base settings overlaid by the cell's params. */

@@ -34,12 +34,51 @@ export interface SettingSpec {
   sysctl?: boolean;
 }
 
-export const SETTINGS: Readonly<Record<string, SettingSpec>> = Object.fromEntries(
-  SCENARIO_SETTINGS.map((s) => [
-    s.name,
-    { expected: s.type.expected, parse: s.type.parse, display: s.type.display, label: (v: SettingValue) => s.type.label(v, s.label), sysctl: isSysctlSetting(s) },
-  ]),
-);
+/**
+ * Client-side settings (the load's, not the broker's): matrix axes and `where` names like the
+ * engine's, so one run can compare drivers or Kafka producer settings cell by cell. A cell's
+ * `driver` overrides workload.driver; `enable.idempotence` / `max.in.flight` override the same
+ * keys of workload.producer (driver kafka). Brokers never see them (harness/targets/types.ts
+ * passes only the registry's server settings).
+ */
+export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
+  driver: {
+    expected: 'http | kafka (the client driver of the cell)',
+    parse: (v) => (v === 'http' || v === 'kafka' ? v : undefined),
+    display: (v) => String(v),
+    label: (v) => `driver ${String(v)}`,
+  },
+  'enable.idempotence': {
+    expected: 'true | false (the Kafka producer\'s enable.idempotence, driver kafka)',
+    parse: (v) => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined),
+    display: (v) => String(v),
+    label: (v) => (v === true ? 'idempotent' : 'not idempotent'),
+  },
+  'max.in.flight': {
+    expected: 'an integer from 1 to 256 (produce requests in flight per producer connection, driver kafka)',
+    parse: (v) => {
+      const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+      return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 256 ? n : undefined;
+    },
+    display: (v) => String(v),
+    label: (v) => `max.in.flight ${String(v)}`,
+  },
+};
+
+export const SETTINGS: Readonly<Record<string, SettingSpec>> = {
+  ...Object.fromEntries(
+    SCENARIO_SETTINGS.map((s) => [
+      s.name,
+      { expected: s.type.expected, parse: s.type.parse, display: s.type.display, label: (v: SettingValue) => s.type.label(v, s.label), sysctl: isSysctlSetting(s) },
+    ]),
+  ),
+  ...CLIENT_SETTINGS,
+};
+
+/** Whether a setting belongs to the client (driver, producer) rather than the broker. */
+export function isClientSetting(name: string): boolean {
+  return name in CLIENT_SETTINGS;
+}
 
 export const SETTING_NAMES: readonly string[] = Object.keys(SETTINGS);
 

@@ -15,6 +15,7 @@ import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
 import { targetKindOf, type TargetAxisValue } from './target-axis.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
+import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { MatrixCell } from './types.ts';
 import type { Expectation, Fault, Scenario } from './types.ts';
@@ -26,6 +27,8 @@ export interface CompileOptions {
   durationSec?: number;
   /** REPEAT override. */
   repeat?: number;
+  /** DRIVER override (--driver): workload.driver as if the file said it. */
+  driver?: string;
 }
 
 /** Each section's parsed value, absent when that section had problems. */
@@ -37,6 +40,9 @@ function checkOverrides(opts: CompileOptions): void {
   }
   if (opts.repeat !== undefined && !(Number.isInteger(opts.repeat) && opts.repeat >= 1)) {
     throw new Error(`REPEAT: expected an integer >= 1, found ${describeFound(opts.repeat)}`);
+  }
+  if (opts.driver !== undefined && !(DRIVER_NAMES as readonly string[]).includes(opts.driver)) {
+    throw new Error(`DRIVER: expected ${DRIVER_NAMES.join(' | ')}, found ${describeFound(opts.driver)}`);
   }
 }
 
@@ -52,6 +58,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     ]);
   }
   const doc = raw as Record<string, unknown>;
+  if (opts.driver !== undefined && typeof doc.workload === 'object' && doc.workload !== null) doc.workload = { ...doc.workload, driver: opts.driver };
   const issues: ScenarioIssue[] = [];
 
   for (const key of Object.keys(doc)) {
@@ -198,9 +205,18 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     }
   }
   const producer = s.workload?.producer;
-  if (producer && driver !== 'kafka') {
-    issues.push(src.issue(['workload', 'producer'], 'no producer: block unless workload.driver is kafka (it sets the Kafka client producer)', 'a producer: block', { key: true }));
-  }
+  issues.push(
+    ...checkClientSettings({
+      src,
+      layers,
+      kinds: targetKnown ? kinds : null,
+      driver,
+      producer,
+      pipelining: s.workload?.pipelining,
+      baseSettings: s.settings as Record<string, SettingValue> | undefined,
+      cells,
+    }),
+  );
   if (producer?.acks !== undefined) {
     const elsewhere = layers.some((l) => 'acks' in l.values);
     if (elsewhere) issues.push(src.issue(['workload', 'producer', 'acks'], 'acks in one place: settings/matrix or workload.producer', 'acks in both', { key: true }));

@@ -19,6 +19,8 @@ export interface LedgerBatch {
   baseOffset: number;
   ackMs: number;
   error: string | null;
+  /** The client stream (kafka driver: producer connection) that sent it, when the driver says; its sends are ordered. */
+  stream?: number;
 }
 
 export interface LedgerCounts {
@@ -37,13 +39,15 @@ class PartitionColumns {
   ackMs: number[] = [];
   baseOffset: number[] = [];
   records: number[] = [];
+  /** Sending stream per batch (-1: not recorded). */
+  stream: number[] = [];
   status: Uint8Array = new Uint8Array(1024);
   errors = new Map<number, string>();
   count = 0;
   /** Highest high watermark a produce answer reported (-1: none yet). */
   maxHw = -1;
 
-  push(records: number, sentMs: number): number {
+  push(records: number, sentMs: number, stream = -1): number {
     const i = this.count++;
     if (i >= this.status.length) {
       const grown = new Uint8Array(this.status.length * 2);
@@ -54,6 +58,7 @@ class PartitionColumns {
     this.ackMs.push(-1);
     this.baseOffset.push(-1);
     this.records.push(records);
+    this.stream.push(stream);
     this.status[i] = STATUS_CODE.pending;
     return i;
   }
@@ -85,10 +90,14 @@ export class AckLedger {
     return id;
   }
 
-  /** Registers a batch about to be sent; returns its base sequence (index * recordsPerBatch). */
-  send(partition: number, sentMs: number): number {
+  /**
+   * Registers a batch about to be sent; returns its base sequence (index * recordsPerBatch).
+   * `stream`: the client stream sending it (a producer connection), whose batches the checker
+   * expects in the log in the order they were sent.
+   */
+  send(partition: number, sentMs: number, stream?: number): number {
     const cols = this.columns(partition);
-    return cols.push(this.recordsPerBatch, sentMs) * this.recordsPerBatch;
+    return cols.push(this.recordsPerBatch, sentMs, stream ?? -1) * this.recordsPerBatch;
   }
 
   ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void {
@@ -149,6 +158,7 @@ export class AckLedger {
         baseOffset: cols.baseOffset[i],
         ackMs: cols.ackMs[i],
         error: cols.errors.get(i) ?? null,
+        ...(cols.stream[i]! >= 0 ? { stream: cols.stream[i]! } : {}),
       };
     }
   }

@@ -17,6 +17,16 @@ export interface KafkaProducerSettings {
   compression: 'none';
 }
 
+/**
+ * Sends in flight per idempotent producer. Kafka allows 5, but @platformatic/kafka (1.35) adds a
+ * partition's batch count to its next sequence only when the produce answer arrives, so a
+ * second send in flight reuses the first one's sequence and the broker answers it
+ * DUPLICATE_SEQUENCE_NUMBER / OUT_OF_ORDER_SEQUENCE_NUMBER without any fault.
+ */
+export const IDEMPOTENT_MAX_IN_FLIGHT = 1;
+export const IDEMPOTENT_IN_FLIGHT_WHY =
+  "@platformatic/kafka's idempotent producer advances its sequence only when an answer arrives, so a second send in flight would reuse the first one's sequence";
+
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const kafkaProducerSchema = z
@@ -34,8 +44,8 @@ export const kafkaProducerSchema = z
     compression: z.literal('none', { error: "expected none (durolab's broker has no codecs, so records travel uncompressed on every target)" }).default('none'),
   })
   .superRefine((p, ctx) => {
-    if (p['enable.idempotence'] && p['max.in.flight'] !== undefined && p['max.in.flight'] > 5) {
-      ctx.addIssue({ code: 'custom', path: ['max.in.flight'], message: 'expected at most 5 with enable.idempotence: true (a broker keeps the last 5 batches per producer)', input: p['max.in.flight'] });
+    if (p['enable.idempotence'] && p['max.in.flight'] !== undefined && p['max.in.flight'] > IDEMPOTENT_MAX_IN_FLIGHT) {
+      ctx.addIssue({ code: 'custom', path: ['max.in.flight'], message: `expected ${IDEMPOTENT_MAX_IN_FLIGHT} with enable.idempotence: true (${IDEMPOTENT_IN_FLIGHT_WHY})`, input: p['max.in.flight'] });
     }
   });
 

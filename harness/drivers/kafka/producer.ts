@@ -8,7 +8,7 @@ import * as hdr from 'hdr-histogram-js';
 import { Producer } from '@platformatic/kafka';
 import type { DriverCluster, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
 import { ID_HEADER, encodeIdentity } from './identity.ts';
-import { DEFAULT_PRODUCER, type KafkaProducerSettings } from './producer-settings.ts';
+import { DEFAULT_PRODUCER, IDEMPOTENT_IN_FLIGHT_WHY, IDEMPOTENT_MAX_IN_FLIGHT, type KafkaProducerSettings } from './producer-settings.ts';
 
 const MAX_LATENCY_US = 120_000_000;
 
@@ -50,6 +50,11 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
   }
   const bootstrap = bootstrapOf(cluster);
   const inFlight = settings['max.in.flight'] ?? opts.pipelining;
+  if (settings['enable.idempotence'] && inFlight > IDEMPOTENT_MAX_IN_FLIGHT) {
+    throw new Error(
+      `kafka driver: enable.idempotence: true needs max.in.flight ${IDEMPOTENT_MAX_IN_FLIGHT} (workload.producer max.in.flight, or workload.pipelining when unset), this cell has ${inFlight}: ${IDEMPOTENT_IN_FLIGHT_WHY}`,
+    );
+  }
   const partitions = [...opts.leaders.keys()].sort((a, b) => a - b);
   const recordBytes = opts.factory.recordBytes;
   const value = Buffer.alloc(recordBytes, 0x61);
@@ -75,6 +80,12 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
         bootstrapBrokers: bootstrap,
         acks,
         idempotent: settings['enable.idempotence'],
+        // A new producer asks InitProducerId for a fresh id with -1/-1, as the Java client does.
+        // @platformatic/kafka sends 0/0 unless told, which a broker may take as "bump the epoch
+        // of producer 0": durolab's did, giving every connection producer id 0, so their
+        // sequences collided (DUPLICATE / OUT_OF_ORDER_SEQUENCE_NUMBER without any fault).
+        producerId: -1n,
+        producerEpoch: -1,
         retries: settings.retries,
         retryDelay: 100,
         timeout: Math.min(opts.timeoutMs, settings['delivery.timeout.ms']),
@@ -100,10 +111,11 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
   const periodMs = opts.rate ? (loops * 1000) / opts.rate : 0;
   let nextPartition = 0;
 
-  const sendOne = async (producer: Producer<Buffer, Buffer, Buffer, Buffer>, intendedMs: number): Promise<void> => {
+  const sendOne = async (producer: Producer<Buffer, Buffer, Buffer, Buffer>, stream: number, intendedMs: number): Promise<void> => {
     const partition = partitions[nextPartition++ % partitions.length]!;
     const sentMs = Date.now();
-    const baseSequence = ledger.send(partition, sentMs);
+    // The producer connection is the stream: the checker counts its batches served out of send order.
+    const baseSequence = ledger.send(partition, sentMs, stream);
     const producerId = ledger.producerIdOf(partition);
     const messages = Array.from({ length: ledger.recordsPerBatch }, (_, i) => ({
       topic: opts.topic,
@@ -161,7 +173,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
               if (wait > 0) await new Promise((r) => setTimeout(r, wait));
               if (stopped()) break;
             }
-            await sendOne(producer as unknown as Producer<Buffer, Buffer, Buffer, Buffer>, periodMs > 0 ? intended : Date.now());
+            await sendOne(producer as unknown as Producer<Buffer, Buffer, Buffer, Buffer>, pi, periodMs > 0 ? intended : Date.now());
             intended += periodMs;
           }
         }),

@@ -40,6 +40,11 @@ export function parseAddress(address: string): { host: string; port: number } {
 export class KafkaWire {
   private socket: net.Socket | null = null;
   private buffered: Buffer = Buffer.alloc(0);
+  /** Chunks received after `buffered` while a frame is incomplete (joined once it is whole, not per chunk). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Bytes the frame at the head of `buffered` needs (length prefix included), once known. */
+  private need = 0;
   private nextCorrelation = 1;
   private readonly waiting = new Map<number, { spec: ApiSpec; version: number; resolve: (b: Struct) => void; reject: (e: Error) => void }>();
 
@@ -64,6 +69,9 @@ export class KafkaWire {
         s.setTimeout(0);
         this.socket = s;
         this.buffered = Buffer.alloc(0);
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.need = 0;
         s.on('data', (d: Buffer) => this.onData(d));
         s.on('error', (err) => this.failAll(err));
         s.on('close', () => this.failAll(new Error('connection closed')));
@@ -73,7 +81,16 @@ export class KafkaWire {
   }
 
   private onData(d: Buffer): void {
-    this.buffered = this.buffered.length ? Buffer.concat([this.buffered, d]) : d;
+    // Joining every chunk onto what is held copies a large Fetch answer once per chunk: hold
+    // the chunks until the frame they belong to is complete, then join them once.
+    if (this.need > 0 && this.buffered.length + this.pendingBytes + d.length < this.need) {
+      this.pending.push(d);
+      this.pendingBytes += d.length;
+      return;
+    }
+    this.buffered = this.buffered.length || this.pending.length ? Buffer.concat([this.buffered, ...this.pending, d]) : d;
+    this.pending = [];
+    this.pendingBytes = 0;
     while (this.buffered.length >= 4) {
       const size = this.buffered.readInt32BE(0);
       if (this.buffered.length < 4 + size) break;
@@ -89,6 +106,7 @@ export class KafkaWire {
         w.reject(new Error(`kafka wire: ${this.address}: ${w.spec.name} v${w.version} answer does not parse: ${(err as Error).message}`));
       }
     }
+    this.need = this.buffered.length >= 4 ? 4 + this.buffered.readInt32BE(0) : 0;
   }
 
   private failAll(err: Error): void {

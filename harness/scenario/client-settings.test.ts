@@ -1,0 +1,84 @@
+// Client-side settings per cell: a driver axis, Kafka producer settings as axes, the --driver
+// override, and what scenario check refuses about them.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ScenarioError, cellSettings, loadScenario } from './index.ts';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-client-settings-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+function file(text: string): string {
+  const f = path.join(tmp, `c${n++}.yaml`);
+  writeFileSync(f, text);
+  return f;
+}
+function issues(f: string, opts: { driver?: string } = {}): string[] {
+  try {
+    loadScenario(f, opts);
+  } catch (err) {
+    if (err instanceof ScenarioError) return err.issues.map((i) => `${i.path}: expected ${i.expected}, found ${i.found}`);
+    throw err;
+  }
+  throw new Error(`${f} loaded without errors`);
+}
+
+const base = (matrix: string, workload = '') => `question: Which client settings does each cell run with?
+cluster:
+  brokers: 3
+  minInsyncReplicas: 2
+settings:
+  acks: all
+matrix:
+${matrix}
+workload:
+  duration: 5s
+${workload}`;
+
+describe('client settings as matrix axes', () => {
+  it('a driver axis gives each cell its driver; ids and where clauses name it', () => {
+    const s = loadScenario(file(base('  io: [buffered, dsync]\n  driver: [http, kafka]') + 'expectations:\n  - corrupt == 0 where driver == kafka\n'));
+    expect(s.matrix.map((c) => c.id)).toEqual(['io=buffered,driver=http', 'io=buffered,driver=kafka', 'io=dsync,driver=http', 'io=dsync,driver=kafka']);
+    expect(s.matrix[1]!.label).toBe('buffered, driver kafka');
+    expect(cellSettings(s, s.matrix[1]!).values.driver).toBe('kafka');
+    expect(s.expectations[0]!.left.where).toEqual([expect.objectContaining({ param: 'driver', value: 'kafka' })]);
+  });
+
+  it('enable.idempotence and max.in.flight are axes of the kafka driver', () => {
+    const s = loadScenario(file(base('  enable.idempotence: [true, false]', '  driver: kafka\n  pipelining: 1\n')));
+    expect(s.matrix.map((c) => c.id)).toEqual(['enable.idempotence=true', 'enable.idempotence=false']);
+    expect(s.matrix.map((c) => c.label)).toEqual(['idempotent', 'not idempotent']);
+    const m = loadScenario(file(base('  max.in.flight: [1, 5]', '  driver: kafka\n')));
+    expect(m.matrix.map((c) => c.params['max.in.flight'])).toEqual([1, 5]);
+  });
+
+  it('refuses producer settings without the kafka driver, a bad driver value and an idempotent cell with sends in parallel', () => {
+    expect(issues(file(base('  enable.idempotence: [true, false]')))).toEqual([
+      'matrix.enable.idempotence: expected enable.idempotence only with the kafka driver (workload.driver: kafka or a driver: [kafka] axis), found enable.idempotence',
+    ]);
+    expect(issues(file(base('  driver: [http, grpc]')))[0]).toMatch(/^matrix\.driver\[1\]: expected http \| kafka/);
+    expect(issues(file(base('  max.in.flight: [0]', '  driver: kafka\n')))[0]).toMatch(/^matrix\.max\.in\.flight\[0\]: expected an integer from 1 to 256/);
+    const [idem] = issues(file(base('  enable.idempotence: [true, false]', '  driver: kafka\n  pipelining: 4\n')));
+    expect(idem).toMatch(/^workload\.pipelining: expected max\.in\.flight 1 in cell enable\.idempotence=true .*@platformatic\/kafka.*, found 4$/);
+  });
+
+  it('a driver axis with the kafka driver allows a workload.producer block', () => {
+    const s = loadScenario(file(base('  driver: [http, kafka]', '  producer:\n    retries: 2\n')));
+    expect(s.workload.producer).toMatchObject({ retries: 2 });
+  });
+});
+
+describe('--driver (DRIVER=) override', () => {
+  it('runs a scenario through another driver as if its file said so', () => {
+    const f = file(base('  acks: [1, all]').replace('settings:\n  acks: all\n', 'settings:\n  io: buffered\n'));
+    expect(loadScenario(f).workload.driver).toBe('http');
+    expect(loadScenario(f, { driver: 'kafka' }).workload.driver).toBe('kafka');
+  });
+
+  it('refuses a driver that does not exist, naming the override', () => {
+    expect(() => loadScenario(file(base('  acks: [1, all]').replace('settings:\n  acks: all\n', '')), { driver: 'grpc' })).toThrow(
+      "DRIVER: expected http | kafka, found 'grpc'",
+    );
+  });
+});
