@@ -319,9 +319,9 @@ export function initProducerId(alloc: ProducerIdAllocator, body: Struct): Struct
   if (body.TransactionalId !== null) {
     return { ThrottleTimeMs: 0, ErrorCode: kafkaErrorCode('TRANSACTIONAL_ID_AUTHORIZATION_FAILED'), ProducerId: -1, ProducerEpoch: -1 };
   }
-  const pid = body.ProducerId as number;
-  const epoch = body.ProducerEpoch as number;
-  if (pid >= 0 && epoch >= 0 && epoch < 32766) return { ThrottleTimeMs: 0, ErrorCode: 0, ProducerId: pid, ProducerEpoch: epoch + 1 };
+  // Without a transactional id Kafka's coordinator always hands out a new producer id at epoch 0,
+  // whatever id and epoch the request carries (an idempotent producer bumps its epoch itself,
+  // KIP-360): echoing the request's id would give every client that sends 0/0 the same id.
   return { ThrottleTimeMs: 0, ErrorCode: 0, ProducerId: alloc.next(), ProducerEpoch: 0 };
 }
 

@@ -1,5 +1,5 @@
-// Idempotent producers against a real broker process: InitProducerId hands out ids and bumps
-// epochs; the leader answers a retried batch NONE with its first offset (appending nothing), as
+// Idempotent producers against a real broker process: InitProducerId hands out a new id per call
+// (no transactional id, as Kafka); the leader answers a retried batch NONE with its first offset (appending nothing), as
 // Kafka's UnifiedLog does, a gap OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch INVALID_PRODUCER_EPOCH,
 // and still knows all of it after a SIGKILL and restart (rebuilt from the log). librdkafka
 // (kcat, enable.idempotence=true) produces through it.
@@ -40,7 +40,7 @@ async function produce(records: Buffer): Promise<Struct> {
 }
 
 describe('idempotent producers over the Kafka protocol', () => {
-  it('hands out producer ids, bumps epochs, and answers duplicates, gaps and fenced epochs like Kafka', async () => {
+  it('hands out producer ids, fences bumped epochs, and answers duplicates, gaps and fenced epochs like Kafka', async () => {
     const init = await call(broker.kafka, 'InitProducerId', 4, { TransactionalId: null, TransactionTimeoutMs: 60_000, ProducerId: -1, ProducerEpoch: -1 });
     expect(init.ErrorCode).toBe(0);
     const pid = init.ProducerId as number;
@@ -57,9 +57,16 @@ describe('idempotent producers over the Kafka protocol', () => {
     expect(await produce(batch(pid, 0, 9, ['gap']))).toMatchObject({ ErrorCode: 45, BaseOffset: -1 });
     expect(await produce(batch(pid, 0, 5, ['a5']))).toMatchObject({ ErrorCode: 0, BaseOffset: 5 });
 
-    // Re-initialising bumps the epoch; the new epoch starts at 0 and fences the old one.
-    const bumped = await call(broker.kafka, 'InitProducerId', 4, { TransactionalId: null, TransactionTimeoutMs: 60_000, ProducerId: pid, ProducerEpoch: 0 });
-    expect(bumped).toMatchObject({ ErrorCode: 0, ProducerId: pid, ProducerEpoch: 1 });
+    // Without a transactional id, InitProducerId always hands out a new id at epoch 0, even when
+    // the request names an existing id and epoch (Kafka's coordinator; clients that send 0/0
+    // must not share an id).
+    const again = await call(broker.kafka, 'InitProducerId', 4, { TransactionalId: null, TransactionTimeoutMs: 60_000, ProducerId: pid, ProducerEpoch: 0 });
+    expect(again).toMatchObject({ ErrorCode: 0, ProducerEpoch: 0 });
+    expect(again.ProducerId).not.toBe(pid);
+    const zeros = await call(broker.kafka, 'InitProducerId', 4, { TransactionalId: null, TransactionTimeoutMs: 60_000, ProducerId: 0, ProducerEpoch: 0 });
+    expect(zeros.ProducerId).not.toBe(0);
+    expect(zeros.ProducerId).not.toBe(again.ProducerId);
+    // A producer that bumps its own epoch (KIP-360) restarts its sequences at 0 and fences the old epoch.
     expect(await produce(batch(pid, 1, 4, ['b']))).toMatchObject({ ErrorCode: 45 });
     expect(await produce(batch(pid, 1, 0, ['b0']))).toMatchObject({ ErrorCode: 0, BaseOffset: 6 });
     expect(await produce(batch(pid, 0, 6, ['late']))).toMatchObject({ ErrorCode: 47 });
