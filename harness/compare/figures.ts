@@ -106,7 +106,8 @@ export function cellKey(run: RunResult, cell: CellResult): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(' ');
-  return `${run.target}: ${params || cell.id}`;
+  // A run with a target axis has each cell's own target (cell.target); others have the run's.
+  return `${cell.target ?? run.target}: ${params || cell.id}`;
 }
 
 export function fmtFigureValue(name: FigureName, v: number): string {

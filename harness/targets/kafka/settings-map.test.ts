@@ -52,7 +52,7 @@ matrix:
 target: kafka
 settings: { flush: per-batch }
 workload:
-  producer: { acks: all, enable.idempotence: true, max.in.flight: 5 }
+  producer: { acks: all, enable.idempotence: true, max.in.flight: 1 }
 `);
     expect(s.workload.driver).toBe('kafka');
     expect(s.settings.acks).toBe('all');
