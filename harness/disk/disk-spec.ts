@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { parseDuration, parseSize } from '../../engine/units.ts';
 import { SECTOR_BYTES } from './write-log.ts';
+import { leaf } from '../scenario/zod-leaf.ts';
 
 export const DISK_MODELS = ['file', 'volatile-cache'] as const;
 export type DiskModelName = (typeof DISK_MODELS)[number];
@@ -56,16 +57,6 @@ export const DEFAULT_DISK_SPEC: DiskSpec = {
   writeLogLimitBytes: DEFAULT_WRITE_LOG_LIMIT,
 };
 
-function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
-  return z.unknown().transform((v, ctx): T => {
-    const out = v === undefined ? undefined : parse(v);
-    if (out === undefined) {
-      ctx.issues.push({ code: 'custom', message: `expected ${expected}`, input: v });
-      return z.NEVER;
-    }
-    return out;
-  });
-}
 
 const oneOf = <T extends string>(values: readonly T[]) => leaf<T>(values.join(' | '), (v) => (values.includes(v as T) ? (v as T) : undefined));
 const positiveInt = (what: string) => leaf<number>(what, (v) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? v : undefined));

@@ -14,18 +14,8 @@ import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
 import { externalSchema } from '../targets/external/external-spec.ts';
 import { targetAxisSchema } from './target-axis.ts';
 import { diskSchema } from '../disk/disk-spec.ts';
+import { leaf } from './zod-leaf.ts';
 
-/** A value read by `parse`; undefined from `parse` means invalid and reports `expected`. */
-export function leaf<T>(expected: string, parse: (v: unknown) => T | undefined) {
-  return z.unknown().transform((v, ctx): T => {
-    const out = v === undefined ? undefined : parse(v);
-    if (out === undefined) {
-      ctx.issues.push({ code: 'custom', message: `expected ${expected}`, input: v });
-      return z.NEVER;
-    }
-    return out;
-  });
-}
 
 function intBetween(min: number, max: number) {
   return leaf(`an integer from ${min} to ${max}`, (v) =>
