@@ -7,7 +7,7 @@ DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states report publish scenarios-check readme-settings vm-image kafka clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-peers report publish scenarios-check readme-settings vm-image kafka clean
 
 all: build
 
@@ -66,3 +66,8 @@ kafka: build
 
 clean:
 	rm -rf dist
+
+# durolab's broker vs Apache Kafka under the same Kafka-client load (RF 1/3, acks 1/all, closed loop
+# and fixed rate, median of 3, ratios and PASS/FAIL), to results/peers/. BENCH_FLAGS=--quick for a smoke test.
+bench-peers: build kafka
+	node bin/durolab.mjs bench-peers $(BENCH_FLAGS)

@@ -27,6 +27,10 @@ const commands: Record<string, Command> = {
     summary: 'benchmark one broker with autocannon against a null HTTP server',
     load: () => import('../../engine/server/bench-broker.ts'),
   },
+  'bench-peers': {
+    summary: "durolab's broker vs Apache Kafka under the same Kafka-client load (RF 1/3, acks 1/all), ratios and PASS/FAIL",
+    load: () => import('../peers/bench-peers-command.ts'),
+  },
   'bench-crash-states': {
     summary: 'crash states checked per minute: one recorded VM trial, N states built and checked on the host',
     load: () => import('../disk/crash-states/bench-command.ts'),
