@@ -5,13 +5,17 @@
 // so neither always runs on a warmer machine. It then prints medians, ratios durolab / Kafka and
 // PASS/FAIL against "durolab >= 1.0x Kafka's records/s and <= 1.0x its p99", and writes
 // results/peers/<run id>.json and results/peers/latest.json.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import { stringify } from 'yaml';
 import type { RunResult } from '../results/types.ts';
+import { newRunId } from '../results/store.ts';
+import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
+import { parseCommandFlags, parseIntFlag, parseNumberFlag } from '../../engine/common/flags.ts';
+import { median as medianOrNull } from '../../engine/common/stats.ts';
+import { renderTable } from '../../engine/common/text-table.ts';
 
 const TARGETS = ['durolab', 'kafka'] as const;
 type Target = (typeof TARGETS)[number];
@@ -24,11 +28,16 @@ interface Row {
   repetitions: { durolab: Figures[]; kafka: Figures[] };
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
+/** Every list here holds at least one repetition. */
+const median = (xs: number[]): number => medianOrNull(xs) ?? NaN;
+
+const HELP = `usage: durolab bench-peers [--quick] [--repeat N>=1 (default 3)] [--duration SEC (default 4, + 2 s warm-up)] [--rate BATCHES_PER_S (default 500)]
+
+The same Kafka-client load (1 KiB records, 16 per batch, 8 connections, linger 0) against durolab's
+broker and Apache Kafka, RF 1 and RF 3, acks 1 and all, closed loop and a fixed rate, repeated
+(the two systems alternate order); medians, ratios durolab / Kafka and the goal (>= 1.0x records/s,
+<= 1.0x p99; fixed-rate rows compare coordinated-omission-corrected percentiles) per row, written
+to results/peers/<run id>.json and results/peers/latest.json. --quick: one short row (RF 1, acks 1).`;
 
 function scenarioYaml(name: string, rf: number, rate: number | null, order: Target[], quick: boolean, sec: { warmup: number; duration: number }): string {
   return stringify({
@@ -44,32 +53,25 @@ function scenarioYaml(name: string, rf: number, rate: number | null, order: Targ
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values;
+  let repeat: number, duration: number, rate: number, quick: boolean;
   try {
-    ({ values } = parseArgs({ args: argv, options: {
-      quick: { type: 'boolean', default: false }, repeat: { type: 'string' }, duration: { type: 'string' },
-      rate: { type: 'string' }, help: { type: 'boolean', default: false },
-    } }));
+    const parsed = parseCommandFlags('bench-peers', argv, {
+      quick: { type: 'boolean', default: false },
+      repeat: { type: 'string' },
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+    }, HELP);
+    if (parsed === null) return 0;
+    const { values } = parsed;
+    quick = values.quick === true;
+    repeat = quick ? 1 : values.repeat === undefined ? 3 : parseIntFlag('--repeat', values.repeat, 1, 100);
+    duration = quick ? 3 : values.duration === undefined ? 4 : parseNumberFlag('--duration', values.duration, 1, 3600);
+    rate = values.rate === undefined ? 500 : parseNumberFlag('--rate', values.rate, 1, 1_000_000);
   } catch (e) {
-    console.error(`bench-peers: ${(e as Error).message}`);
+    console.error((e as Error).message);
     return 2;
   }
-  if (values.help) {
-    console.log('usage: durolab bench-peers [--quick] [--repeat N>=1 (default 3)] [--duration SEC (default 4, + 2 s warm-up)] [--rate BATCHES_PER_S (default 500)]');
-    return 0;
-  }
-  const num = (flag: string, v: string | undefined, d: number): number => {
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`bench-peers: ${flag} expects a positive number, got '${v}'`);
-    return n;
-  };
-  let repeat: number, duration: number, rate: number;
-  try {
-    repeat = values.quick ? 1 : num('--repeat', values.repeat, 3);
-    duration = values.quick ? 3 : num('--duration', values.duration, 4);
-    rate = num('--rate', values.rate, 500);
-  } catch (e) { console.error((e as Error).message); return 2; }
+  const values = { quick };
   const warmup = values.quick ? 1 : 2;
   const rfs = values.quick ? [1] : [1, 3];
   const loads: { name: string; rate: number | null }[] = values.quick ? [{ name: 'closed', rate: null }] : [{ name: 'closed', rate: null }, { name: `rate-${rate}`, rate }];
@@ -91,7 +93,9 @@ export async function main(argv: string[]): Promise<number> {
       const t = (c.target ?? run.target) as string;
       const key = `${rf}|${String(c.params.acks)}|${load.name}`;
       const e = figs.get(key) ?? { durolab: [], kafka: [], load: [] };
-      const f = { recordsPerSec: c.throughput.recordsPerSec, p50Us: c.latencyUs.p50, p99Us: c.latencyUs.p99, p999Us: c.latencyUs.p999 };
+      // A fixed-rate row compares coordinated-omission-corrected percentiles (a stall delays the schedule too).
+      const lat = load.rate !== null && c.correctedLatencyUs ? c.correctedLatencyUs : c.latencyUs;
+      const f = { recordsPerSec: c.throughput.recordsPerSec, p50Us: lat.p50, p99Us: lat.p99, p999Us: lat.p999 };
       if (t === 'kafka') e.kafka.push(f); else e.durolab.push(f);
       e.load.push(before, loadavg()[0]!);
       figs.set(key, e);
@@ -107,13 +111,13 @@ export async function main(argv: string[]): Promise<number> {
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   const head = ['RF', 'acks', 'load', 'durolab rec/s', 'kafka rec/s', 'x rec/s', 'x p50', 'x p99', 'x p99.9', 'durolab p99 µs', 'kafka p99 µs', 'verdict', 'loadavg'];
   const body = rows.map((r) => [String(r.rf), r.acks, r.load, fmt(r.durolab.recordsPerSec), fmt(r.kafka.recordsPerSec), r.ratio.recordsPerSec.toFixed(2), r.ratio.p50Us.toFixed(2), r.ratio.p99Us.toFixed(2), r.ratio.p999Us.toFixed(2), fmt(r.durolab.p99Us), fmt(r.kafka.p99Us), r.verdict, r.loadAvg.toFixed(2)]);
-  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  console.log([head, w.map((n) => '-'.repeat(n)), ...body].map((l) => l.map((c, i) => c.padEnd(w[i]!)).join('  ')).join('\n'));
-  const runId = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  console.log(renderTable(head, body, (i) => i >= 3 && i <= 10));
+  const runId = newRunId();
   mkdirSync('results/peers', { recursive: true });
   const out = join('results/peers', `${runId}.json`);
-  writeFileSync(out, JSON.stringify({ runId, goal: "durolab >= 1.0x Kafka's records/s and <= 1.0x its p99", repetitions: repeat, quick: values.quick, rows }, null, 2));
-  copyFileSync(out, 'results/peers/latest.json');
+  const json = JSON.stringify({ runId, goal: "durolab >= 1.0x Kafka's records/s and <= 1.0x its p99", repetitions: repeat, quick: values.quick, rows }, null, 2);
+  writeFileAtomic(out, json);
+  writeFileAtomic('results/peers/latest.json', json);
   console.log(`results: ${out}`);
   return rows.every((r) => r.verdict === 'PASS') ? 0 : 1;
 }
