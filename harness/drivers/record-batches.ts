@@ -4,6 +4,11 @@
 import { ATTRIBUTES_OFFSET, batchSizeAt, crc32c, readBatchHeader, validateBatch, CorruptBatchError } from '../../engine/records/index.ts';
 import type { ServedBatch, StoredBatch } from './types.ts';
 
+/** A batch's identity from its header: offsets, producer id, base sequence, record count. */
+function servedBatch(h: { baseOffset: number; lastOffsetDelta: number; producerId: number; baseSequence: number; recordCount: number }): ServedBatch {
+  return { baseOffset: h.baseOffset, lastOffset: h.baseOffset + h.lastOffsetDelta, producerId: h.producerId, baseSequence: h.baseSequence, records: h.recordCount };
+}
+
 export interface SplitBatches {
   batches: ServedBatch[];
   /** Invalid batches (CRC, framing); a framing error ends the split. */
@@ -25,14 +30,7 @@ export function splitBatches(buf: Buffer): SplitBatches {
       break;
     }
     try {
-      const h = validateBatch(buf, pos);
-      batches.push({
-        baseOffset: h.baseOffset,
-        lastOffset: h.baseOffset + h.lastOffsetDelta,
-        producerId: h.producerId,
-        baseSequence: h.baseSequence,
-        records: h.recordCount,
-      });
+      batches.push(servedBatch(validateBatch(buf, pos)));
       spans.push({ position: pos, size });
     } catch (err) {
       if (!(err instanceof CorruptBatchError)) throw err;
@@ -70,11 +68,7 @@ export function splitStoredBatches(buf: Buffer): SplitStored {
       return { batches, consumed: pos, framingBroken: true };
     }
     batches.push({
-      baseOffset: h.baseOffset,
-      lastOffset: h.baseOffset + h.lastOffsetDelta,
-      producerId: h.producerId,
-      baseSequence: h.baseSequence,
-      records: h.recordCount,
+      ...servedBatch(h),
       size,
       crc: h.crc,
       computedCrc: crc32c(buf.subarray(pos + ATTRIBUTES_OFFSET, pos + size)),
