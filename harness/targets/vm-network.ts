@@ -11,7 +11,7 @@
 // 194 req/s with 8 connections (notes/vm-power-cut.md), and no second NIC or L2 addressing to
 // set up; keep-alive connections persist through one nc process.
 import type { GuestForward, HostForward } from '../vm/index.ts';
-import { freePort } from '../vm/index.ts';
+import { freePort } from '../../engine/common/free-port.ts';
 
 /** The address every guest uses for "the host's loopback" (a free address on slirp's 10.0.2.0/24). */
 export const HOST_ALIAS_IP = '10.0.2.100';

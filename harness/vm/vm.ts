@@ -5,8 +5,8 @@ import { execa } from 'execa';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
+import { freePort } from '../../engine/common/free-port.ts';
 import type { DataDisk } from './disk.ts';
 import type { VmImage } from './image.ts';
 import { INIT_MARKER } from './init-script.ts';
@@ -99,17 +99,6 @@ function kvmDeviceUsable(): boolean {
   } catch {
     return false;
   }
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -12,7 +12,8 @@ import { loadTarget } from '../registry.ts';
 import { isAlive } from '../../vm/process-registry.ts';
 import { metadataFromAny } from '../../drivers/kafka/wire.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
-import { KAFKA_JVM_MARKER, formatNode, freePort, jvmFlags, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from '../kafka/kafka-node.ts';
+import { freePort } from '../../../engine/common/free-port.ts';
+import { KAFKA_JVM_MARKER, formatNode, jvmFlags, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from '../kafka/kafka-node.ts';
 import { kafkaBrokerConfigs } from '../kafka/settings-map.ts';
 import { requireKafka } from '../kafka/kafka-requirements.ts';
 

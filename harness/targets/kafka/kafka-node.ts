@@ -4,7 +4,6 @@
 // JVM runs under `setpriv --pdeathsig KILL` and in the process registry, so none outlives the
 // harness (Ctrl-C, a crash, SIGKILL of the harness).
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { findExecutable } from '../../vm/prerequisites.ts';
@@ -29,17 +28,6 @@ export interface KafkaNodeSpec {
 export function jvmFlags(brokers: number): string[] {
   const heap = brokers <= 1 ? '1g' : '768m';
   return ['-Xms256m', `-Xmx${heap}`, '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35', '-XX:+ExitOnOutOfMemoryError', '-Xshare:auto', '-Djava.awt.headless=true'];
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** A random KRaft cluster id: 16 bytes, base64url without padding, as kafka-storage random-uuid prints. */

@@ -11,7 +11,8 @@ import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Ta
 import { capabilitiesOf } from '../registry.ts';
 import { KafkaWire, metadataFromAny, type PartitionMetadata } from '../../drivers/kafka/wire.ts';
 import { ensureKafka, type KafkaInstall } from './install.ts';
-import { KafkaNodeProcess, formatNode, freePort, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
+import { freePort } from '../../../engine/common/free-port.ts';
+import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
 
 const START_TIMEOUT_MS = 60_000;
