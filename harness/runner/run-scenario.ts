@@ -24,6 +24,7 @@ import type { Target, RunningCluster, FaultableCluster } from '../targets/types.
 import { loadTarget, type TargetCapabilities, type TargetKind } from '../targets/registry.ts';
 import { cellTargetKind } from '../scenario/target-axis.ts';
 import { assertCanInject } from '../faults/inject.ts';
+import { TrialClock } from './trial-clock.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
@@ -213,6 +214,7 @@ async function runCell(
     }
     const repDir = path.join(cellDir, `rep-${rep + 1}`);
     const trialStartMs = Date.now();
+    const clock = new TrialClock();
     let cluster: RunningCluster | null = null;
     let sampler: ProbeSampler | null = null;
     let loadPromise: Promise<ProduceResult> | null = null;
@@ -224,6 +226,8 @@ async function runCell(
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
       accelerator = cluster.accelerator;
+      clock.lapSplit(cluster.startSteps?.steps ?? {}, 'brokerStart');
+      Object.assign(clock.detail, cluster.startSteps?.detail);
       const running = cluster;
       const fault = scenario.faults[0];
       if (fault) assertCanInject(scenario.faults, cluster, opts.target);
@@ -238,6 +242,7 @@ async function runCell(
       // A VM target probes inside the guest (its page cache is the one a power cut loses).
       const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
       sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
+      clock.lap('leaders');
       const loadStartMs = Date.now();
       loadPromise = client.produce({
         leaders,
@@ -271,6 +276,7 @@ async function runCell(
             signal: opts.signal,
             // Broker counters restart at 0 with a restarted broker: read them before the cut.
             beforeInject: async () => {
+              clock.lap('load');
               try {
                 // Bounded: a stuck broker must not push the cut far past its moment.
                 beforeFault = { ...(await withinMs(brokerFigures(client, running, caps, log), 2000, 'broker figures')), takenAt: 'before-fault' };
@@ -286,6 +292,11 @@ async function runCell(
       loadPromise = null;
       const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
       sampler = null;
+      if (driven?.fired) {
+        clock.lap('cut');
+        const killToExit = Object.values((driven.fired.cut as { killToExitMs?: Record<number, number> }).killToExitMs ?? {});
+        if (killToExit.length) clock.detail.killToExitMs = Math.max(...killToExit);
+      } else clock.lap('load');
       if (series?.cost) log(`rep ${rep + 1}/${w.repetitions}: ${describeProbeCost(series.cost, series.intervalMs)}`);
       interrupted ||= opts.signal.aborted;
       merged.add(load.latencyUs);
@@ -320,6 +331,7 @@ async function runCell(
           topic: scenario.cluster.topic,
           ledger,
           timeoutMs: caps.recoveryTimeoutMs,
+          clock,
         });
         const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
         const figures = beforeFault ?? { ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' as const };
@@ -373,6 +385,7 @@ async function runCell(
       trial.requests = requestCounts(ledger);
       replicas = addReplicaAgreements(replicas, trial.replicas);
       writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
+      clock.lap('check');
       trial.cycleMs = Date.now() - trialStartMs;
       trials.push(trial);
       ledgerSum = addLedgers(ledgerSum, trial.ledger);
@@ -400,7 +413,11 @@ async function runCell(
     }
     // The cycle includes stopping the cluster: that is what the next trial waits for.
     const last = trials[trials.length - 1];
-    if (last && last.index === rep) last.cycleMs = Date.now() - trialStartMs;
+    if (last && last.index === rep) {
+      clock.lap('stop');
+      last.timing = clock.finish();
+      last.cycleMs = last.timing.totalMs;
+    }
   }
   const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';
   return {
