@@ -12,8 +12,6 @@ import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
 import { ProbeSampler, perSecond, collectEnvironment, describeProbeCost } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
-import { checkLedger } from '../checker/checker.ts';
-import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { loadDriver, type DriverName } from '../drivers/registry.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
@@ -25,6 +23,7 @@ import { loadTarget, type TargetCapabilities, type TargetKind } from '../targets
 import { cellTargetKind } from '../scenario/target-axis.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { TrialClock } from './trial-clock.ts';
+import { checkAfterLoad } from './load-trial.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
@@ -344,40 +343,10 @@ async function runCell(
           trial.ledger.replicasDiverged = agreement.diverged;
         }
       } else {
-        // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
-        // followers, so wait until the replicas caught up before the checker reads.
-        const caught = await waitForReplicasCaughtUp(client, scenario.cluster.topic, [...leaders.keys()], 30_000, 0);
-        // The checker reads every partition back from its leader, as a consumer would.
-        const logs = await Promise.all(
-          [...leaders.entries()].map(([partition, brokerId]) => client.consume({ topic: scenario.cluster.topic, partition, brokerId })),
-        );
-        const report = checkLedger(ledger, logs);
-        trial = {
-          index: rep,
-          ledger: {
-            acked: report.acked,
-            ackedLost: report.ackedLost,
-            duplicates: report.duplicates,
-            outOfOrder: report.outOfOrder,
-            corrupt: report.corrupt,
-            unackedPresent: report.unackedPresent,
-            lostOffsetsSample: report.lostOffsetsSample,
-            offsetChanged: report.offsetChanged,
-            inconsistentOffsets: report.inconsistentOffsets,
-          },
-        };
-        const agreement = await replicaAgreement(client, scenario.cluster.topic, [...leaders.keys()], rf);
-        if (agreement) {
-          trial.replicas = agreement;
-          trial.ledger.replicasDiverged = agreement.diverged;
-        }
-        if (!caught.caughtUp) {
-          trial.suspect = true;
-          trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
-        }
+        trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep });
         if (driven && !opts.signal.aborted) {
           trial.suspect = true;
-          trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
+          trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${trial.ledger.acked.toLocaleString('en-US')} records acknowledged`;
         }
         broker = withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-load' }, series, loadStartMs, load.endMs, deviceScope);
       }
