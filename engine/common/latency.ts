@@ -1,7 +1,11 @@
 // Latency in integer microseconds, kept in HdrHistogram (hdr-histogram-js) across the lab: the
 // storage layer's write and flush times, the engine CLI's benches, the broker bench and the
 // harness's per-request latency all summarise into one LatencySummary.
-import * as hdr from 'hdr-histogram-js';
+// The builder alone, not the package index: the index also loads HistogramLogWriter, which
+// makes an Intl.NumberFormat at import, and ICU's first start cost a broker in a TCG guest ~2 s
+// of its ~13 s start (a CPU profile in the guest).
+import { build } from 'hdr-histogram-js/dist/HistogramBuilder.js';
+import type * as hdr from 'hdr-histogram-js';
 
 /**
  * Percentiles and max in integer µs, count of operations, mean in µs with one decimal; all 0
@@ -25,7 +29,7 @@ const EMPTY_LATENCY: Readonly<LatencySummary> = Object.freeze({ p50: 0, p90: 0, 
 
 /** A histogram of µs values with 3 significant digits (values up to 2^32 µs). */
 export function newLatencyHistogram(): hdr.Histogram {
-  return hdr.build({ bitBucketSize: 32, numberOfSignificantValueDigits: 3 });
+  return build({ bitBucketSize: 32, numberOfSignificantValueDigits: 3 });
 }
 
 export function summarizeLatency(h: hdr.Histogram): LatencySummary {

@@ -9,7 +9,6 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { crc32c as nodeRsCrc32c } from '@node-rs/crc32';
 
 /** Unsigned 32-bit CRC-32C of buf; pass a previous result as `initial` to continue it. */
 export type Crc32cFunction = (buf: Uint8Array, initial?: number) => number;
@@ -33,7 +32,20 @@ export interface Crc32cChoice {
   fallbackReason: string | null;
 }
 
-const NODE_RS: Crc32cImplementation = { name: '@node-rs/crc32', detail: '@node-rs/crc32 (npm)', crc32c: nodeRsCrc32c };
+const requireHere = createRequire(import.meta.url);
+let nodeRsCrc32c: Crc32cFunction | undefined;
+/**
+ * Loaded on first use: where the addon runs, a process never loads this second native module
+ * (resolving it, lexing its CommonJS loader and the dlopen cost a broker in a TCG guest ~1.5 s
+ * of its start, from a CPU profile in the guest).
+ */
+const NODE_RS: Crc32cImplementation = {
+  name: '@node-rs/crc32',
+  detail: '@node-rs/crc32 (npm)',
+  get crc32c(): Crc32cFunction {
+    return (nodeRsCrc32c ??= (requireHere('@node-rs/crc32') as { crc32c: Crc32cFunction }).crc32c);
+  },
+};
 
 /** RFC 3720 B.4: CRC-32C of "123456789". A loaded addon must reproduce it before it is used. */
 const CHECK_INPUT = Buffer.from('123456789');

@@ -3,6 +3,7 @@
 import { distribution, type Distribution } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import { TRIAL_STEPS, cycleBreakdowns } from '../results/trial-steps.ts';
 
 export interface CellTrialStats {
   cell: string;
@@ -69,6 +70,29 @@ export function trialSummary(run: RunResult): string {
     ].filter(Boolean);
     return bad.length ? [`  ${c.id}: ${bad.join('; ')}`] : [];
   });
+  const cycle = cycleSummary(run);
+  if (cycle) out.push(cycle);
   if (integrity.length) out.push('checker flags (must be 0 for a durable setup; when every replica loses acknowledged records, the HW goes back with them):', ...integrity);
   return out.join('\n');
+}
+
+/** The trial cycle step by step (median seconds per step over a cell's trials) beside its goal; '' without timed trials. */
+export function cycleSummary(run: RunResult): string {
+  const rows = cycleBreakdowns(run);
+  if (rows.length === 0) return '';
+  const steps = TRIAL_STEPS.filter((s) => rows.some((r) => r.b.medianSteps[s.key] !== undefined));
+  const headers = ['cell', ...steps.map((s) => s.label), 'cycle', 'goal', 'load avg'];
+  const body = rows.map(({ cell, b }) => [
+    cell,
+    ...steps.map((s) => (b.medianSteps[s.key] === undefined ? '-' : (b.medianSteps[s.key]! / 1000).toFixed(1))),
+    (b.medianTotalMs / 1000).toFixed(1),
+    `${b.verdict.state.toUpperCase()}${b.verdict.goalMs !== null ? ` <= ${b.verdict.goalMs / 1000}` : ''}`,
+    `${b.loadAvg1.min.toFixed(1)}-${b.loadAvg1.max.toFixed(1)}/${b.cores}`,
+  ]);
+  const why = rows.filter((r) => r.b.verdict.state !== 'pass').map((r) => `  ${r.cell}: ${r.b.verdict.reason}`);
+  return [
+    'trial cycle step by step (median s over the trials; steps are contiguous, their medians need not add up to the cycle):',
+    renderTable(headers, body, (i) => i > 0 && i < headers.length - 2),
+    ...why,
+  ].join('\n');
 }

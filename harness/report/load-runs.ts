@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { RunResult } from '../results/types.ts';
 import { faultKindSchema } from '../faults/registry.ts';
 import { targetKindSchema } from '../targets/registry.ts';
+import { TRIAL_STEP_KEYS, type TrialStepKey } from '../results/trial-steps.ts';
 
 const latency = z.object({
   p50: z.number(),
@@ -103,6 +104,24 @@ const replicas = z.object({
     .optional(),
 });
 
+const stepMs = z.number().nonnegative();
+const trialTiming = z.object({
+  steps: z.object(Object.fromEntries(TRIAL_STEP_KEYS.map((k) => [k, stepMs.optional()])) as Record<TrialStepKey, z.ZodOptional<typeof stepMs>>).strict(),
+  totalMs: stepMs,
+  detail: z
+    .object({
+      spawnToInitMs: stepMs.optional(),
+      restartSpawnToInitMs: stepMs.optional(),
+      restartMountMs: stepMs.optional(),
+      restartBrokerStartMs: stepMs.optional(),
+      logRecoveryMs: stepMs.optional(),
+      killToExitMs: stepMs.optional(),
+    })
+    .optional(),
+  loadAvg1: z.number(),
+  cores: z.number(),
+});
+
 const cell = z.object({
   id: z.string(),
   params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
@@ -138,6 +157,7 @@ const cell = z.object({
         suspect: z.boolean().optional(),
         note: z.string().optional(),
         cycleMs: z.number().optional(),
+        timing: trialTiming.optional(),
         errors: counts.optional(),
         errorsAfterFault: counts.optional(),
         requests: z

@@ -67,6 +67,11 @@ table.kv th { color: var(--muted); font-weight: 500; white-space: nowrap; }
 .chart .chart-wrapper { display: flex; flex-direction: column; align-items: flex-start; }
 .chart .vega-bindings { order: -1; }
 details pre { background: var(--soft); padding: 10px; overflow-x: auto; font-size: 12px; }
+.cycle-bar { position: relative; display: flex; height: 14px; background: var(--soft); border-radius: 3px; }
+.cycle-seg { display: block; height: 100%; }
+.cycle-goal { position: absolute; top: -3px; bottom: -3px; width: 2px; background: #000; }
+.cycle-key { white-space: nowrap; margin-right: 10px; font-size: 12px; }
+.cycle-swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
 `;
 
 /** Click (or Enter on) a header to sort by that column; again to reverse. Numbers sort by data-v. */

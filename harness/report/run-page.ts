@@ -10,6 +10,7 @@ import { escapeHtml, jsonForScript } from './format.ts';
 import { inlineLibraries } from './inline-libs.ts';
 import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
+import { cycleSection } from './cycle-section.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { answerBlock } from './answer.ts';
 import { accountingTable } from './accounting-table.ts';
@@ -119,7 +120,7 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
 <h1>${escapeHtml(run.scenario.name)} <span class="muted">${escapeHtml(run.runId)}</span></h1>
 <p class="sub">${escapeHtml(run.target)} target · ${run.cells.length} cells · started ${escapeHtml(run.startedAt)} · status <span class="status status-${escapeHtml(run.status)}">${escapeHtml(run.status)}</span></p>
 ${banners(run)}
-<nav class="toc"><a href="#question">question</a><a href="#findings">findings</a><a href="#summary">summary</a><a href="#charts">charts</a><a href="#loss">loss</a><a href="#environment">environment</a></nav>
+<nav class="toc"><a href="#question">question</a><a href="#findings">findings</a><a href="#summary">summary</a><a href="#charts">charts</a><a href="#loss">loss</a>${cycleSection(run) ? '<a href="#cycle">trial cycle</a>' : ''}<a href="#environment">environment</a></nav>
 </header>
 
 <section id="question">
@@ -164,6 +165,7 @@ A cell's row gives its whole ledger; with several trials, its loss window, recov
 ${lossFigures(run, lossChart)}
 </section>
 ${crashStatesSection(run, crashCharts.map(chartBlock))}
+${cycleSection(run)}
 
 <section id="environment">
 <h2>Environment</h2>

@@ -8,7 +8,9 @@ export type Params = Record<string, string | number | boolean>;
 import type { Environment } from '../../engine/common/environment.ts';
 import type { LatencyBrief, LatencySummary } from '../../engine/common/latency.ts';
 
-export type { Environment, LatencyBrief, LatencySummary };
+import type { TrialTiming } from './trial-steps.ts';
+
+export type { Environment, LatencyBrief, LatencySummary, TrialTiming };
 
 export interface LedgerSummary {
   acked: number;
@@ -143,6 +145,8 @@ export interface Trial {
   note?: string;
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */
   cycleMs?: number;
+  /** The same wall time step by step (image staging, boot, broker start, ..., stop), summing to cycleMs. */
+  timing?: TrialTiming;
   /** Produce failures by name before the fault (the whole load without one). */
   errors?: Record<string, number>;
   /** Produce failures from the moment the fault was delivered (refusals and resets of the cut, mostly). */

@@ -4,7 +4,8 @@
 // brokers back, check, and turn it all into run.json's Trial.
 import type { Acks } from '../../engine/settings/values.ts';
 import type { Fault } from '../scenario/types.ts';
-import type { CutInfo, FaultableCluster } from '../targets/types.ts';
+import type { BrokerRecovery, CutInfo, FaultableCluster } from '../targets/types.ts';
+import type { TrialClock } from './trial-clock.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import type { LedgerSummary, Trial } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan, type FaultMoment } from '../faults/schedule.ts';
@@ -92,6 +93,8 @@ export interface RecoverAndCheckOptions {
   topic: string;
   ledger: AckLedger;
   timeoutMs: number;
+  /** Gets the restart and recovery steps (the check step is the caller's: it reads more after this). */
+  clock?: TrialClock;
 }
 
 export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ recovery: RecoveryOutcome; check: FaultCheck }> {
@@ -100,8 +103,22 @@ export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ r
     partitions: opts.ledger.partitions(),
     timeoutMs: opts.timeoutMs,
   });
+  if (opts.clock) timeRecovery(opts.clock, recovery);
   const check = await checkAfterFault({ source: opts.client, topic: opts.topic, ledger: opts.ledger, cutMs: opts.fired.cut.atMs });
   return { recovery, check };
+}
+
+/** Restart (a VM's boot again) and recovery, from the slowest broker's figures. */
+function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
+  const booted = recovery.recoveries.filter((r) => r.boot);
+  const slowest = booted.reduce<BrokerRecovery | undefined>((a, r) => (!a || r.boot!.bootMs > a.boot!.bootMs ? r : a), undefined);
+  clock.lapSplit(slowest ? { restart: slowest.boot!.bootMs } : {}, 'recovery');
+  const d = clock.detail;
+  if (slowest?.boot?.spawnToInitMs !== undefined) d.restartSpawnToInitMs = slowest.boot.spawnToInitMs;
+  if (slowest?.boot?.setupMs !== undefined) d.restartMountMs = slowest.boot.setupMs;
+  if (slowest?.boot?.brokerStartMs !== undefined) d.restartBrokerStartMs = slowest.boot.brokerStartMs;
+  const logRecovery = recovery.recoveries.map((r) => r.partitions.reduce((a, p) => a + p.durationMs, 0));
+  if (logRecovery.length) d.logRecoveryMs = Math.max(...logRecovery);
 }
 
 export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {

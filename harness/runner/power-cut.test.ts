@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { RunResult } from '../results/types.ts';
+import { TRIAL_STEP_KEYS } from '../results/trial-steps.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'bin/durolab.mjs');
@@ -70,6 +71,25 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
         expect(t.requests!.pending).toBeLessThanOrEqual(8);
         expect(t.requests!.acked + t.requests!.failed + t.requests!.pending + t.requests!.neverSent).toBe(t.requests!.sent);
         expect(t.errorsAfterFault).toBeDefined();
+        // The trial's wall time step by step: every step of a VM power-cut trial is there and
+        // took time, and the contiguous steps add up to the cycle (rounding: 1 ms a step).
+        // The image step of the first trial found the image; the later ones only link it.
+        const tm = t.timing!;
+        expect(tm.steps.image).toBeGreaterThanOrEqual(0);
+        for (const step of ['setup', 'boot', 'brokerStart', 'leaders', 'load', 'cut', 'restart', 'recovery', 'check', 'stop'] as const) {
+          expect(tm.steps[step], step).toBeGreaterThan(0);
+        }
+        const sum = TRIAL_STEP_KEYS.reduce((a, k) => a + (tm.steps[k] ?? 0), 0);
+        expect(Math.abs(sum - tm.totalMs)).toBeLessThanOrEqual(TRIAL_STEP_KEYS.length);
+        expect(tm.totalMs).toBe(t.cycleMs);
+        // Steps are laps of one clock: the load step ends at the fault's moment, before the cut, the boot step
+        // holds the guest's own spawn-to-/init figure, and the broker's log recovery fits in the recovery step.
+        expect(tm.steps.load!).toBeLessThanOrEqual(f.atMs + 50);
+        expect(tm.steps.load! + tm.steps.cut!).toBeGreaterThanOrEqual(f.atMs - 50);
+        expect(tm.detail!.spawnToInitMs!).toBeLessThan(tm.steps.boot!);
+        expect(tm.detail!.restartSpawnToInitMs!).toBeLessThan(tm.steps.restart!);
+        expect(tm.detail!.logRecoveryMs!).toBeLessThan(tm.steps.recovery!);
+        expect(tm.loadAvg1).toBeGreaterThanOrEqual(0);
       }
       // Broker figures read just before the cut, the segment count from the broker in the guest
       // (the host cannot see the guest's data dir), and the guest disk's own flush count.
@@ -98,8 +118,14 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
     const html = readFileSync(path.join(reports, 'power-cut-smoke', run.runId, 'index.html'), 'utf8');
     expect(html).toContain('data-chart="chart-loss-window"');
     expect(html).toContain('id="tcg-banner"');
+    // The report's breakdown: one row per cell, the goal's verdict beside it.
+    expect(html).toContain('id="cycle-table"');
+    for (const c of run.cells) expect(html).toContain(`data-cell="${c.id}"`);
+    expect(html).toMatch(/data-verdict="(pass|fail|unknown)"/);
+    expect(r.stdout).toContain('trial cycle step by step');
 
     const cycles = run.cells.flatMap((c) => c.trials!.map((t) => t.cycleMs!));
+    console.log(`power-cut-smoke steps (ms): ${run.cells.flatMap((c) => c.trials!.map((t) => JSON.stringify(t.timing!.steps))).join(' ')}`);
     console.log(
       `power-cut-smoke: ${cycles.length} trials in ${(wallMs / 1000).toFixed(0)} s; trial cycle ${cycles.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s; ` +
         `acked lost: never ${never.trials!.map((t) => `${t.ledger.ackedLost}/${t.ledger.acked}`).join(', ')}, ` +

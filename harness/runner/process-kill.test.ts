@@ -78,6 +78,13 @@ expectations:
       expect(f.lastAckBeforeCutMs).toBeLessThan(1000);
       expect(t.suspect).toBeUndefined();
       expect(t.cycleMs).toBeGreaterThan(f.atMs);
+      // A process target's trial has the steps that apply to it: no image, boot or restart boot.
+      const tm = t.timing!;
+      expect(Object.keys(tm.steps).filter((k) => k !== 'other').sort()).toEqual(['brokerStart', 'check', 'cut', 'leaders', 'load', 'recovery', 'stop']);
+      for (const ms of Object.values(tm.steps)) expect(ms).toBeGreaterThanOrEqual(0);
+      expect(tm.steps.brokerStart).toBeGreaterThan(0);
+      expect(tm.steps.recovery).toBeGreaterThan(0);
+      expect(tm.totalMs).toBe(t.cycleMs);
       expect(f.lossTimeline!.bins.reduce((a, b) => a + b.acked, 0)).toBe(t.ledger.acked);
       expect(c.ledger.acked).toBe(t.ledger.acked);
       console.log(`process-kill ${c.id}: acked ${t.ledger.acked}, lost ${t.ledger.ackedLost}, cut at ${f.atMs} ms, restart ${f.recovery[0].restartMs} ms, trial cycle ${t.cycleMs} ms`);

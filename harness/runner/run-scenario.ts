@@ -12,8 +12,6 @@ import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
 import { ProbeSampler, perSecond, collectEnvironment, describeProbeCost } from '../probes/index.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
-import { checkLedger } from '../checker/checker.ts';
-import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import { loadDriver, type DriverName } from '../drivers/registry.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
@@ -24,6 +22,8 @@ import type { Target, RunningCluster, FaultableCluster } from '../targets/types.
 import { loadTarget, type TargetCapabilities, type TargetKind } from '../targets/registry.ts';
 import { cellTargetKind } from '../scenario/target-axis.ts';
 import { assertCanInject } from '../faults/inject.ts';
+import { TrialClock } from './trial-clock.ts';
+import { checkAfterLoad } from './load-trial.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
@@ -213,6 +213,7 @@ async function runCell(
     }
     const repDir = path.join(cellDir, `rep-${rep + 1}`);
     const trialStartMs = Date.now();
+    const clock = new TrialClock();
     let cluster: RunningCluster | null = null;
     let sampler: ProbeSampler | null = null;
     let loadPromise: Promise<ProduceResult> | null = null;
@@ -224,6 +225,8 @@ async function runCell(
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
       accelerator = cluster.accelerator;
+      clock.lapSplit(cluster.startSteps?.steps ?? {}, 'brokerStart');
+      Object.assign(clock.detail, cluster.startSteps?.detail);
       const running = cluster;
       const fault = scenario.faults[0];
       if (fault) assertCanInject(scenario.faults, cluster, opts.target);
@@ -238,6 +241,7 @@ async function runCell(
       // A VM target probes inside the guest (its page cache is the one a power cut loses).
       const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
       sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
+      clock.lap('leaders');
       const loadStartMs = Date.now();
       loadPromise = client.produce({
         leaders,
@@ -271,6 +275,7 @@ async function runCell(
             signal: opts.signal,
             // Broker counters restart at 0 with a restarted broker: read them before the cut.
             beforeInject: async () => {
+              clock.lap('load');
               try {
                 // Bounded: a stuck broker must not push the cut far past its moment.
                 beforeFault = { ...(await withinMs(brokerFigures(client, running, caps, log), 2000, 'broker figures')), takenAt: 'before-fault' };
@@ -286,6 +291,11 @@ async function runCell(
       loadPromise = null;
       const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
       sampler = null;
+      if (driven?.fired) {
+        clock.lap('cut');
+        const killToExit = Object.values((driven.fired.cut as { killToExitMs?: Record<number, number> }).killToExitMs ?? {});
+        if (killToExit.length) clock.detail.killToExitMs = Math.max(...killToExit);
+      } else clock.lap('load');
       if (series?.cost) log(`rep ${rep + 1}/${w.repetitions}: ${describeProbeCost(series.cost, series.intervalMs)}`);
       interrupted ||= opts.signal.aborted;
       merged.add(load.latencyUs);
@@ -320,6 +330,7 @@ async function runCell(
           topic: scenario.cluster.topic,
           ledger,
           timeoutMs: caps.recoveryTimeoutMs,
+          clock,
         });
         const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
         const figures = beforeFault ?? { ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' as const };
@@ -332,40 +343,10 @@ async function runCell(
           trial.ledger.replicasDiverged = agreement.diverged;
         }
       } else {
-        // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
-        // followers, so wait until the replicas caught up before the checker reads.
-        const caught = await waitForReplicasCaughtUp(client, scenario.cluster.topic, [...leaders.keys()], 30_000, 0);
-        // The checker reads every partition back from its leader, as a consumer would.
-        const logs = await Promise.all(
-          [...leaders.entries()].map(([partition, brokerId]) => client.consume({ topic: scenario.cluster.topic, partition, brokerId })),
-        );
-        const report = checkLedger(ledger, logs);
-        trial = {
-          index: rep,
-          ledger: {
-            acked: report.acked,
-            ackedLost: report.ackedLost,
-            duplicates: report.duplicates,
-            outOfOrder: report.outOfOrder,
-            corrupt: report.corrupt,
-            unackedPresent: report.unackedPresent,
-            lostOffsetsSample: report.lostOffsetsSample,
-            offsetChanged: report.offsetChanged,
-            inconsistentOffsets: report.inconsistentOffsets,
-          },
-        };
-        const agreement = await replicaAgreement(client, scenario.cluster.topic, [...leaders.keys()], rf);
-        if (agreement) {
-          trial.replicas = agreement;
-          trial.ledger.replicasDiverged = agreement.diverged;
-        }
-        if (!caught.caughtUp) {
-          trial.suspect = true;
-          trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
-        }
+        trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep });
         if (driven && !opts.signal.aborted) {
           trial.suspect = true;
-          trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${report.acked.toLocaleString('en-US')} records acknowledged`;
+          trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${trial.ledger.acked.toLocaleString('en-US')} records acknowledged`;
         }
         broker = withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-load' }, series, loadStartMs, load.endMs, deviceScope);
       }
@@ -373,6 +354,7 @@ async function runCell(
       trial.requests = requestCounts(ledger);
       replicas = addReplicaAgreements(replicas, trial.replicas);
       writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
+      clock.lap('check');
       trial.cycleMs = Date.now() - trialStartMs;
       trials.push(trial);
       ledgerSum = addLedgers(ledgerSum, trial.ledger);
@@ -400,7 +382,11 @@ async function runCell(
     }
     // The cycle includes stopping the cluster: that is what the next trial waits for.
     const last = trials[trials.length - 1];
-    if (last && last.index === rep) last.cycleMs = Date.now() - trialStartMs;
+    if (last && last.index === rep) {
+      clock.lap('stop');
+      last.timing = clock.finish();
+      last.cycleMs = last.timing.totalMs;
+    }
   }
   const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';
   return {

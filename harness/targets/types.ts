@@ -5,6 +5,7 @@ import type { ProbeSeries } from '../probes/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
 import type { TargetCapabilities, TargetKind } from './registry.ts';
+import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 
 export interface TargetBroker {
   id: number;
@@ -36,9 +37,17 @@ export interface RunningCluster {
   leaderId(topic: string, partition: number): number | null;
   /** The target's own view of every live broker's figures (the runner reads them through the client driver instead). */
   metrics(): Promise<Array<{ brokerId: number; metrics: unknown }>>;
+  /** How start() spent its time, in contiguous stretches (image, setup, boot, brokerStart, leaders); absent: not split. */
+  readonly startSteps?: ClusterStartSteps;
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
   stop(): Promise<void>;
+}
+
+/** A cluster start split into trial steps (harness/results/trial-steps.ts), in ms. */
+export interface ClusterStartSteps {
+  steps: Partial<Record<TrialStepKey, number>>;
+  detail?: TrialStepDetail;
 }
 
 export interface Target {
@@ -60,6 +69,8 @@ export interface BrokerRecovery {
   brokerId: number;
   /** Time from restart to the broker serving again. */
   restartMs: number;
+  /** A VM booted again (after a power cut): spawn to agent (with what precedes the spawn), /init, guest setup (mount), broker exec to serving. */
+  boot?: { bootMs: number; spawnToInitMs?: number; setupMs?: number; brokerStartMs?: number };
   /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart). */
   partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; batchesTruncated: number; durationMs: number }>;
 }

@@ -43,6 +43,8 @@ export interface BootRecord {
   failedAttempts?: string[];
   /** QEMU spawn to the agent answering. */
   spawnToAgentMs: number;
+  /** QEMU spawn to the first line of /init. */
+  spawnToInitMs?: number;
   /** Guest setup: sysctls and the data-disk mount (journal replay after a cut). */
   setupMs?: number;
   /** Broker exec to serving (node start, partitions opened and recovered, first heartbeat). */
@@ -197,6 +199,7 @@ export class VmBroker {
       accel: vm.accel,
       ...(vm.boot.fallback ? { fallback: vm.boot.fallback } : {}),
       spawnToAgentMs: vm.boot.spawnToAgentMs,
+      ...(vm.boot.spawnToInitMs !== undefined ? { spawnToInitMs: vm.boot.spawnToInitMs } : {}),
       serialLogPath: vm.serialLogPath,
       qemuPid: vm.pid,
     };

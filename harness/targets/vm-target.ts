@@ -11,7 +11,7 @@ import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
 import { buildVmImage, ensureNoOrphans, findQemusMatching, type Accel, type Vm, type VmImage } from '../vm/index.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import { isAlive } from '../vm/process-registry.ts';
-import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
+import type { BrokerRecovery, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { VmBroker, type BootRecord, type BrokerHealth, type GuestStateAtFault } from './vm-broker.ts';
@@ -72,6 +72,24 @@ export interface VmStartTimings {
   totalMs: number;
 }
 
+/** Contiguous stretches of start() for a trial's step timing (harness/results/trial-steps.ts). */
+function startSteps(t: { t0: number; tStaged: number; tDisks: number; tBooted: number; tEnd: number }, boots: BootRecord[]): ClusterStartSteps {
+  // The VMs boot in parallel: the slowest one's boot (spawn to agent, and what precedes the
+  // spawn) is the boot step, the rest of that stretch (guest setup, broker start) broker start.
+  const slowest = boots.reduce<BootRecord | undefined>((a, b) => ((b.toServingMs ?? 0) > (a?.toServingMs ?? -1) ? b : a), undefined);
+  const bootMs = slowest?.toServingMs !== undefined ? slowest.toServingMs - (slowest.setupMs ?? 0) - (slowest.brokerStartMs ?? 0) : t.tBooted - t.tDisks;
+  return {
+    steps: {
+      image: t.tStaged - t.t0,
+      setup: t.tDisks - t.tStaged,
+      boot: Math.min(bootMs, t.tBooted - t.tDisks),
+      brokerStart: Math.max(0, t.tBooted - t.tDisks - bootMs),
+      leaders: t.tEnd - t.tBooted,
+    },
+    ...(slowest?.spawnToInitMs !== undefined ? { detail: { spawnToInitMs: slowest.spawnToInitMs } } : {}),
+  };
+}
+
 export interface VmCutInfo extends CutInfo {
   guestDirtyBeforeCut: Record<number, { nrDirty: number; nrWriteback: number }>;
   liveAtCut: Record<number, boolean>;
@@ -105,6 +123,7 @@ class VmCluster implements FaultableCluster {
     private readonly readyTimeoutMs: number,
     private readonly probeBeforeFaultMs: number,
     readonly timings: VmStartTimings,
+    public startSteps: ClusterStartSteps | undefined,
     private readonly onStop: () => Promise<void>,
   ) {}
 
@@ -331,10 +350,17 @@ class VmCluster implements FaultableCluster {
         const b = this.broker(id);
         const t0 = performance.now();
         let health: BrokerHealth;
+        let boot: BrokerRecovery['boot'];
         if (!b.vmRunning) {
           // After a power cut: a new VM on the same disk; the guest's mount replays the journal.
-          await b.bootAndStart();
+          const r = await b.bootAndStart();
           health = await b.waitServing(this.readyTimeoutMs);
+          boot = {
+            bootMs: (r.toServingMs ?? 0) - (r.setupMs ?? 0) - (r.brokerStartMs ?? 0),
+            ...(r.spawnToInitMs !== undefined ? { spawnToInitMs: r.spawnToInitMs } : {}),
+            ...(r.setupMs !== undefined ? { setupMs: r.setupMs } : {}),
+            ...(r.brokerStartMs !== undefined ? { brokerStartMs: r.brokerStartMs } : {}),
+          };
         } else if (!(await b.brokerRunning())) {
           b.mark('broker-restart');
           health = await b.startBroker();
@@ -344,6 +370,7 @@ class VmCluster implements FaultableCluster {
         return {
           brokerId: id,
           restartMs: Math.round(performance.now() - t0),
+          ...(boot ? { boot } : {}),
           partitions: health.recovery.map((r) => ({
             topic: r.topic,
             partition: r.partition,
@@ -455,6 +482,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
       const workDir = path.resolve(o.workDir);
       await fs.mkdir(workDir, { recursive: true });
       const staged = await stageImage(builtImage, path.join(workDir, '.vm-image'));
+      const tStaged = performance.now();
       const ids = Array.from({ length: spec.brokers }, (_, i) => i + 1);
       const vmBrokers = new Map<number, VmBroker>();
       const token = {};
@@ -536,6 +564,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
         // In parallel: measured 26 s for three TCG guests together against ~10.6 s for one
         // alone (three in a row would take ~32 s).
         const boots = await Promise.allSettled([...vmBrokers.values()].map((b) => b.bootAndStart()));
+        const tBooted = performance.now();
         const failed = boots.flatMap((r, i) => (r.status === 'rejected' ? [`broker ${ids[i]}: ${(r.reason as Error).message}`] : []));
         if (signal?.aborted) throw new Error('interrupted while the VM cluster started');
         if (failed.length > 0) throw new Error(`VM target: ${failed.length} of ${ids.length} broker VM(s) failed to start:\n${failed.join('\n')}`);
@@ -547,6 +576,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
           readyTimeoutMs,
           opts.probeBeforeFaultMs ?? 1500,
           { imageMs: 0, controllerAndDisksMs: 0, bootToServingMs: {}, leadersMs: 0, totalMs: 0 },
+          undefined,
           async () => {
             for (const d of createdDisks) if (d instanceof NbdDisk) log(d.summaryLine());
             liveClusters.delete(token);
@@ -562,6 +592,7 @@ export function vmTarget(opts: VmTargetOptions = {}): VmTarget {
           leadersMs: Math.round(tEnd - tDisks),
           totalMs: Math.round(tEnd - t0),
         } satisfies VmStartTimings);
+        cluster.startSteps = startSteps({ t0, tStaged, tDisks, tBooted, tEnd }, [...vmBrokers.values()].map((b) => b.boots[0]!).filter(Boolean));
         log(`VM cluster up in ${Math.round(tEnd - t0)} ms (${cluster.accelerator}): ${JSON.stringify(cluster.timings.bootToServingMs)}`);
         return cluster;
       } catch (err) {

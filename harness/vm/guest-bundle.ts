@@ -134,6 +134,9 @@ export async function buildGuestBundle(opts: GuestBundleOptions): Promise<GuestB
       if (f.path.endsWith('.mjs')) files.push({ rel: `durolab/dist/${path.relative(outdir, f.path)}`, data: Buffer.from(f.contents) });
     }
   }
+  // Native packages are copied even when loaded lazily (createRequire, unseen by esbuild): the
+  // CRC fallback needs @node-rs/crc32 where the isa-l addon is missing.
+  for (const p of NATIVE_PACKAGES) natives.add(p);
   // The deps check imports what the CLI imports natively; copy those even when the CLI is left out.
   const packages = await packageClosure(opts.root, [...natives].sort());
   const nodeModules: CopiedFile[] = [];

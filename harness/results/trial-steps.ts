@@ -1,0 +1,139 @@
+// The steps of one trial, timed into run.json (Trial.timing) and shown by the report and the
+// terminal: one list for every target (a process target has no image, boot or restart step)
+// and the goal of issue 14 for a power-cut trial cycle on the VM target.
+import type { RunResult } from './types.ts';
+
+/** In order. Each step is a stretch of the trial's wall time: together they sum to the cycle. */
+export const TRIAL_STEPS = [
+  { key: 'image', label: 'image staging', meaning: 'VM image found (or built) and hard-linked under the work dir' },
+  { key: 'setup', label: 'controller + disks', meaning: 'controller started, network planned, data disks made (mkfs.ext4)' },
+  { key: 'boot', label: 'VM boot', meaning: 'QEMU spawn to the guest agent answering (the slowest VM)' },
+  { key: 'brokerStart', label: 'broker start', meaning: 'guest setup (sysctls, mount) and broker start to serving; a process target: broker processes to serving' },
+  { key: 'leaders', label: 'leaders', meaning: 'every partition led, client connected, up to the load start' },
+  { key: 'load', label: 'load', meaning: 'load start to the fault moment (a trial without a fault: the whole load)' },
+  { key: 'cut', label: 'cut', meaning: 'fault moment to the fault delivered and the load stopped (readings before the fault, SIGKILL, QEMU exit)' },
+  { key: 'restart', label: 'restart boot', meaning: 'after a power cut: QEMU spawn to the agent answering again (the slowest VM)' },
+  { key: 'recovery', label: 'recovery', meaning: 'mount (journal replay), broker start with log recovery, leaders elected, replicas caught up' },
+  { key: 'check', label: 'check', meaning: 'checker reads and compares, replica bytes, broker figures, ledger written' },
+  { key: 'stop', label: 'stop', meaning: 'cluster stopped (VMs killed), data directories removed' },
+  { key: 'other', label: 'other', meaning: 'what no step above accounts for' },
+] as const;
+
+export type TrialStepKey = (typeof TRIAL_STEPS)[number]['key'];
+export const TRIAL_STEP_KEYS: readonly TrialStepKey[] = TRIAL_STEPS.map((s) => s.key);
+
+/** Figures measured inside the steps (not added to the sum). */
+export interface TrialStepDetail {
+  /** First boot of the slowest VM: QEMU spawn to the first line of /init. */
+  spawnToInitMs?: number;
+  /** Restart after a power cut: QEMU spawn to the first line of /init. */
+  restartSpawnToInitMs?: number;
+  /** Restart: guest setup, i.e. sysctls and the data-disk mount (ext4 replays its journal here). */
+  restartMountMs?: number;
+  /** Restart: broker exec to serving, in which the engine recovers its logs. */
+  restartBrokerStartMs?: number;
+  /** The broker's own log-recovery figure (engine recovery, summed over partitions; the slowest broker). */
+  logRecoveryMs?: number;
+  /** Power cut: SIGKILL to QEMU's exit (the slowest VM). */
+  killToExitMs?: number;
+}
+
+export interface TrialTiming {
+  /** Milliseconds per step; a step a trial did not have is absent. They sum to totalMs. */
+  steps: Partial<Record<TrialStepKey, number>>;
+  totalMs: number;
+  detail?: TrialStepDetail;
+  /** 1-minute load average of the host at the end of the trial, and its core count. */
+  loadAvg1: number;
+  cores: number;
+}
+
+/** Issue 14: a power-cut trial cycle (one VM, TCG) at most 10 s, three VMs at most 20 s, on an idle machine. */
+export const CYCLE_GOALS_MS: Readonly<Record<number, number>> = { 1: 10_000, 3: 20_000 };
+
+export interface CycleVerdict {
+  state: 'pass' | 'fail' | 'unknown';
+  goalMs: number | null;
+  reason: string;
+}
+
+/**
+ * The goal holds for the median cycle of a cell's power-cut trials. Above the goal it FAILs
+ * only when the machine was about idle (load average at most cores + VMs: the trial's own
+ * QEMUs keep a core each busy); on a busier machine it is unknown, since the goal is for an idle one.
+ */
+export function judgeCycle(args: { medianMs: number; vms: number; loadAvg1: number; cores: number; faultKind: string; target: string }): CycleVerdict {
+  const goalMs = CYCLE_GOALS_MS[args.vms] ?? null;
+  if (args.target !== 'vm' || args.faultKind !== 'power-cut') {
+    return { state: 'unknown', goalMs: null, reason: `the goal is for power-cut trials on the VM target (this is ${args.faultKind} on ${args.target})` };
+  }
+  if (goalMs === null) return { state: 'unknown', goalMs, reason: `no goal for ${args.vms} VMs (goals: 1 VM <= 10 s, 3 VMs <= 20 s)` };
+  const load = `load average ${args.loadAvg1.toFixed(1)} on ${args.cores} cores`;
+  if (args.medianMs <= goalMs) return { state: 'pass', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s <= ${goalMs / 1000} s (${load})` };
+  const idleUpTo = args.cores + args.vms;
+  if (args.loadAvg1 <= idleUpTo) return { state: 'fail', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s on an about idle machine (${load})` };
+  return {
+    state: 'unknown',
+    goalMs,
+    reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s, but the machine was busy (${load}; idle means at most ${idleUpTo}): the goal is for an idle machine`,
+  };
+}
+
+/** A cell's trials step by step: the median per step over the trials that timed it, the median cycle, the goal. */
+export interface CycleBreakdown {
+  trials: number;
+  /** Median ms per step over the trials (a step no trial had is absent). Medians need not add up to medianTotalMs. */
+  medianSteps: Partial<Record<TrialStepKey, number>>;
+  medianTotalMs: number;
+  medianDetail: TrialStepDetail;
+  loadAvg1: { min: number; max: number };
+  cores: number;
+  faultKind: string;
+  verdict: CycleVerdict;
+}
+
+function medianOf(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Null when no trial of the cell was timed step by step. `vms`: brokers per cluster; `target`: the cell's target kind. */
+export function cycleBreakdown(trials: ReadonlyArray<{ timing?: TrialTiming; fault?: { kind: string } }>, opts: { vms: number; target: string }): CycleBreakdown | null {
+  const timed = trials.filter((t): t is typeof t & { timing: TrialTiming } => t.timing !== undefined);
+  if (timed.length === 0) return null;
+  const medianSteps: Partial<Record<TrialStepKey, number>> = {};
+  for (const key of TRIAL_STEP_KEYS) {
+    const xs = timed.map((t) => t.timing.steps[key]).filter((v): v is number => typeof v === 'number');
+    if (xs.length) medianSteps[key] = Math.round(medianOf(xs));
+  }
+  const medianDetail: TrialStepDetail = {};
+  for (const key of ['spawnToInitMs', 'restartSpawnToInitMs', 'restartMountMs', 'restartBrokerStartMs', 'logRecoveryMs', 'killToExitMs'] as const) {
+    const xs = timed.map((t) => t.timing.detail?.[key]).filter((v): v is number => typeof v === 'number');
+    if (xs.length) medianDetail[key] = Math.round(medianOf(xs));
+  }
+  const medianTotalMs = Math.round(medianOf(timed.map((t) => t.timing.totalMs)));
+  const loads = timed.map((t) => t.timing.loadAvg1);
+  const kinds = [...new Set(timed.map((t) => t.fault?.kind ?? 'none'))];
+  const faultKind = kinds.length === 1 ? kinds[0]! : kinds.join('+');
+  const cores = timed[0]!.timing.cores;
+  return {
+    trials: timed.length,
+    medianSteps,
+    medianTotalMs,
+    medianDetail,
+    loadAvg1: { min: Math.min(...loads), max: Math.max(...loads) },
+    cores,
+    faultKind,
+    verdict: judgeCycle({ medianMs: medianTotalMs, vms: opts.vms, loadAvg1: medianOf(loads), cores, faultKind, target: opts.target }),
+  };
+}
+
+/** Per cell with timed trials, its breakdown (cells of a target axis keep their own target). */
+export function cycleBreakdowns(run: RunResult): Array<{ cell: string; b: CycleBreakdown }> {
+  const vms = Number((run.settings.cluster as { brokers?: number } | undefined)?.brokers ?? 0);
+  return run.cells.flatMap((c) => {
+    const b = cycleBreakdown(c.trials ?? [], { vms, target: c.target ?? run.target });
+    return b ? [{ cell: c.id, b }] : [];
+  });
+}

@@ -1,0 +1,41 @@
+// A repetition without a fault (or whose fault never fired): once the load ended, wait for the
+// replicas, read every partition back from its leader as a consumer would, and check the ledger.
+import { checkLedger } from '../checker/checker.ts';
+import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
+import type { ClusterClient } from '../drivers/types.ts';
+import type { Trial } from '../results/types.ts';
+import type { AckLedger } from '../workload/ledger.ts';
+import { replicaAgreement } from './trial-accounting.ts';
+
+export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; index: number }): Promise<Trial> {
+  const { client, topic, leaders, ledger } = args;
+  // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
+  // followers, so wait until the replicas caught up before the checker reads.
+  const caught = await waitForReplicasCaughtUp(client, topic, [...leaders.keys()], 30_000, 0);
+  const logs = await Promise.all([...leaders.entries()].map(([partition, brokerId]) => client.consume({ topic, partition, brokerId })));
+  const report = checkLedger(ledger, logs);
+  const trial: Trial = {
+    index: args.index,
+    ledger: {
+      acked: report.acked,
+      ackedLost: report.ackedLost,
+      duplicates: report.duplicates,
+      outOfOrder: report.outOfOrder,
+      corrupt: report.corrupt,
+      unackedPresent: report.unackedPresent,
+      lostOffsetsSample: report.lostOffsetsSample,
+      offsetChanged: report.offsetChanged,
+      inconsistentOffsets: report.inconsistentOffsets,
+    },
+  };
+  const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf);
+  if (agreement) {
+    trial.replicas = agreement;
+    trial.ledger.replicasDiverged = agreement.diverged;
+  }
+  if (!caught.caughtUp) {
+    trial.suspect = true;
+    trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
+  }
+  return trial;
+}
