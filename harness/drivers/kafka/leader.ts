@@ -70,7 +70,7 @@ export async function askLeader<T>(
   waitMs = LEADER_WAIT_MS,
 ): Promise<T> {
   const deadline = Date.now() + waitMs;
-  // "broker 1 (epoch 3) answered NOT_LEADER_OR_FOLLOWER" -> how many times.
+  // "broker 1 (epoch 3): NOT_LEADER_OR_FOLLOWER" -> how many times.
   const refused = new Map<string, number>();
   const told = () => [...refused].map(([k, n]) => (n > 1 ? `${k} (${n} times)` : k)).join('; ');
   for (;;) {
@@ -82,7 +82,7 @@ export async function askLeader<T>(
       return await ask(leader, ctx.addressOf(leader.leader));
     } catch (err) {
       if (!leaderMoved(err)) throw err;
-      const k = `broker ${leader.leader} (epoch ${leader.leaderEpoch}) answered ${err.errorName}`;
+      const k = `broker ${leader.leader} (epoch ${leader.leaderEpoch}): ${err.errorName}`;
       refused.set(k, (refused.get(k) ?? 0) + 1);
       if (Date.now() + RETRY_MS > deadline) {
         throw new Error(`${what} ${topic}-${partition}: no broker answered as its leader within ${waitMs} ms (${told()}); last error: ${err.message}`);
