@@ -1,7 +1,10 @@
 // The kafka driver's consumer for the checker: Fetch (over engine/protocol, so the stored
 // RecordBatch bytes arrive untouched and every CRC is checked here) from the log start to the
 // high watermark of one broker, re-cut into ledger batches by the records' identity header.
+// Without a broker named, it reads the partition's leader as Metadata names it now, and reads
+// the whole partition again from a new leader if the one it read stops leading (leader.ts).
 import { KafkaWire } from './wire.ts';
+import { askLeader, currentLeader, leaderMoved, type LeaderContext } from './leader.ts';
 import { servedByIdentity } from './identity.ts';
 import type { ConsumedPartition, ServedBatch } from '../types.ts';
 
@@ -29,5 +32,24 @@ export async function consumeOverKafka(opts: { address: string; topic: string; p
     return { partition: opts.partition, batches, corrupt, highWatermark };
   } finally {
     wire.close();
+  }
+}
+
+/** The partition from its current leader, followed through leader changes (bounded; the error names who refused). */
+export function consumeFromLeader(ctx: LeaderContext, opts: { topic: string; partition: number; timeoutMs?: number }): Promise<ConsumedPartition> {
+  return askLeader(ctx, opts.topic, opts.partition, 'consume', (_leader, address) => consumeOverKafka({ ...opts, address }));
+}
+
+/** The partition as one named broker serves it; a broker that does not lead says so, with the leader Metadata names. */
+export async function consumeFromBroker(ctx: LeaderContext, brokerId: number, opts: { topic: string; partition: number; timeoutMs?: number }): Promise<ConsumedPartition> {
+  try {
+    return await consumeOverKafka({ ...opts, address: ctx.addressOf(brokerId) });
+  } catch (err) {
+    if (!leaderMoved(err)) throw err;
+    const now = await currentLeader(ctx.bootstrap, opts.topic, opts.partition, 2000).then(
+      (p) => `Metadata names broker ${p.leader} (epoch ${p.leaderEpoch}) as its leader`,
+      (e: Error) => e.message,
+    );
+    throw new Error(`consume ${opts.topic}-${opts.partition} from broker ${brokerId}, as asked: ${err.message}; ${now}`);
   }
 }

@@ -2,9 +2,9 @@
 // Kafka (target: kafka, external) or durolab's own Kafka listener (target: process). Produce
 // through @platformatic/kafka (producer.ts), consume for the checker through Fetch
 // (consumer.ts), replicas and figures from Metadata / ListOffsets and the data dirs
-// (replicas.ts).
+// (replicas.ts); whatever asks a leader finds it through Metadata at the time (leader.ts).
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
-import { consumeOverKafka } from './consumer.ts';
+import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
 import { bootstrapOf, runKafkaLoad } from './producer.ts';
 import { kafkaBrokerMetrics, kafkaReadReplicaLog, kafkaReplicaDigest, type ReplicaContext } from './replicas.ts';
 
@@ -23,9 +23,10 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
     leaderId: (topic, partition) => cluster.leaderId(topic, partition),
     produce: (o) => runKafkaLoad(cluster, o),
     consume: (o) => {
-      const id = o.brokerId ?? cluster.leaderId(o.topic, o.partition);
-      if (id === null) throw new Error(`consume ${o.topic}-${o.partition}: the partition has no leader`);
-      return consumeOverKafka({ address: address(id), topic: o.topic, partition: o.partition, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+      const what = { topic: o.topic, partition: o.partition, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) };
+      const leaders = { bootstrap: bootstrapOf(cluster), addressOf: address };
+      // No broker named: the leader Metadata names now, followed if it moves while being read.
+      return o.brokerId === undefined ? consumeFromLeader(leaders, what) : consumeFromBroker(leaders, o.brokerId, what);
     },
     replicaDigest: (brokerId, topic, partition, upTo) => kafkaReplicaDigest(ctx(), brokerId, topic, partition, upTo),
     readReplicaLog: (brokerId, topic, partition, upTo) => kafkaReadReplicaLog(ctx(), brokerId, topic, partition, upTo),

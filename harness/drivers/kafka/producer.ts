@@ -4,6 +4,9 @@
 // batch of workload.recordsPerBatch records for one partition, so its delivery report (the
 // partition's base offset) acknowledges exactly that ledger batch. Every record carries its
 // ledger identity in a header (identity.ts). Latency per send, integer µs, into HdrHistogram.
+// acks=0 has no answer: a send is done once written to the socket, its batch is "unconfirmed"
+// in the ledger (never acknowledged), and what is outstanding is bounded by the socket's
+// back-pressure (handleBackPressure below), not by answers.
 import * as hdr from 'hdr-histogram-js';
 import { Producer } from '@platformatic/kafka';
 import type { DriverCluster, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
@@ -91,6 +94,14 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
         timeout: Math.min(opts.timeoutMs, settings['delivery.timeout.ms']),
         autocreateTopics: false,
         strict: true,
+        // acks=0 flow control (Kafka's producer bounds its unsent bytes by buffer.memory): with
+        // no answer to wait for, a send completes once handed to the socket, so without this the
+        // closed loop queued requests in the socket's user-space buffer faster than the broker
+        // read them (13 MB over 8 connections in 4 s here). With it, a request waits for the
+        // socket to drain before it is written: at most one request per connection sits
+        // unwritten beyond the kernel's buffer, plus the sends queued behind it (max.in.flight).
+        // acks 1 and all are bounded by their answers (max.in.flight): left as they were.
+        handleBackPressure: acks === 0,
       }),
   );
 
@@ -174,6 +185,12 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
               if (stopped()) break;
             }
             await sendOne(producer as unknown as Producer<Buffer, Buffer, Buffer, Buffer>, pi, periodMs > 0 ? intended : Date.now());
+            // acks=0: the send's promise settles without any I/O (a socket the kernel takes
+            // bytes from never makes the loop wait), so yield once per send: otherwise the loop
+            // holds this event loop for the whole load: no ticks, no timers, and with the process
+            // target no controller answering the brokers' heartbeats (a 4 s stall here fenced
+            // the leader, whose successor the checker then had to find).
+            if (acks === 0) await new Promise((r) => setImmediate(r));
             intended += periodMs;
           }
         }),

@@ -1,5 +1,5 @@
 // Replica state through the kafka driver. Leaders, replica sets and ISR come from Metadata; a
-// leader's high watermark from ListOffsets. A replica's stored bytes are read from its segment
+// leader's high watermark from ListOffsets, asked of the leader Metadata names now (leader.ts). A replica's stored bytes are read from its segment
 // files where the target keeps data dirs on this host (Kafka's log format is RecordBatch v2 in
 // `<log.dirs>/<topic>-<partition>/<base offset>.log`, as durolab's); Kafka serves consumer
 // Fetch from leaders only, so elsewhere only the leader's copy is seen (through Fetch).
@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readReplicaFiles } from '../replica-files.ts';
 import type { BrokerMetrics, ReplicaDigest, ReplicaLog } from '../types.ts';
 import { servedByIdentity } from './identity.ts';
+import { askLeader, LEADER_WAIT_MS, type LeaderContext } from './leader.ts';
 import { KafkaWire, metadataFromAny, type PartitionMetadata } from './wire.ts';
 
 export interface ReplicaContext {
@@ -17,29 +18,31 @@ export interface ReplicaContext {
   dataOnHost: boolean;
 }
 
-async function partitionMeta(ctx: ReplicaContext, topic: string, partition: number): Promise<PartitionMetadata> {
-  const md = await metadataFromAny(ctx.bootstrap, [topic]);
-  const p = md.partitions.find((x) => x.topic === topic && x.partition === partition);
-  if (!p) throw new Error(`kafka driver: ${topic}-${partition} is not in the cluster's metadata${md.topicErrors[topic] ? ` (${md.topicErrors[topic]})` : ''}`);
-  return p;
-}
-
 function addressOf(ctx: ReplicaContext, brokerId: number): string {
   const b = ctx.brokers.find((x) => x.id === brokerId);
   if (!b?.kafka) throw new Error(`kafka driver: broker ${brokerId} has no Kafka address`);
   return b.kafka;
 }
 
-async function leaderHw(ctx: ReplicaContext, p: PartitionMetadata): Promise<number | null> {
-  if (p.leader < 0) return null;
-  const w = new KafkaWire(addressOf(ctx, p.leader), 5000);
-  try {
-    return await w.listOffset(p.topic, p.partition, -1);
-  } catch {
-    return null;
-  } finally {
-    w.close();
-  }
+const leaderContext = (ctx: ReplicaContext): LeaderContext => ({ bootstrap: ctx.bootstrap, addressOf: (id) => addressOf(ctx, id) });
+
+/** The partition's current leader (Metadata) and its high watermark (ListOffsets), asked again of a new leader when it moved. */
+async function leaderAndHw(ctx: ReplicaContext, topic: string, partition: number, waitMs = LEADER_WAIT_MS): Promise<{ meta: PartitionMetadata; hw: number }> {
+  return askLeader(
+    leaderContext(ctx),
+    topic,
+    partition,
+    'high watermark of',
+    async (meta, address) => {
+      const w = new KafkaWire(address, 5000);
+      try {
+        return { meta, hw: await w.listOffset(topic, partition, -1) };
+      } finally {
+        w.close();
+      }
+    },
+    waitMs,
+  );
 }
 
 /** The leader's batches below `upTo` through Fetch (no data dir on this host). */
@@ -66,11 +69,10 @@ async function fetchedBytes(address: string, topic: string, partition: number, u
 }
 
 export async function kafkaReplicaDigest(ctx: ReplicaContext, brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null> {
-  const p = await partitionMeta(ctx, topic, partition);
+  const { meta: p, hw: lhw } = await leaderAndHw(ctx, topic, partition);
   if (!p.replicas.includes(brokerId)) return null;
-  const lhw = await leaderHw(ctx, p);
   if (!ctx.dataOnHost) {
-    if (brokerId !== p.leader || lhw === null) return null;
+    if (brokerId !== p.leader) return null;
     const limit = upTo ?? lhw;
     const bytes = await fetchedBytes(addressOf(ctx, brokerId), topic, partition, limit);
     return { brokerId, hw: lhw, leo: lhw, upTo: limit, hash: createHash('sha256').update(bytes).digest('hex') };
@@ -81,7 +83,7 @@ export async function kafkaReplicaDigest(ctx: ReplicaContext, brokerId: number, 
   if (!all) return null;
   const last = all.log.batches[all.log.batches.length - 1];
   const leo = last ? last.lastOffset + 1 : 0;
-  const hw = brokerId === p.leader && lhw !== null ? lhw : Math.min(lhw ?? leo, leo);
+  const hw = brokerId === p.leader ? lhw : Math.min(lhw, leo);
   const limit = upTo ?? hw;
   const below = readReplicaFiles(dataDir, brokerId, topic, partition, limit)!;
   return { brokerId, hw, leo, upTo: limit, hash: below.log.sha256 };
@@ -101,18 +103,24 @@ export async function kafkaBrokerMetrics(ctx: ReplicaContext): Promise<{ brokers
   const md = await metadataFromAny(ctx.bootstrap, null);
   const live = new Set(md.brokers.map((b) => b.id));
   const down = ctx.brokers.filter((b) => !live.has(b.id)).map((b) => ({ brokerId: b.id, reason: 'not registered with the controller (Metadata does not list it)' }));
-  const hws = new Map<string, number | null>();
-  for (const p of md.partitions) hws.set(`${p.topic}-${p.partition}`, await leaderHw(ctx, p));
+  // Each partition's leader is asked for its HW now (a leader that moved since md is followed);
+  // figures are a report, not a check: a partition without a leader after 5 s gets HW -1.
+  const now = new Map<string, { meta: PartitionMetadata; hw: number } | null>();
+  for (const p of md.partitions) {
+    if (p.topic.startsWith('__')) continue;
+    now.set(`${p.topic}-${p.partition}`, await leaderAndHw(ctx, p.topic, p.partition, 5000).catch(() => null));
+  }
+  const partitions = md.partitions.filter((p) => !p.topic.startsWith('__')).map((p) => now.get(`${p.topic}-${p.partition}`)?.meta ?? p);
   const brokers: BrokerMetrics[] = ctx.brokers
     .filter((b) => live.has(b.id))
     .map((b) => ({
       brokerId: b.id,
-      partitions: md.partitions
-        .filter((p) => p.replicas.includes(b.id) && !p.topic.startsWith('__'))
+      partitions: partitions
+        .filter((p) => p.replicas.includes(b.id))
         .map((p) => {
           const disk = ctx.dataOnHost ? readReplicaFiles(b.dataDir, b.id, p.topic, p.partition, Number.MAX_SAFE_INTEGER)?.log : null;
           const last = disk?.batches[disk.batches.length - 1];
-          const hw = hws.get(`${p.topic}-${p.partition}`) ?? -1;
+          const hw = now.get(`${p.topic}-${p.partition}`)?.hw ?? -1;
           return {
             topic: p.topic,
             partition: p.partition,

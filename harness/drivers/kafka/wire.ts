@@ -19,6 +19,7 @@ function spec(name: ApiName): ApiSpec {
   return s;
 }
 
+/** A Kafka error answer, by Kafka's error name; NETWORK_EXCEPTION when the connection failed or closed. */
 export class KafkaWireError extends Error {
   constructor(
     readonly errorName: string,
@@ -60,7 +61,7 @@ export class KafkaWire {
       const s = net.connect({ host, port, noDelay: true });
       const fail = (err: Error) => {
         s.destroy();
-        reject(new Error(`kafka wire: connect ${this.address}: ${err.message}`));
+        reject(new KafkaWireError('NETWORK_EXCEPTION', `kafka wire: connect ${this.address}: ${err.message}`));
       };
       s.setTimeout(this.timeoutMs, () => fail(new Error(`no connection within ${this.timeoutMs} ms`)));
       s.once('error', fail);
@@ -113,7 +114,7 @@ export class KafkaWire {
     this.socket = null;
     for (const [id, w] of this.waiting) {
       this.waiting.delete(id);
-      w.reject(new Error(`kafka wire: ${this.address}: ${w.spec.name}: ${err.message}`));
+      w.reject(new KafkaWireError('NETWORK_EXCEPTION', `kafka wire: ${this.address}: ${w.spec.name}: ${err.message}`));
     }
   }
 
