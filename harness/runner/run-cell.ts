@@ -1,0 +1,297 @@
+// One matrix cell of a scenario run (run-scenario.ts): for each repetition a fresh cluster,
+// probes, load with an ack ledger, the fault if the scenario has one, then recovery and the
+// checker; the repetitions' figures merged into the cell's CellResult.
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import * as hdr from 'hdr-histogram-js';
+import type { MatrixCell } from '../scenario/types.ts';
+import type { ResolvedSettings } from '../scenario/settings.ts';
+import { ProbeSampler, perSecond, describeProbeCost } from '../probes/index.ts';
+import { AckLedger } from '../workload/ledger.ts';
+import { BatchFactory } from '../workload/batch-factory.ts';
+import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
+import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
+import type { RunStore } from '../results/store.ts';
+import type { BrokerSummary, CellResult, ReplicaAgreement, Trial } from '../results/types.ts';
+import type { RunningCluster, FaultableCluster } from '../targets/types.ts';
+import { assertCanInject } from '../faults/inject.ts';
+import { TrialClock } from './trial-clock.ts';
+import { checkAfterLoad } from './load-trial.ts';
+import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
+import { summarizeLatency } from '../../engine/common/latency.ts';
+import { median } from '../../engine/common/stats.ts';
+import { encodeHistogram, mergeTimeseries, emptyLedger } from './cell-result.ts';
+import { brokerFigures, summarizeBrokers, withinMs } from './broker-figures.ts';
+import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { guestSeries, startSampler } from './cell-probes.ts';
+import { addReplicaAgreements } from '../checker/replica-bytes.ts';
+import type { RunOptions } from './run-scenario.ts';
+
+export async function runCell(
+  opts: RunOptions,
+  driver: ClientDriver,
+  store: RunStore,
+  index: number,
+  cell: MatrixCell,
+  settings: ResolvedSettings,
+  log: (line: string) => void,
+  runStartMs: number,
+): Promise<CellResult> {
+  const { scenario } = opts;
+  const caps = opts.target.capabilities;
+  const w = scenario.workload;
+  const cellDir = store.cellDir(index, cell.id);
+  if (scenario.faults[0]?.kind === 'crash-states') {
+    const { runCrashStatesCell } = await import('../disk/crash-states/cell.ts');
+    return runCrashStatesCell({ scenario, cell, settings, cellDir, trialSeed: (rep) => trialSeed(opts.baseSeed ?? 0, index, rep), signal: opts.signal, log });
+  }
+  const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
+  const mergedCorrected = w.rate ? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 }) : null;
+  const errors: Record<string, number> = {};
+  const errorsAfterFault: Record<string, number> = {};
+  let replicas: ReplicaAgreement | undefined;
+  const rf = scenario.cluster.replicationFactor;
+  const trials: Trial[] = [];
+  const rps: number[] = [];
+  const mbps: number[] = [];
+  const reqps: number[] = [];
+  const repFigures: NonNullable<CellResult['repetitions']> = [];
+  let ledgerSum = emptyLedger();
+  let timeseries: CellResult['timeseries'] = [];
+  let broker = summarizeBrokers([], []);
+  let accelerator: CellResult['accelerator'];
+  let interrupted = false;
+
+  for (let rep = 0; rep < w.repetitions; rep++) {
+    if (opts.signal.aborted) {
+      interrupted = true;
+      break;
+    }
+    const repDir = path.join(cellDir, `rep-${rep + 1}`);
+    const trialStartMs = Date.now();
+    const clock = new TrialClock();
+    let cluster: RunningCluster | null = null;
+    let sampler: ProbeSampler | null = null;
+    let loadPromise: Promise<ProduceResult> | null = null;
+    const stopForFault = new AbortController();
+    // Aborted at the fault's moment, just before delivery: later produce failures are its echo.
+    const faultMark = new AbortController();
+    let beforeFault: BrokerSummary | null = null;
+    try {
+      log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
+      cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
+      accelerator = cluster.accelerator;
+      clock.lapSplit(cluster.startSteps?.steps ?? {}, 'brokerStart');
+      Object.assign(clock.detail, cluster.startSteps?.detail);
+      const running = cluster;
+      const fault = scenario.faults[0];
+      if (fault) assertCanInject(scenario.faults, cluster, opts.target);
+      const client = driver.connect(cluster, { dataOnHost: caps.dataOnHost });
+      const leaders = new Map([...(await cluster.leaders(scenario.cluster.topic))].map(([p, b]) => [p, b.id]));
+      const ledger = new AckLedger({
+        recordsPerBatch: w.recordsPerBatch,
+        producerIdBase: (Date.now() % 1_000_000) * 1000,
+        partitions: [...leaders.keys()],
+      });
+      const factory = new BatchFactory({ recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch });
+      // A VM target probes inside the guest (its page cache is the one a power cut loses).
+      const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
+      sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
+      clock.lap('leaders');
+      const loadStartMs = Date.now();
+      loadPromise = client.produce({
+        leaders,
+        topic: scenario.cluster.topic,
+        acks: settings.acks,
+        timeoutMs: 30_000,
+        connections: w.connections,
+        pipelining: w.pipelining,
+        rate: w.rate,
+        warmupSec: w.warmupSec,
+        durationSec: w.durationSec,
+        ledger,
+        factory,
+        ...(cellProducer(w.producer, settings) ?? {}),
+        // A fault stops the load at the cut; Ctrl-C stops it too.
+        signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
+        faultSignal: faultMark.signal,
+        onSecond: (p) =>
+          log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
+      });
+      const driven = fault
+        ? await driveFault({
+            fault,
+            seed: trialSeed(opts.baseSeed ?? 0, index, rep),
+            cluster: cluster as FaultableCluster,
+            topic: scenario.cluster.topic,
+            ledger,
+            loadStartMs,
+            loadDone: loadPromise,
+            stopLoad: () => stopForFault.abort(),
+            signal: opts.signal,
+            // Broker counters restart at 0 with a restarted broker: read them before the cut.
+            beforeInject: async () => {
+              clock.lap('load');
+              try {
+                // Bounded: a stuck broker must not push the cut far past its moment.
+                beforeFault = { ...(await withinMs(brokerFigures(client, running, caps, log), 2000, 'broker figures')), takenAt: 'before-fault' };
+              } catch (err) {
+                log(`rep ${rep + 1}: no broker figures before the fault (${(err as Error).message}); they are read after recovery`);
+              } finally {
+                faultMark.abort();
+              }
+            },
+          })
+        : null;
+      const load = await loadPromise;
+      loadPromise = null;
+      const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
+      sampler = null;
+      if (driven?.fired) {
+        clock.lap('cut');
+        const killToExit = Object.values((driven.fired.cut as { killToExitMs?: Record<number, number> }).killToExitMs ?? {});
+        if (killToExit.length) clock.detail.killToExitMs = Math.max(...killToExit);
+      } else clock.lap('load');
+      if (series?.cost) log(`rep ${rep + 1}/${w.repetitions}: ${describeProbeCost(series.cost, series.intervalMs)}`);
+      interrupted ||= opts.signal.aborted;
+      merged.add(load.latencyUs);
+      if (mergedCorrected && load.correctedLatencyUs) mergedCorrected.add(load.correctedLatencyUs);
+      addCounts(errors, load.errors);
+      addCounts(errorsAfterFault, load.errorsAfterFault);
+      const deviceScope = caps.guestProbes ? `guest disk of broker ${probedBroker}` : "host disk under the data dirs: every broker's, and anything else on it";
+      rps.push(load.measuredRecords / load.measuredSec);
+      reqps.push(load.measuredRequests / load.measuredSec);
+      mbps.push(load.measuredBytes / load.measuredSec / 1e6);
+      const repLatency = summarizeLatency(load.latencyUs);
+      repFigures.push({ recordsPerSec: rps[rps.length - 1], mbPerSec: mbps[mbps.length - 1], p50Us: repLatency.p50, p99Us: repLatency.p99, p999Us: repLatency.p999 });
+      if (rep === 0) timeseries = mergeTimeseries(load.timeseries, series ? perSecond(series, load.measureStartMs) : []);
+
+      let trial: Trial;
+      if (driven?.fired && opts.signal.aborted) {
+        // Ctrl-C after the cut: recovering (a VM reboot) would keep the user waiting; the trial is dropped, not half-checked.
+        log(`rep ${rep + 1}: interrupted after the fault, before recovery: this trial is not checked`);
+        interrupted = true;
+        break;
+      } else if (driven?.fired) {
+        const fired = driven.fired;
+        const acks = ackFiguresAt(ledger, fired.cut.atMs);
+        log(
+          `rep ${rep + 1}: ${fired.plan.fault.kind} of broker ${fired.targets.join(', ')} at ${((fired.cut.atMs - loadStartMs) / 1000).toFixed(2)} s ` +
+            `(${fired.plan.whenText}${fired.plan.seed !== undefined ? `, seed ${fired.plan.seed}` : ''}), ${acks.ackedBeforeCut.toLocaleString('en-US')} records acknowledged; recovering`,
+        );
+        const { recovery, check } = await recoverAndCheck({
+          cluster: cluster as FaultableCluster,
+          client,
+          fired,
+          topic: scenario.cluster.topic,
+          ledger,
+          timeoutMs: caps.recoveryTimeoutMs,
+          clock,
+        });
+        const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
+        const figures = beforeFault ?? { ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' as const };
+        broker = withDeviceFlushes(figures, series, loadStartMs, fired.cut.atMs, deviceScope);
+        writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
+        trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
+        trial.errorsAfterFault = load.errorsAfterFault;
+        if (agreement) {
+          trial.replicas = agreement;
+          trial.ledger.replicasDiverged = agreement.diverged;
+        }
+      } else {
+        trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep });
+        if (driven && !opts.signal.aborted) {
+          trial.suspect = true;
+          trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${trial.ledger.acked.toLocaleString('en-US')} records acknowledged`;
+        }
+        broker = withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-load' }, series, loadStartMs, load.endMs, deviceScope);
+      }
+      trial.errors = load.errors;
+      trial.requests = requestCounts(ledger);
+      replicas = addReplicaAgreements(replicas, trial.replicas);
+      writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
+      clock.lap('check');
+      trial.cycleMs = Date.now() - trialStartMs;
+      trials.push(trial);
+      ledgerSum = addLedgers(ledgerSum, trial.ledger);
+      log(
+        `rep ${rep + 1}: ${Math.round(rps[rps.length - 1]).toLocaleString('en-US')} records/s, p99 ${summarizeLatency(load.latencyUs).p99} µs, ` +
+          `acked ${trial.ledger.acked.toLocaleString('en-US')}, lost ${trial.ledger.ackedLost.toLocaleString('en-US')}` +
+          (trial.fault ? faultLine(trial) : '') +
+          (trial.note ? ` [suspect: ${trial.note}]` : ''),
+      );
+      if (trial.replicas) log(`rep ${rep + 1}: ${replicaLine(trial.replicas)}`);
+    } catch (err) {
+      // Ctrl-C in the middle of a repetition: the finished ones stay in the cell.
+      if (!opts.signal.aborted || trials.length === 0) throw err;
+      log(`rep ${rep + 1}: interrupted (${(err as Error).message}); keeping ${trials.length} finished repetition(s)`);
+      interrupted = true;
+      break;
+    } finally {
+      if (loadPromise) {
+        stopForFault.abort();
+        await loadPromise.catch(() => undefined);
+      }
+      if (sampler) await sampler.stop().catch(() => undefined);
+      if (cluster) await cluster.stop();
+      if (!opts.keepData && cluster) for (const b of cluster.brokers) rmSync(b.dataDir, { recursive: true, force: true });
+    }
+    // The cycle includes stopping the cluster: that is what the next trial waits for.
+    const last = trials[trials.length - 1];
+    if (last && last.index === rep) {
+      clock.lap('stop');
+      last.timing = clock.finish();
+      last.cycleMs = last.timing.totalMs;
+    }
+  }
+  const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';
+  return {
+    id: cell.id,
+    params: cell.params,
+    status,
+    ...(interrupted ? { note: 'interrupted (Ctrl-C): figures cover the part that ran' } : {}),
+    throughput: { recordsPerSec: median(rps) ?? 0, mbPerSec: median(mbps) ?? 0, requestsPerSec: median(reqps) ?? 0 },
+    latencyUs: summarizeLatency(merged),
+    ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
+    errors,
+    ...(scenario.faults.length ? { errorsAfterFault } : {}),
+    ledger: ledgerSum,
+    ...(replicas ? { replicas } : {}),
+    broker,
+    histograms: { latencyUs: encodeHistogram(merged), ...(mergedCorrected ? { correctedLatencyUs: encodeHistogram(mergedCorrected) } : {}) },
+    repetitions: repFigures,
+    timeseries,
+    trials,
+    ...(accelerator ? { accelerator } : {}),
+  };
+}
+
+export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
+  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack') =>
+    a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
+  return {
+    acked: a.acked + b.acked,
+    ackedLost: a.ackedLost + b.ackedLost,
+    duplicates: a.duplicates + b.duplicates,
+    outOfOrder: a.outOfOrder + b.outOfOrder,
+    corrupt: a.corrupt + b.corrupt,
+    unackedPresent: (a.unackedPresent ?? 0) + (b.unackedPresent ?? 0),
+    lostOffsetsSample: [...(a.lostOffsetsSample ?? []), ...(b.lostOffsetsSample ?? [])].slice(0, 20),
+    ...sum('offsetChanged'),
+    ...sum('inconsistentOffsets'),
+    ...sum('replicasDisagree'),
+    ...sum('replicasDiverged'),
+    ...sum('hwWentBack'),
+  };
+}
+
+/** workload.producer with the cell's enable.idempotence / max.in.flight settings over it. */
+function cellProducer(base: KafkaProducerSettings | undefined, settings: ResolvedSettings): { producer: Record<string, unknown> } | undefined {
+  const v = settings.values;
+  const over: Record<string, unknown> = {};
+  if (typeof v['enable.idempotence'] === 'boolean') over['enable.idempotence'] = v['enable.idempotence'];
+  if (typeof v['max.in.flight'] === 'number') over['max.in.flight'] = v['max.in.flight'];
+  if (!base && Object.keys(over).length === 0) return undefined;
+  return { producer: { ...(base ?? {}), ...over } };
+}
