@@ -12,3 +12,4 @@ export {
   MIN_BATCH_LENGTH,
 } from './decode.ts';
 export { iterateBatches, scanValidPrefix, recordsOf, type ValidPrefix } from './scan.ts';
+export { readI64 } from './int64.ts';
