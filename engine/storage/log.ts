@@ -59,6 +59,7 @@ export class Log {
   private readonly verifyOptions: ValidateOptions;
   private readonly headerOptions: ValidateOptions;
   private readonly writeLatency = new LatencyRecorder();
+  private readonly rollLatency = new LatencyRecorder();
   private counters = { appends: 0, records: 0, bytes: 0, rolls: 0 };
 
   /** Creates dir if needed; runs recovery unless the clean-shutdown marker is present, and removes the marker. */
@@ -245,6 +246,7 @@ export class Log {
   private roll(): void {
     const old = this.active;
     const base = old.nextOffset;
+    const t0 = performance.now();
     let seg: LogSegment;
     try {
       old.seal();
@@ -263,6 +265,7 @@ export class Log {
     this.active = seg;
     this.counters.rolls++;
     this.flusher.flushSealedInBackground(old);
+    this.rollLatency.record(usSince(t0));
   }
 
   /** Flushes now (whatever the policy) and returns the time it took in µs. */
@@ -403,6 +406,7 @@ export class Log {
       logStartOffset: this.logStartOffset,
       logEndOffset: this.logEndOffset,
       recoveryPoint: f.recoveryPoint,
+      rollTimeUs: this.rollLatency.summary(),
       rollFlushes: f.counters.rollFlushes,
       rollFlushesPending: f.pendingRollFlushes,
       rollFlushTimeUs: f.rollFlushLatency.summary(),

@@ -63,6 +63,7 @@ describe('segment roll: the sealed segment is flushed in the background', () => 
     const after = log.stats();
     expect(after.rollFlushesPending).toBe(0);
     expect(after.rollFlushes).toBe(1);
+    expect(after.rollTimeUs.count).toBe(1);
     expect(after.indexSyncs).toBeGreaterThanOrEqual(st.indexSyncs + 2);
     expect(log.recoveryPoint).toBe(base);
     // The background flush includes waiting for this test's synchronous appends; printed, not judged.

@@ -105,6 +105,8 @@ export interface LogStats {
    * moves past a rolled segment when its flush has completed.
    */
   rollFlushes: number;
+  /** Time a roll held the caller (the event loop): sealing the old segment and creating the new one, no sync. */
+  rollTimeUs: LatencySummary;
   /** Roll flushes still running in the background. */
   rollFlushesPending: number;
   /** How long the background roll flushes took (the rolled segment's files and the directory synced). */
