@@ -2,7 +2,7 @@
 export * from './types.ts';
 export { CorruptBatchError } from './errors.ts';
 export { crc32c, crc32cImplementation, crc32cImplementations, describeCrc32c, type Crc32cFunction, type Crc32cImplementation } from './crc.ts';
-export { encodeBatch, stampBatch, COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
+export { encodeBatch, stampBatch, stampBatchFields, COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
 export {
   batchSizeAt,
   readBatchHeader,

@@ -9,7 +9,7 @@
 // not there. Reads keep working; a failed append's partial bytes are cut off first.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ATTRIBUTES_OFFSET, CRC_OFFSET, crc32c, LOG_APPEND_TIME_FLAG, stampBatch, type ValidateOptions } from '../records/index.ts';
+import { ATTRIBUTES_OFFSET, CRC_OFFSET, crc32c, LOG_APPEND_TIME_FLAG, MAGIC_V2, stampBatchFields, type BatchHeader, type ValidateOptions } from '../records/index.ts';
 import { WINDOW_BYTES } from './batch-walker.ts';
 import { StorageError } from './errors.ts';
 import { resolveLogConfig } from './config.ts';
@@ -90,8 +90,10 @@ export class Log {
     this.recovery = report;
     this.segments = segments;
     this.now = now;
-    this.verifyOptions = { maxBatchBytes: config.maxBatchBytes, checkRecords: true };
-    this.headerOptions = { maxBatchBytes: config.maxBatchBytes };
+    // One header object per log, filled by every append's validation (nothing keeps it).
+    const into: BatchHeader = { baseOffset: 0, length: 0, partitionLeaderEpoch: 0, magic: MAGIC_V2, crc: 0, attributes: 0, lastOffsetDelta: 0, firstTimestamp: 0, maxTimestamp: 0, producerId: 0, producerEpoch: 0, baseSequence: 0, recordCount: 0 };
+    this.verifyOptions = { maxBatchBytes: config.maxBatchBytes, checkRecords: true, into };
+    this.headerOptions = { maxBatchBytes: config.maxBatchBytes, into };
     this.active = segments[segments.length - 1];
     // Once per log: the largest batch plus the partial block before it, rounded to whole blocks.
     this.staging = config.io === 'direct' ? allocAligned(config.maxBatchBytes + 2 * DIRECT_ALIGNMENT) : null;
@@ -188,9 +190,7 @@ export class Log {
       batch.writeUInt32BE(crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
     }
     if (this.shouldRoll(size, lastOffset, nowMs)) this.roll();
-    if (assign || opts.leaderEpoch !== undefined) {
-      stampBatch(batch, 0, { baseOffset: assign ? baseOffset : undefined, partitionLeaderEpoch: opts.leaderEpoch });
-    }
+    if (assign || opts.leaderEpoch !== undefined) stampBatchFields(batch, 0, assign ? baseOffset : undefined, opts.leaderEpoch);
     const seg = this.active;
     const t0 = performance.now();
     let position: number;
