@@ -26,6 +26,30 @@ export function fsyncDir(dir: string): void {
 }
 
 /**
+ * fsync (or fdatasync) of `file` in libuv's thread pool, through a descriptor of its own
+ * (fsync works on the inode: it makes durable what any descriptor wrote). The caller's
+ * descriptors may be closed meanwhile. Rejects with the errno error of open/fsync.
+ */
+export async function syncFileAsync(file: string, dataOnly: boolean): Promise<void> {
+  const fh = await fs.promises.open(file, fs.constants.O_RDONLY);
+  try {
+    await (dataOnly ? fh.datasync() : fh.sync());
+  } finally {
+    await fh.close();
+  }
+}
+
+/** fsyncDir in libuv's thread pool, off the event loop. */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  const fh = await fs.promises.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
  * Replaces `file` with `data` atomically and durably (tmp + fsync + rename + fsync(dir)).
  * A failure removes the temporary file and throws an Error naming `file`.
  */

@@ -88,27 +88,41 @@ function i64At(buf: Buffer, pos: number, base: number, at: number, name: string)
   return v;
 }
 
-function parseHeader(buf: Buffer, pos: number, base: number, length: number): BatchHeader {
+function parseHeader(buf: Buffer, pos: number, base: number, length: number, into: BatchHeader | undefined): BatchHeader {
   const baseOffset = i64At(buf, pos, base, 0, 'baseOffset');
   const lastOffsetDelta = buf.readInt32BE(pos + 23);
   if (!Number.isSafeInteger(baseOffset + lastOffsetDelta)) {
     throw corrupt('value-out-of-range', `last offset ${baseOffset} + ${lastOffsetDelta} is not a safe JS integer`, buf, pos, base, pos + 23);
   }
-  return {
-    baseOffset,
-    length,
-    partitionLeaderEpoch: buf.readInt32BE(pos + 12),
+  const h: BatchHeader = into ?? {
+    baseOffset: 0,
+    length: 0,
+    partitionLeaderEpoch: 0,
     magic: MAGIC_V2,
-    crc: buf.readUInt32BE(pos + CRC_OFFSET),
-    attributes: buf.readInt16BE(pos + ATTRIBUTES_OFFSET),
-    lastOffsetDelta,
-    firstTimestamp: i64At(buf, pos, base, 27, 'firstTimestamp'),
-    maxTimestamp: i64At(buf, pos, base, 35, 'maxTimestamp'),
-    producerId: i64At(buf, pos, base, 43, 'producerId'),
-    producerEpoch: buf.readInt16BE(pos + 51),
-    baseSequence: buf.readInt32BE(pos + 53),
-    recordCount: buf.readInt32BE(pos + RECORD_COUNT_OFFSET),
+    crc: 0,
+    attributes: 0,
+    lastOffsetDelta: 0,
+    firstTimestamp: 0,
+    maxTimestamp: 0,
+    producerId: 0,
+    producerEpoch: 0,
+    baseSequence: 0,
+    recordCount: 0,
   };
+  h.baseOffset = baseOffset;
+  h.length = length;
+  h.partitionLeaderEpoch = buf.readInt32BE(pos + 12);
+  h.magic = MAGIC_V2;
+  h.crc = buf.readUInt32BE(pos + CRC_OFFSET);
+  h.attributes = buf.readInt16BE(pos + ATTRIBUTES_OFFSET);
+  h.lastOffsetDelta = lastOffsetDelta;
+  h.firstTimestamp = i64At(buf, pos, base, 27, 'firstTimestamp');
+  h.maxTimestamp = i64At(buf, pos, base, 35, 'maxTimestamp');
+  h.producerId = i64At(buf, pos, base, 43, 'producerId');
+  h.producerEpoch = buf.readInt16BE(pos + 51);
+  h.baseSequence = buf.readInt32BE(pos + 53);
+  h.recordCount = buf.readInt32BE(pos + RECORD_COUNT_OFFSET);
+  return h;
 }
 
 /** Reads the 61-byte header; checks length range and magic, not the CRC. */
@@ -119,7 +133,7 @@ export function readBatchHeader(buf: Buffer, pos = 0, opts?: ValidateOptions): B
   if (buf.length - pos < BATCH_HEADER_BYTES) {
     throw corrupt('short', `need ${BATCH_HEADER_BYTES} header bytes, ${buf.length - pos} present`, buf, pos, base);
   }
-  return parseHeader(buf, pos, base, length);
+  return parseHeader(buf, pos, base, length, opts?.into);
 }
 
 function validate(buf: Buffer, pos: number, opts: ValidateOptions | undefined, fn: string): BatchHeader {
@@ -135,7 +149,7 @@ function validate(buf: Buffer, pos: number, opts: ValidateOptions | undefined, f
   if (stored !== computed) {
     throw corrupt('crc-mismatch', `stored ${hex32(stored)}, computed ${hex32(computed)}`, buf, pos, base);
   }
-  const header = parseHeader(buf, pos, base, length);
+  const header = parseHeader(buf, pos, base, length, opts?.into);
   if ((header.attributes & COMPRESSION_MASK) !== 0) {
     throw corrupt(
       'unsupported-compression',

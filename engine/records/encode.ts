@@ -170,17 +170,22 @@ export function stampBatch(
   pos: number,
   fields: { baseOffset?: number; partitionLeaderEpoch?: number },
 ): void {
+  stampBatchFields(buf, pos, fields.baseOffset, fields.partitionLeaderEpoch);
+}
+
+/** stampBatch with the fields as arguments (the append path: no object per append). */
+export function stampBatchFields(buf: Buffer, pos: number, baseOffset: number | undefined, partitionLeaderEpoch: number | undefined): void {
   if (!Number.isInteger(pos) || pos < 0 || buf.length - pos < CRC_OFFSET) {
     throw new RangeError(`stampBatch: no batch header at position ${pos} of a ${buf.length}-byte buffer`);
   }
-  if (fields.baseOffset !== undefined) {
-    if (!Number.isSafeInteger(fields.baseOffset)) {
-      throw new RangeError(`stampBatch: baseOffset must be a safe integer, got ${fields.baseOffset}`);
+  if (baseOffset !== undefined) {
+    if (!Number.isSafeInteger(baseOffset)) {
+      throw new RangeError(`stampBatch: baseOffset must be a safe integer, got ${baseOffset}`);
     }
-    writeI64(buf, pos, fields.baseOffset);
+    writeI64(buf, pos, baseOffset);
   }
-  if (fields.partitionLeaderEpoch !== undefined) {
-    const e = fields.partitionLeaderEpoch;
+  if (partitionLeaderEpoch !== undefined) {
+    const e = partitionLeaderEpoch;
     if (!Number.isInteger(e) || e < -0x80000000 || e > INT32_MAX) {
       throw new RangeError(`stampBatch: partitionLeaderEpoch must be an int32, got ${e}`);
     }

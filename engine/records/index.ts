@@ -2,7 +2,7 @@
 export * from './types.ts';
 export { CorruptBatchError } from './errors.ts';
 export { crc32c, crc32cImplementation, crc32cImplementations, describeCrc32c, type Crc32cFunction, type Crc32cImplementation } from './crc.ts';
-export { encodeBatch, stampBatch, COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
+export { encodeBatch, stampBatch, stampBatchFields, COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
 export {
   batchSizeAt,
   readBatchHeader,
@@ -12,3 +12,4 @@ export {
   MIN_BATCH_LENGTH,
 } from './decode.ts';
 export { iterateBatches, scanValidPrefix, recordsOf, type ValidPrefix } from './scan.ts';
+export { readI64 } from './int64.ts';

@@ -85,4 +85,10 @@ export interface ValidateOptions {
    * without this option.
    */
   checkRecords?: boolean;
+  /**
+   * readBatchHeader / validateBatch fill this object and return it instead of allocating a
+   * header (the append path reuses one per log: ~200 bytes and a young-generation GC less
+   * often per append). The caller must not keep it across calls.
+   */
+  into?: BatchHeader;
 }

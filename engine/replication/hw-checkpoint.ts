@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseCheckpoint, parseIntField, readFileIfExists, writeCheckpointFile } from './checkpoint-file.ts';
+import { fsyncDirAsync } from '../common/atomic-file.ts';
 
 export const HIGH_WATERMARK_CHECKPOINT_FILE = 'high-watermark-checkpoint';
 
@@ -80,12 +81,7 @@ export class HighWatermarkCheckpoint {
       fs.renameSync(tmp, this.file);
       this.lastWritten = hw;
       // The rename is durable once the directory is: its fsync runs in the pool too.
-      const dir = await fs.promises.open(path.dirname(this.file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
-      try {
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
+      await fsyncDirAsync(path.dirname(this.file));
       return true;
     } catch (err) {
       fs.rmSync(tmp, { force: true });

@@ -56,7 +56,7 @@ export interface FollowerMetrics {
 }
 
 /** The partition's state and counters, with its log's append and flush figures. */
-export interface PartitionMetrics extends Pick<LogStats, 'appends' | 'records' | 'bytes' | 'flushes' | 'flushTimeUs' | 'writeTimeUs' | 'rolls' | 'segments'> {
+export interface PartitionMetrics extends Pick<LogStats, 'appends' | 'records' | 'bytes' | 'flushes' | 'flushTimeUs' | 'writeTimeUs' | 'rolls' | 'rollTimeUs' | 'segments'> {
   topic: string;
   partition: number;
   role: PartitionRole;

@@ -381,6 +381,7 @@ export class Partition {
       // where the data dir is inside a VM.
       segments: s.segments,
       rolls: s.rolls,
+      rollTimeUs: s.rollTimeUs,
       followers: this.state.followerMetrics(),
       ...this.state.counters,
       ...this.counters,

@@ -14,6 +14,7 @@ interface LeaderPartitionView {
   leo: number;
   purgatorySize: number;
   rolls: number;
+  rollTimeUs: { max: number };
   flushes: number;
   flushTimeUs: { max: number };
   followers: Array<{ id: number; leo: number; inIsr: boolean }>;
@@ -29,6 +30,8 @@ export interface LeaderSnapshot {
   leo: number;
   hw: number;
   rolls: number;
+  /** The longest a roll held the leader's event loop so far (sealing and creating, no sync), µs. */
+  rollMaxUs: number;
   flushes: number;
   followerLeos: number[];
 }
@@ -43,7 +46,7 @@ async function partitionOf(url: string, topic: string, partition: number, resetE
 /** The leader's figures now; `resetEventLoop` starts a new event-loop delay window. */
 export async function leaderSnapshot(url: string, topic: string, partition: number, resetEventLoop = false): Promise<LeaderSnapshot> {
   const { m, p } = await partitionOf(url, topic, partition, resetEventLoop);
-  return { eventLoopDelay: m.eventLoopDelay, leo: p.leo, hw: p.hw, rolls: p.rolls, flushes: p.flushes, followerLeos: p.followers.map((f) => f.leo) };
+  return { eventLoopDelay: m.eventLoopDelay, leo: p.leo, hw: p.hw, rolls: p.rolls, rollMaxUs: p.rollTimeUs.max, flushes: p.flushes, followerLeos: p.followers.map((f) => f.leo) };
 }
 
 /**

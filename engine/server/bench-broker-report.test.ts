@@ -24,7 +24,7 @@ function row(over: Partial<Row> & Pick<Row, 'name' | 'target'>): Row {
 describe('bench-broker goals and rows', () => {
   it('judges acks=1 RF 1 against 0.5 x the null server and p99.9 <= 5 x p99 per broker row, naming the leader stalls', () => {
     const nullRow = row({ name: 'null server', target: 'null', reqPerSec: 10_000 });
-    const a1 = row({ name: 'broker RF 1 acks=1', target: 'broker', rf: 1, acks: '1', reqPerSec: 5_000, leader: { eventLoopMaxUs: 614_000, eventLoopP99Us: 9000, rolls: 1, flushes: 0 } });
+    const a1 = row({ name: 'broker RF 1 acks=1', target: 'broker', rf: 1, acks: '1', reqPerSec: 5_000, leader: { eventLoopMaxUs: 614_000, eventLoopP99Us: 9000, rolls: 1, rollMaxUs: 2_400, flushes: 0 } });
     const stalled = row({ name: 'broker RF 3 acks=all', target: 'broker', rf: 3, acks: 'all', latencyUs: { ...a1.latencyUs, p99: 10_000, p999: 1_030_000 } });
     const g = goals([nullRow, a1, stalled], nullRow.reqPerSec);
     expect(g.map((x) => [x.what, x.pass])).toEqual([
@@ -33,19 +33,19 @@ describe('bench-broker goals and rows', () => {
       ['broker RF 3 acks=all p99.9 / p99', false],
     ]);
     expect(g[0].figure).toBe('0.5 (5,000 / 10,000)');
-    expect(g[1].figure).toBe('2 (8,000 / 4,000 µs; leader event-loop delay max 614 ms, 1 segment roll(s))');
+    expect(g[1].figure).toBe('2 (8,000 / 4,000 µs; leader event-loop delay max 614 ms, 1 segment roll(s) (longest on the loop 2 ms))');
     expect(g[2].figure).toBe('103 (1,030,000 / 10,000 µs)');
     expect(goals([nullRow, { ...a1, reqPerSec: 4_999 }], nullRow.reqPerSec)[0].pass).toBe(false);
     expect(machineTailLine(nullRow)).toMatch(/^null server p99.9 \/ p99 in this run: 2 \(8,000 \/ 4,000 µs\)/);
   });
 
   it('a median row keeps the worst leader stall and the sum of rolls over its runs', () => {
-    const a = row({ name: 'x', target: 'broker', reqPerSec: 100, settleMs: 5, leader: { eventLoopMaxUs: 1000, eventLoopP99Us: 10, rolls: 0, flushes: 1 } });
-    const b = row({ name: 'x', target: 'broker', reqPerSec: 300, settleMs: 50, leader: { eventLoopMaxUs: 90_000, eventLoopP99Us: 30, rolls: 1, flushes: 2 } });
+    const a = row({ name: 'x', target: 'broker', reqPerSec: 100, settleMs: 5, leader: { eventLoopMaxUs: 1000, eventLoopP99Us: 10, rolls: 0, rollMaxUs: 0, flushes: 1 } });
+    const b = row({ name: 'x', target: 'broker', reqPerSec: 300, settleMs: 50, leader: { eventLoopMaxUs: 90_000, eventLoopP99Us: 30, rolls: 1, rollMaxUs: 1_500, flushes: 2 } });
     const m = medianRow('x', [a, b]);
     expect(m.name).toBe('x (median of 2)');
     expect(m.reqPerSec).toBe(200);
-    expect(m.leader).toEqual({ eventLoopMaxUs: 90_000, eventLoopP99Us: 20, rolls: 1, flushes: 3 });
+    expect(m.leader).toEqual({ eventLoopMaxUs: 90_000, eventLoopP99Us: 20, rolls: 1, rollMaxUs: 1_500, flushes: 3 });
     expect(m.settleMs).toBe(50);
     expect(medianRow('n', [row({ name: 'n', target: 'null' })]).leader).toBeUndefined();
   });

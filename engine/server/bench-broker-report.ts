@@ -29,7 +29,7 @@ export interface Row {
   /** Broker runs: ms spent waiting for the previous run's backlog to replicate before this one. */
   settleMs?: number;
   /** Broker runs: the leader during the measured part (event-loop delay, segment rolls, flushes). */
-  leader?: { eventLoopMaxUs: number; eventLoopP99Us: number; rolls: number; flushes: number };
+  leader?: { eventLoopMaxUs: number; eventLoopP99Us: number; rolls: number; rollMaxUs: number; flushes: number };
 }
 
 
@@ -56,7 +56,9 @@ export function goals(rows: Row[], nullReq: number): Goal[] {
     const ratio = Math.round((r.latencyUs.p999 / Math.max(1, r.latencyUs.p99)) * 100) / 100;
     // What the leader saw over the row's runs: a stall with no segment roll is the process not
     // getting a core (compare the null server's own ratio) or a pause inside it.
-    const seen = r.leader ? `; leader event-loop delay max ${fmt(Math.round(r.leader.eventLoopMaxUs / 1000))} ms, ${r.leader.rolls} segment roll(s)` : '';
+    const l = r.leader;
+    const rolls = l ? `${l.rolls} segment roll(s)${l.rolls > 0 ? ` (longest on the loop ${fmt(Math.round(l.rollMaxUs / 1000))} ms)` : ''}` : '';
+    const seen = l ? `; leader event-loop delay max ${fmt(Math.round(l.eventLoopMaxUs / 1000))} ms, ${rolls}` : '';
     out.push({ what: `${r.name} p99.9 / p99`, figure: `${ratio} (${fmt(r.latencyUs.p999)} / ${fmt(r.latencyUs.p99)} µs${seen})`, goal: `<= ${TAIL_GOAL}`, pass: r.latencyUs.p999 <= TAIL_GOAL * r.latencyUs.p99 });
   }
   return out;
@@ -104,6 +106,7 @@ export function medianRow(name: string, rs: Row[]): Row {
             eventLoopMaxUs: Math.max(...rs.map((r) => r.leader!.eventLoopMaxUs)),
             eventLoopP99Us: pick((r) => r.leader!.eventLoopP99Us),
             rolls: rs.reduce((s, r) => s + r.leader!.rolls, 0),
+            rollMaxUs: Math.max(...rs.map((r) => r.leader!.rollMaxUs)),
             flushes: rs.reduce((s, r) => s + r.leader!.flushes, 0),
           },
         }
@@ -116,7 +119,7 @@ export function runLine(r: Row): string {
   const l = r.latencyUs;
   let line = `${fmt(r.reqPerSec)} req/s, p50 ${fmt(l.p50)} µs, p99 ${fmt(l.p99)} µs, p99.9 ${fmt(l.p999)} µs, max ${fmt(l.max)} µs, load ${r.loadAvg1}`;
   if (r.slow && r.slow.count > 0) line += `; ${r.slow.count} answers > 5 x p99, finished ${r.slow.firstAtMs}..${r.slow.lastAtMs} ms into the run (worst ${fmt(r.slow.worstUs)} µs at ${r.slow.worstAtMs} ms)`;
-  if (r.leader) line += `; leader: event-loop delay max ${fmt(r.leader.eventLoopMaxUs)} µs, ${r.leader.rolls} segment roll(s), ${r.leader.flushes} flush(es); waited ${fmt(r.settleMs ?? 0)} ms for replication before`;
+  if (r.leader) line += `; leader: event-loop delay max ${fmt(r.leader.eventLoopMaxUs)} µs, ${r.leader.rolls} segment roll(s)${r.leader.rolls > 0 ? ` (longest on the loop ${fmt(r.leader.rollMaxUs)} µs, flushed in the background)` : ''}, ${r.leader.flushes} flush(es); waited ${fmt(r.settleMs ?? 0)} ms for replication before`;
   return line;
 }
 

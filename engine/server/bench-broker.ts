@@ -101,6 +101,7 @@ async function load(name: string, target: Row['target'], rf: number | null, acks
       eventLoopMaxUs: after.eventLoopDelay.maxUs,
       eventLoopP99Us: after.eventLoopDelay.p99Us,
       rolls: after.rolls - before.rolls,
+      rollMaxUs: after.rollMaxUs,
       flushes: after.flushes - before.flushes,
     };
   }

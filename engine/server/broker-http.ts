@@ -3,7 +3,7 @@
 // without parsing; everything that can be rejected is rejected before the body is read.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isUtf8 } from 'node:buffer';
-import { encodeBatch, recordsOf, type RecordHeader, type RecordInput } from '../records/index.ts';
+import { encodeBatch, readI64, recordsOf, type RecordHeader, type RecordInput } from '../records/index.ts';
 import { type Acks, type Partition, BrokerError } from '../replication/index.ts';
 import type { BrokerHost } from './broker-host.ts';
 import { readConsumerChunks } from './fetch-read.ts';
@@ -191,11 +191,11 @@ async function produce(broker: BrokerHost, req: IncomingMessage, res: ServerResp
     const e = toBrokerError(err);
     if (batch.length < 61) throw e;
     // A copy: one error instance may fail several parked requests at once.
-    throw new BrokerError(e.code, e.message, { ...e.details, producerId: Number(batch.readBigInt64BE(43)), baseSequence: batch.readInt32BE(53) });
+    throw new BrokerError(e.code, e.message, { ...e.details, producerId: readI64(batch, 43), baseSequence: batch.readInt32BE(53) });
   }
   // producerId/baseSequence echo the batch's identity so a pipelining client (the harness's
   // ack ledger) can tell which request an answer belongs to.
-  sendProduceAnswer(res, r.baseOffset, r.lastOffset, r.logAppendTimeMs, r.hw, Number(batch.readBigInt64BE(43)), batch.readInt32BE(53));
+  sendProduceAnswer(res, r.baseOffset, r.lastOffset, r.logAppendTimeMs, r.hw, readI64(batch, 43), batch.readInt32BE(53));
 }
 
 /**

@@ -65,7 +65,7 @@ function fillUntilFull(io: IoMode, dir: string): { acked: AppendResult[]; batche
 
 describe('disk full (ENOSPC)', () => {
   for (const io of ['buffered', 'direct'] as const) {
-    it(`io=${io}: the append fails with a clear error, nothing acknowledged is damaged, the log reopens intact`, (ctx) => {
+    it(`io=${io}: the append fails with a clear error, nothing acknowledged is damaged, the log reopens intact`, async (ctx) => {
       if (mnt === null) missingRequirement(ctx, mountFailure ?? 'a loop-mounted ext4 filesystem');
       const filler = path.join(mnt, 'filler');
       fs.writeFileSync(filler, Buffer.alloc(256 * 1024, 1));
@@ -81,8 +81,11 @@ describe('disk full (ENOSPC)', () => {
       expect(again.recovery.bytesTruncated).toBe(0);
       expect(again.logEndOffset).toBe(acked[acked.length - 1].lastOffset + 1);
       expect(again.read(0, 1 << 30).data.equals(Buffer.concat(batches))).toBe(true);
+      // segment.ms counts from the first batch's timestamp (2023) after a reopen: this append rolls.
       again.append(makeBatch(1000, { valueBytes: 100 }));
       again.close();
+      // The roll's background flush holds descriptors until it finishes: wait before removing and unmounting.
+      await again.rollFlushesSettled();
       fs.rmSync(dir, { recursive: true });
     });
   }

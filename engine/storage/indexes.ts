@@ -31,6 +31,8 @@ abstract class IndexFile {
   private preallocated = false;
   private fd: number | null = null;
   private unsynced = false;
+  /** Bumped by every change to the file (write, cut, extension): what a sync through another descriptor covered. */
+  private fileWrites = 0;
 
   constructor(path: string, entrySize: number, maxIndexBytes: number) {
     this.path = path;
@@ -102,12 +104,14 @@ abstract class IndexFile {
       if (this.preallocated) fs.ftruncateSync(fd, this.fullBytes());
       this.fileTooLong = false;
       this.unsynced = true;
+      this.fileWrites++;
     }
     let from = this.fileEntries * this.entrySize;
     const to = this.entries * this.entrySize;
     while (from < to) from += fs.writeSync(fd, this.buf, from, to - from, from);
     this.fileEntries = this.entries;
     this.unsynced = true;
+    this.fileWrites++;
   }
 
   /** Makes the file durable (after persist); no call when nothing changed since the last sync. Returns whether it synced. */
@@ -119,6 +123,19 @@ abstract class IndexFile {
     else fs.fdatasyncSync(fd);
     this.unsynced = false;
     return true;
+  }
+
+  /** Changes made to the file so far; pass it to markSynced after syncing the file through another descriptor. */
+  get writes(): number {
+    return this.fileWrites;
+  }
+
+  /**
+   * A sync of the file through another descriptor (the background roll flush) started when
+   * `writes` was `at`: the file is durable unless it changed since or entries are still unwritten.
+   */
+  markSynced(at: number): void {
+    if (at === this.fileWrites && !this.pending) this.unsynced = false;
   }
 
   private fullBytes(): number {
@@ -133,6 +150,7 @@ abstract class IndexFile {
       fs.ftruncateSync(fd, this.fullBytes());
       this.preallocated = true;
       this.unsynced = true;
+      this.fileWrites++;
     }
   }
 
@@ -143,6 +161,7 @@ abstract class IndexFile {
       fs.ftruncateSync(this.openFd(), this.entries * this.entrySize);
       this.preallocated = false;
       this.unsynced = true;
+      this.fileWrites++;
     }
   }
 

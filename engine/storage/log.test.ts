@@ -106,7 +106,7 @@ describe('Log append and read', () => {
 });
 
 describe('Log segment rolls', () => {
-  it('rolls when the next batch would pass segment.bytes', () => {
+  it('rolls when the next batch would pass segment.bytes', async () => {
     const log = Log.open(tmpDir(), { segmentBytes: 1000 });
     const results = fill(log, 10, { valueBytes: () => 300, records: () => 1 });
     const size = results[0].bytes;
@@ -117,6 +117,8 @@ describe('Log segment rolls', () => {
     expect(infos.map((s) => s.baseOffset)).toEqual(infos.map((_, i) => i * perSegment));
     expect(path.basename(infos[1].logPath)).toBe(`${String(perSegment).padStart(20, '0')}.log`);
     expect(log.stats().rolls).toBe(infos.length - 1);
+    // The rolled segments are flushed in the background (roll.test.ts).
+    await log.rollFlushesSettled();
     expect(log.stats().rollFlushes).toBe(infos.length - 1);
     // No sparse entry fits in a segment this small, but the roll writes the segment's max timestamp.
     for (const s of infos.slice(0, -1)) {
@@ -322,13 +324,17 @@ describe('Flush policies and stats', () => {
 });
 
 describe('crash without close', () => {
-  it('a killed process leaves page-cache data that recovery validates from the checkpointed recovery point', () => {
+  it('a killed process leaves page-cache data that recovery validates from the checkpointed recovery point', async () => {
     const dir = tmpDir();
     let now = 0;
     const cfg = { flush: { kind: 'messages', every: 10 } as const, segmentBytes: 3000 };
     const log = Log.open(dir, cfg, { now: () => now });
     for (let i = 0; i < 60; i++) {
-      if (i === 30) now += 1000; // lets one checkpoint through
+      if (i === 30) {
+        // Lets one checkpoint through, once the rolls so far have been flushed in the background.
+        await log.rollFlushesSettled();
+        now += 1000;
+      }
       log.append(makeBatch(i, { records: 2 }));
     }
     const st = log.stats();
@@ -389,18 +395,19 @@ describe('index files are synced with the checkpoint, not at each flush', () => 
     return dumpLog(dir).segments.map((s) => ({ index: s.index.entries, timeIndex: s.timeIndex.entries }));
   }
 
-  it('a per-batch flush syncs the .log only; a crash before the checkpoint leaves a stale active index that recovery rebuilds', () => {
+  it('a per-batch flush syncs the .log only; a crash before the checkpoint leaves a stale active index that recovery rebuilds', async () => {
     const dir = tmpDir();
     const now = 0; // the clock never moves: no checkpoint after open
     const log = Log.open(dir, cfg, { now: () => now });
     const atOpen = log.stats().indexSyncs; // the checkpoint written by open
     const results: AppendResult[] = [];
     for (let i = 0; i < 80; i++) results.push(log.append(batchOf(i)));
+    await log.rollFlushesSettled();
     const st = log.stats();
     expect(st.flushes).toBe(80);
     expect(st.rolls).toBeGreaterThan(2);
     expect(st.checkpointedRecoveryPoint).toBe(0);
-    // Rolls sync the sealed segments' indexes (2 files each); flushes sync none.
+    // Rolls sync the sealed segments' indexes (2 files each, in the background); flushes sync none.
     expect(st.indexSyncs - atOpen).toBe(2 * st.rolls);
     const infos = log.segmentInfos();
     const active = infos.at(-1)!;
@@ -430,11 +437,12 @@ describe('index files are synced with the checkpoint, not at each flush', () => 
     expect(dumpLog(dir).segments.map((s) => ({ index: s.index.entries, timeIndex: s.timeIndex.entries }))).toEqual(referenceIndexes(80));
   });
 
-  it('the checkpoint writes and syncs the index entries it covers first; a crash after it trusts the sealed segments\' index files', () => {
+  it('the checkpoint writes and syncs the index entries it covers first; a crash after it trusts the sealed segments\' index files', async () => {
     const dir = tmpDir();
     let now = 0;
     const log = Log.open(dir, cfg, { now: () => now });
     for (let i = 0; i < 60; i++) log.append(batchOf(i));
+    await log.rollFlushesSettled();
     const before = log.stats();
     now += 1000;
     log.append(batchOf(60));

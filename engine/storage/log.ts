@@ -1,6 +1,7 @@
-// A partition's log: segments by base offset, the append path the broker calls, reads by
-// offset and timestamp, flush policies, the recovery-point checkpoint and the clean-shutdown
-// marker.
+// A partition's log (Kafka's UnifiedLog/LocalLog): segments by base offset, the append path the
+// broker calls, rolls, truncation and close. Reads are in log-read.ts; flushes, the recovery
+// point and its checkpoint, and the background flush of a rolled segment in log-flush.ts;
+// opening a directory (LogLoader) in load.ts.
 //
 // After a failed write, flush or checkpoint the log refuses appends (StorageError 'offline')
 // until it is reopened, as Kafka takes the log directory offline: after a failed fsync the
@@ -8,32 +9,20 @@
 // not there. Reads keep working; a failed append's partial bytes are cut off first.
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  ATTRIBUTES_OFFSET,
-  CorruptBatchError,
-  CRC_OFFSET,
-  crc32c,
-  decodeBatch,
-  LOG_APPEND_TIME_FLAG,
-  LOG_OVERHEAD,
-  readBatchHeader,
-  stampBatch,
-  validateBatch,
-  type ValidateOptions,
-} from '../records/index.ts';
-import { readFully, WINDOW_BYTES } from './batch-walker.ts';
+import { ATTRIBUTES_OFFSET, CRC_OFFSET, crc32c, LOG_APPEND_TIME_FLAG, MAGIC_V2, stampBatchFields, type BatchHeader, type ValidateOptions } from '../records/index.ts';
+import { WINDOW_BYTES } from './batch-walker.ts';
 import { StorageError } from './errors.ts';
 import { resolveLogConfig } from './config.ts';
 import { allocAligned, checkDirectIoDir, DIRECT_ALIGNMENT, type AlignedBuffer } from './direct-io.ts';
 import { fsyncDir } from '../common/atomic-file.ts';
-import { removeCleanMarker, writeCheckpoint, writeCleanMarker } from './files.ts';
+import { removeCleanMarker, writeCleanMarker } from './files.ts';
 import { LatencyRecorder, usSince } from '../common/latency.ts';
 import { loadSegments, type Loaded, type LoadOptions } from './load.ts';
+import { errText, LogFlusher } from './log-flush.ts';
+import { checkBatch } from './log-validator.ts';
+import { offsetForTimestamp, readBatches, segmentIndexFor, type ReadContext } from './log-read.ts';
 import { LogSegment } from './segment.ts';
 import type { AppendOptions, AppendResult, LogConfig, LogStats, ReadResult, RecoveryReport } from './types.ts';
-
-/** Kafka writes the recovery-point checkpoint from a periodic task; at most this often here. */
-const CHECKPOINT_INTERVAL_MS = 1000;
 
 const NO_APPEND_OPTIONS: AppendOptions = Object.freeze({});
 
@@ -53,15 +42,6 @@ export interface SegmentInfo {
   timeIndexEntries: number;
 }
 
-function errText(e: unknown): string {
-  const err = e as NodeJS.ErrnoException;
-  const msg = String(err?.message ?? e);
-  return err?.code && !msg.startsWith(err.code) ? `${err.code}: ${msg}` : msg;
-}
-
-/** log.fsync.error=retry: attempts of one flush before the log goes offline anyway. */
-const FSYNC_RETRY_ATTEMPTS = 3;
-
 export class Log {
   readonly dir: string;
   readonly config: LogConfig;
@@ -71,19 +51,16 @@ export class Log {
   private readonly staging: AlignedBuffer | null;
   private readonly window = Buffer.allocUnsafe(WINDOW_BYTES);
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private failure: string | null = null;
-  private _recoveryPoint: number;
-  private checkpointed: number;
-  private lastCheckpointMs: number;
+  private readonly flusher: LogFlusher;
+  private readonly readContext: ReadContext;
   /** Made once: append runs per batch and must not allocate what it can reuse. */
   private readonly verifyOptions: ValidateOptions;
   private readonly headerOptions: ValidateOptions;
   private readonly writeLatency = new LatencyRecorder();
-  private readonly flushLatency = new LatencyRecorder();
-  private counters = { appends: 0, records: 0, bytes: 0, flushes: 0, rollFlushes: 0, rolls: 0, checkpoints: 0, indexSyncs: 0, fsyncRetries: 0 };
-  private lastFsyncError: string | null = null;
+  private readonly rollLatency = new LatencyRecorder();
+  private counters = { appends: 0, records: 0, bytes: 0, rolls: 0 };
 
   /** Creates dir if needed; runs recovery unless the clean-shutdown marker is present, and removes the marker. */
   static open(dir: string, config: Partial<LogConfig> = {}, opts: LogOpenOptions = {}): Log {
@@ -113,28 +90,39 @@ export class Log {
     this.recovery = report;
     this.segments = segments;
     this.now = now;
-    this.verifyOptions = { maxBatchBytes: config.maxBatchBytes, checkRecords: true };
-    this.headerOptions = { maxBatchBytes: config.maxBatchBytes };
+    // One header object per log, filled by every append's validation (nothing keeps it).
+    const into: BatchHeader = { baseOffset: 0, length: 0, partitionLeaderEpoch: 0, magic: MAGIC_V2, crc: 0, attributes: 0, lastOffsetDelta: 0, firstTimestamp: 0, maxTimestamp: 0, producerId: 0, producerEpoch: 0, baseSequence: 0, recordCount: 0 };
+    this.verifyOptions = { maxBatchBytes: config.maxBatchBytes, checkRecords: true, into };
+    this.headerOptions = { maxBatchBytes: config.maxBatchBytes, into };
     this.active = segments[segments.length - 1];
     // Once per log: the largest batch plus the partial block before it, rounded to whole blocks.
     this.staging = config.io === 'direct' ? allocAligned(config.maxBatchBytes + 2 * DIRECT_ALIGNMENT) : null;
+    this.readContext = { dir, segments, maxBatchBytes: config.maxBatchBytes, window: this.window };
     this.active.openWriter(config.io, this.staging);
+    const log = this;
+    this.flusher = new LogFlusher(
+      {
+        dir,
+        config,
+        segments,
+        active: () => log.active,
+        now,
+        fail: (what, e) => log.fail(what, e),
+        down: () => log.closed || log.failure !== null,
+      },
+      this.logEndOffset,
+      loaded.checkpoint ?? -1,
+    );
     // What recovery changed must be durable before the checkpoint says it need not be checked again.
     for (const seg of touched) {
       seg.dirty = true;
-      this.counters.indexSyncs += seg.flush(config.sync);
+      this.flusher.counters.indexSyncs += seg.flush(config.sync);
       if (seg !== this.active) seg.closeWriter();
     }
     if (dirChanged) fsyncDir(dir);
-    this._recoveryPoint = this.logEndOffset;
-    this.checkpointed = loaded.checkpoint ?? -1;
-    this.lastCheckpointMs = now();
-    if (this.checkpointed !== this._recoveryPoint) this.writeCheckpointNow();
+    if (this.flusher.checkpointed !== this.flusher.recoveryPoint) this.flusher.writeCheckpointNow();
     if (report.cleanShutdown) removeCleanMarker(dir);
-    if (config.flush.kind === 'ms') {
-      this.timer = setInterval(() => this.flushFromTimer(), config.flush.every);
-      this.timer.unref();
-    }
+    if (config.flush.kind === 'ms') this.flusher.startTimer(config.flush.every);
   }
 
   get logStartOffset(): number {
@@ -147,7 +135,7 @@ export class Log {
 
   /** Everything below it has been flushed (the checkpoint file may lag; see stats().checkpointedRecoveryPoint). */
   get recoveryPoint(): number {
-    return this._recoveryPoint;
+    return this.flusher.recoveryPoint;
   }
 
   /** Why the log is offline (an I/O error since it was opened), or null. */
@@ -184,29 +172,8 @@ export class Log {
   append(batch: Buffer, opts: AppendOptions = NO_APPEND_OPTIONS): AppendResult {
     if (this.closed || this.failure !== null) this.checkWritable('append');
     const cfg = this.config;
-    if (!Buffer.isBuffer(batch)) throw new StorageError('invalid-argument', `append takes a Buffer holding one record batch, got ${typeof batch}`);
+    const header = checkBatch(batch, cfg, cfg.verifyBatches ? this.verifyOptions : this.headerOptions);
     const size = batch.length;
-    if (size > cfg.maxBatchBytes) {
-      throw new StorageError('too-large', `batch of ${size} bytes exceeds maxBatchBytes (message.max.bytes) = ${cfg.maxBatchBytes}; nothing was written`, { size, limit: cfg.maxBatchBytes });
-    }
-    if (size > cfg.segmentBytes) {
-      throw new StorageError('too-large', `batch of ${size} bytes exceeds segmentBytes (segment.bytes) = ${cfg.segmentBytes}; nothing was written`, { size, limit: cfg.segmentBytes });
-    }
-    let header;
-    try {
-      // One header parse, one CRC pass and one record walk per append; the batch is written from
-      // the caller's buffer (io=direct copies it once, into the aligned staging buffer).
-      header = cfg.verifyBatches ? validateBatch(batch, 0, this.verifyOptions) : readBatchHeader(batch, 0, this.headerOptions);
-    } catch (e) {
-      if (e instanceof CorruptBatchError) {
-        throw new StorageError('corrupt-batch', `${e.message}; nothing was written`, { reason: e.reason, position: e.position });
-      }
-      throw e;
-    }
-    const batchSize = LOG_OVERHEAD + header.length;
-    if (batchSize !== size) {
-      throw new StorageError('corrupt-batch', `append takes exactly one batch: the buffer holds ${size} bytes, its first batch ${batchSize}; nothing was written`);
-    }
     const nowMs = opts.nowMs ?? this.now();
     const leo = this.active.nextOffset;
     const assign = opts.assignOffsets !== false;
@@ -223,9 +190,7 @@ export class Log {
       batch.writeUInt32BE(crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
     }
     if (this.shouldRoll(size, lastOffset, nowMs)) this.roll();
-    if (assign || opts.leaderEpoch !== undefined) {
-      stampBatch(batch, 0, { baseOffset: assign ? baseOffset : undefined, partitionLeaderEpoch: opts.leaderEpoch });
-    }
+    if (assign || opts.leaderEpoch !== undefined) stampBatchFields(batch, 0, assign ? baseOffset : undefined, opts.leaderEpoch);
     const seg = this.active;
     const t0 = performance.now();
     let position: number;
@@ -249,8 +214,8 @@ export class Log {
     let flushUs = 0;
     const policy = cfg.flush;
     const flushed =
-      policy.kind === 'per-batch' || (policy.kind === 'messages' && lastOffset + 1 - this._recoveryPoint >= policy.every);
-    if (flushed) flushUs = this.flushNow();
+      policy.kind === 'per-batch' || (policy.kind === 'messages' && lastOffset + 1 - this.flusher.recoveryPoint >= policy.every);
+    if (flushed) flushUs = this.flusher.flushNow();
     return {
       baseOffset,
       lastOffset,
@@ -272,7 +237,12 @@ export class Log {
     return seg.rollBaseMs !== null && nowMs - seg.rollBaseMs > this.config.segmentMs;
   }
 
-  /** New active segment at the log end offset; the old one is sealed and flushed (Kafka flushes it on roll). */
+  /**
+   * New active segment at the log end offset. The old one is sealed (final time index entry,
+   * index files trimmed, O_DIRECT padding cut) on the spot; its flush runs in the background
+   * (Kafka's roll schedules flushUptoOffsetExclusive), and the recovery point moves past it
+   * when that has completed.
+   */
   private roll(): void {
     const old = this.active;
     const base = old.nextOffset;
@@ -280,13 +250,10 @@ export class Log {
     let seg: LogSegment;
     try {
       old.seal();
-      // Indexes too: once the checkpoint passes this segment, recovery trusts its index files.
-      this.counters.indexSyncs += old.flush(this.config.sync);
       old.closeWriter();
       seg = LogSegment.create(this.dir, base, this.config);
       try {
         seg.openWriter(this.config.io, this.staging);
-        fsyncDir(this.dir);
       } catch (e) {
         seg.close();
         throw e;
@@ -297,101 +264,23 @@ export class Log {
     this.segments.push(seg);
     this.active = seg;
     this.counters.rolls++;
-    this.counters.rollFlushes++;
-    this.flushLatency.record(usSince(t0));
-    this._recoveryPoint = base;
-    this.maybeCheckpoint(false);
-  }
-
-  /**
-   * fsync/fdatasync of the active segment's .log; moves the recovery point to the log end.
-   * The index files are synced before the next checkpoint instead (syncIndexes): recovery
-   * rebuilds the indexes of every segment from the checkpointed recovery point on.
-   */
-  private flushNow(): number {
-    const t0 = performance.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        this.active.flushLog(this.config.sync);
-        break;
-      } catch (e) {
-        // log.fsync.error=retry: the unsafe behaviour kept for comparison. The kernel has marked
-        // the failed pages clean, so the retry succeeds and the batch is acknowledged without
-        // its data on disk (ATC'20, "Can applications recover from fsync failures?").
-        if (this.config.fsyncError === 'retry' && attempt < FSYNC_RETRY_ATTEMPTS) {
-          this.counters.fsyncRetries++;
-          this.lastFsyncError = `${this.config.sync} of ${this.active.paths.log} failed (${errText(e)}); retried (log.fsync.error=retry)`;
-          process.stderr.write(`durolab log ${this.dir}: ${this.lastFsyncError}\n`);
-          continue;
-        }
-        throw this.fail(`${this.config.sync} of ${this.active.paths.log} failed${attempt > 1 ? ` ${attempt} times` : ''}`, e);
-      }
-    }
-    this._recoveryPoint = this.active.nextOffset;
-    this.maybeCheckpoint(false);
-    const us = usSince(t0);
-    this.flushLatency.record(us);
-    this.counters.flushes++;
-    return us;
-  }
-
-  private flushFromTimer(): void {
-    if (this.closed || this.failure !== null || this.logEndOffset <= this._recoveryPoint) return;
-    try {
-      this.flushNow();
-    } catch {
-      // Recorded in this.failure; the next append reports it. A timer must not throw.
-    }
-  }
-
-  /**
-   * Index entries written and durable in every segment. Before a checkpoint: once the
-   * checkpoint has moved past a segment, recovery trusts that segment's index files.
-   */
-  private syncIndexes(): void {
-    const call = this.config.sync;
-    for (const seg of this.segments) this.counters.indexSyncs += seg.flushIndexes(call);
-  }
-
-  private writeCheckpointNow(): void {
-    this.syncIndexes();
-    writeCheckpoint(this.dir, this._recoveryPoint);
-    this.checkpointed = this._recoveryPoint;
-    this.lastCheckpointMs = this.now();
-    this.counters.checkpoints++;
-  }
-
-  private maybeCheckpoint(force: boolean): void {
-    if (this.checkpointed === this._recoveryPoint) return;
-    if (!force && this.now() - this.lastCheckpointMs < CHECKPOINT_INTERVAL_MS) return;
-    try {
-      this.writeCheckpointNow();
-    } catch (e) {
-      throw this.fail(`syncing the index files and writing the recovery-point checkpoint in ${this.dir} failed`, e);
-    }
+    this.flusher.flushSealedInBackground(old);
+    this.rollLatency.record(usSince(t0));
   }
 
   /** Flushes now (whatever the policy) and returns the time it took in µs. */
   flush(): number {
     this.checkWritable('flush');
-    return this.flushNow();
+    return this.flusher.flushNow();
   }
 
-  private segmentIndexFor(offset: number): number {
-    const segs = this.segments;
-    let lo = 0;
-    let hi = segs.length - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (segs[mid].baseOffset <= offset) {
-        found = mid;
-        lo = mid + 1;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    return found;
+  /**
+   * Resolves when the background flushes of the segments rolled so far have finished (their
+   * descriptors closed): the recovery point has moved past them unless the log went offline,
+   * closed or was truncated meanwhile. Also after close(), before removing the directory.
+   */
+  rollFlushesSettled(): Promise<void> {
+    return this.flusher.rollFlushesSettled();
   }
 
   /**
@@ -401,75 +290,13 @@ export class Log {
    */
   read(offset: number, maxBytes: number, maxOffset: number = Number.POSITIVE_INFINITY): ReadResult {
     this.checkOpen('read');
-    const start = this.logStartOffset;
-    const leo = this.logEndOffset;
-    if (!Number.isSafeInteger(offset) || offset < start || offset > leo) {
-      throw new StorageError('out-of-range', `read at offset ${offset}: the log ${this.dir} holds [${start}, ${leo})`, {
-        logStartOffset: start,
-        logEndOffset: leo,
-      });
-    }
-    if (!(maxBytes >= 0) || !(maxOffset >= 0)) {
-      throw new StorageError('invalid-argument', `read at offset ${offset}: maxBytes (${maxBytes}) and maxOffset (${maxOffset}) must be non-negative numbers`);
-    }
-    const ranges: Array<{ seg: LogSegment; from: number; to: number }> = [];
-    let total = 0;
-    let firstOffset = -1;
-    let nextOffset = offset;
-    let done = false;
-    for (let i = Math.max(0, this.segmentIndexFor(offset)); i < this.segments.length && !done; i++) {
-      const seg = this.segments[i];
-      const from = seg.baseOffset <= offset ? seg.offsetIndex.lookupPosition(offset - seg.baseOffset) : 0;
-      const w = seg.walker(from, this.config.maxBatchBytes, this.window);
-      let rangeFrom = -1;
-      let rangeTo = -1;
-      while (w.next()) {
-        const h = w.header!;
-        const last = h.baseOffset + h.lastOffsetDelta;
-        if (last < offset) continue;
-        if (last >= maxOffset || (total > 0 && total + w.size > maxBytes)) {
-          done = true;
-          break;
-        }
-        if (rangeFrom < 0) rangeFrom = w.batchPosition;
-        if (firstOffset < 0) firstOffset = h.baseOffset;
-        rangeTo = w.position;
-        total += w.size;
-        nextOffset = last + 1;
-      }
-      if (w.stop !== null) {
-        throw new StorageError('unreadable', `read at offset ${offset}: ${seg.paths.log} is unreadable at position ${w.stop.position} (${w.stop.reason}: ${w.stop.detail})`);
-      }
-      if (rangeFrom >= 0) ranges.push({ seg, from: rangeFrom, to: rangeTo });
-    }
-    const data = Buffer.allocUnsafe(total);
-    let off = 0;
-    for (const r of ranges) {
-      const len = r.to - r.from;
-      if (readFully(r.seg.readFd, data, off, len, r.from) !== len) {
-        throw new StorageError('unreadable', `read at offset ${offset}: ${r.seg.paths.log} ended before position ${r.to}`);
-      }
-      off += len;
-    }
-    return { data, firstOffset: firstOffset < 0 ? offset : firstOffset, nextOffset };
+    return readBatches(this.readContext, offset, maxBytes, maxOffset);
   }
 
   /** First offset whose record timestamp is >= ts, or null when every record is older. */
   offsetForTimestamp(ts: number): number | null {
     this.checkOpen('offsetForTimestamp');
-    for (const seg of this.segments) {
-      if (seg.isEmpty || seg.maxTimestampSoFar < ts) continue;
-      // Records up to a time index entry's offset are no newer than its timestamp.
-      const ti = seg.timeIndex.lastBelow(ts);
-      const from = ti < 0 ? seg.baseOffset : seg.baseOffset + seg.timeIndex.relOffsetAt(ti) + 1;
-      const w = seg.walker(seg.positionOf(from, this.config.maxBatchBytes, this.window), this.config.maxBatchBytes, this.window);
-      while (w.next()) {
-        if (w.header!.maxTimestamp < ts) continue;
-        const { records } = decodeBatch(w.batchBytes(), 0, { maxBatchBytes: this.config.maxBatchBytes });
-        for (const r of records) if (r.offset >= from && r.timestamp >= ts) return r.offset;
-      }
-    }
-    return null;
+    return offsetForTimestamp(this.readContext, ts);
   }
 
   /**
@@ -480,8 +307,11 @@ export class Log {
     this.checkWritable('truncateTo');
     if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`truncateTo: offset must be a non-negative integer, got ${offset}`);
     if (offset >= this.logEndOffset) return;
+    const flusher = this.flusher;
     try {
-      const idx = this.segmentIndexFor(offset);
+      // Rolled segments still flushing in the background are flushed now: truncation may drop or reopen them.
+      flusher.settleSync();
+      const idx = segmentIndexFor(this.segments, offset);
       const keep = idx < 0 ? 0 : idx + 1;
       const drop = this.segments.splice(keep);
       this.active.closeWriter();
@@ -493,20 +323,7 @@ export class Log {
         // Below the log start: start over at offset (Kafka's truncateFullyAndStartAt).
         this.segments.push(LogSegment.create(this.dir, offset, this.config));
       } else {
-        const seg = this.segments[this.segments.length - 1];
-        const pos = seg.positionOf(offset, this.config.maxBatchBytes, this.window);
-        seg.closeWriter();
-        fs.truncateSync(seg.paths.log, pos);
-        seg.size = pos;
-        seg.dirty = true;
-        // Both indexes are keyed by batch last offsets: the cut batch and later ones hold offsets >= offset.
-        seg.offsetIndex.truncateToRel(offset - seg.baseOffset);
-        seg.timeIndex.truncateToRel(offset - seg.baseOffset);
-        const tail = seg.scanTail(this.config.maxBatchBytes, this.window);
-        if (tail.stop !== null) throw new Error(`${seg.paths.log}: ${tail.stop.reason} at position ${tail.stop.position} after truncation`);
-        if (pos === 0) seg.rollBaseMs = null;
-        seg.offsetIndex.persist();
-        seg.timeIndex.persist();
+        this.segments[this.segments.length - 1].truncateTo(offset, this.config.maxBatchBytes, this.window);
       }
       this.active = this.segments[this.segments.length - 1];
       this.active.openWriter(this.config.io, this.staging);
@@ -514,26 +331,27 @@ export class Log {
     } catch (e) {
       throw this.fail(`truncating ${this.dir} to offset ${offset} failed`, e);
     }
-    if (this._recoveryPoint > this.logEndOffset) this._recoveryPoint = this.logEndOffset;
+    if (flusher.recoveryPoint > this.logEndOffset) flusher.recoveryPoint = this.logEndOffset;
     // A checkpoint past the new end would let recovery skip data appended after this.
-    if (this.checkpointed > this._recoveryPoint) this.maybeCheckpoint(true);
+    if (flusher.checkpointed > flusher.recoveryPoint) flusher.maybeCheckpoint(true);
   }
 
   /** Clean shutdown: flush, checkpoint, clean-shutdown marker. A failed log closes without the marker, so the next open recovers. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    const flusher = this.flusher;
+    flusher.stopTimer();
     let error: unknown = null;
     if (this.failure === null) {
       try {
+        flusher.settleSync();
         this.active.seal();
         this.active.flushLog(this.config.sync);
-        this._recoveryPoint = this.logEndOffset;
+        flusher.recoveryPoint = this.logEndOffset;
         // Sealing trimmed the index files: durable before the clean-shutdown marker trusts them.
-        this.syncIndexes();
-        if (this.checkpointed !== this._recoveryPoint) this.writeCheckpointNow();
+        flusher.syncIndexes();
+        if (flusher.checkpointed !== flusher.recoveryPoint) flusher.writeCheckpointNow();
         writeCleanMarker(this.dir);
       } catch (e) {
         error = e;
@@ -559,8 +377,7 @@ export class Log {
   abandon(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    this.flusher.drop();
     for (const seg of this.segments) {
       try {
         seg.close();
@@ -576,25 +393,29 @@ export class Log {
 
   stats(): LogStats {
     const c = this.counters;
+    const f = this.flusher;
     return {
       appends: c.appends,
       records: c.records,
       bytes: c.bytes,
-      flushes: c.flushes,
-      flushTimeUs: this.flushLatency.summary(),
+      flushes: f.counters.flushes,
+      flushTimeUs: f.flushLatency.summary(),
       writeTimeUs: this.writeLatency.summary(),
       segments: this.segments.length,
       rolls: c.rolls,
       logStartOffset: this.logStartOffset,
       logEndOffset: this.logEndOffset,
-      recoveryPoint: this._recoveryPoint,
-      rollFlushes: c.rollFlushes,
-      checkpoints: c.checkpoints,
-      indexSyncs: c.indexSyncs,
-      checkpointedRecoveryPoint: this.checkpointed,
+      recoveryPoint: f.recoveryPoint,
+      rollTimeUs: this.rollLatency.summary(),
+      rollFlushes: f.counters.rollFlushes,
+      rollFlushesPending: f.pendingRollFlushes,
+      rollFlushTimeUs: f.rollFlushLatency.summary(),
+      checkpoints: f.counters.checkpoints,
+      indexSyncs: f.counters.indexSyncs,
+      checkpointedRecoveryPoint: f.checkpointed,
       failed: this.failure,
-      fsyncRetries: c.fsyncRetries,
-      lastFsyncError: this.lastFsyncError,
+      fsyncRetries: f.counters.fsyncRetries,
+      lastFsyncError: f.lastFsyncError,
     };
   }
 

@@ -23,11 +23,16 @@ export interface SegmentWriter {
  */
 export const injectedSyncFailures = { failNext: 0 };
 
+/** The EIO error the seam injects, when one is due (consumes it); null otherwise. Also used by the background roll flush. */
+export function takeInjectedSyncFailure(call: SyncCall): Error | null {
+  if (injectedSyncFailures.failNext <= 0) return null;
+  injectedSyncFailures.failNext--;
+  return Object.assign(new Error(`EIO: i/o error, ${call} (injected)`), { code: 'EIO', errno: -5, syscall: call });
+}
+
 function syncFd(fd: number, call: SyncCall): void {
-  if (injectedSyncFailures.failNext > 0) {
-    injectedSyncFailures.failNext--;
-    throw Object.assign(new Error(`EIO: i/o error, ${call} (injected)`), { code: 'EIO', errno: -5, syscall: call });
-  }
+  const injected = takeInjectedSyncFailure(call);
+  if (injected !== null) throw injected;
   if (call === 'fsync') fs.fsyncSync(fd);
   else fs.fdatasyncSync(fd);
 }

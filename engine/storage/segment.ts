@@ -155,6 +155,27 @@ export class LogSegment {
     fs.closeSync(this.readFd);
   }
 
+  /**
+   * Kafka's LogSegment.truncateTo: drops the batches holding offsets >= offset (the cut is at a
+   * batch boundary), the index entries past it, and recomputes the tail state. The writer is
+   * closed; the caller reopens it.
+   */
+  truncateTo(offset: number, maxBatchBytes: number, window: Buffer): void {
+    const pos = this.positionOf(offset, maxBatchBytes, window);
+    this.closeWriter();
+    fs.truncateSync(this.paths.log, pos);
+    this.size = pos;
+    this.dirty = true;
+    // Both indexes are keyed by batch last offsets: the cut batch and later ones hold offsets >= offset.
+    this.offsetIndex.truncateToRel(offset - this.baseOffset);
+    this.timeIndex.truncateToRel(offset - this.baseOffset);
+    const tail = this.scanTail(maxBatchBytes, window);
+    if (tail.stop !== null) throw new Error(`${this.paths.log}: ${tail.stop.reason} at position ${tail.stop.position} after truncation`);
+    if (pos === 0) this.rollBaseMs = null;
+    this.offsetIndex.persist();
+    this.timeIndex.persist();
+  }
+
   /** Header walk from pos to the logical end. */
   walker(from: number, maxBatchBytes: number, window?: Buffer, validate = false): BatchWalker {
     return new BatchWalker(this.readFd, from, this.size, maxBatchBytes, validate, window);

@@ -99,13 +99,23 @@ export interface LogStats {
   logStartOffset: number;
   logEndOffset: number;
   recoveryPoint: number;
-  /** Flushes of a segment when it was rolled (Kafka flushes the old segment on roll); not in `flushes`. */
+  /**
+   * Flushes of a segment when it was rolled (Kafka flushes the old segment on roll), completed;
+   * not in `flushes`. They run in libuv's thread pool, off the event loop: the recovery point
+   * moves past a rolled segment when its flush has completed.
+   */
   rollFlushes: number;
+  /** Time a roll held the caller (the event loop): sealing the old segment and creating the new one, no sync. */
+  rollTimeUs: LatencySummary;
+  /** Roll flushes still running in the background. */
+  rollFlushesPending: number;
+  /** How long the background roll flushes took (the rolled segment's files and the directory synced). */
+  rollFlushTimeUs: LatencySummary;
   /** Recovery-point checkpoint files written. */
   checkpoints: number;
   /**
-   * fsync/fdatasync calls on .index/.timeindex files: before each checkpoint, at roll and
-   * close, never in a flush (a flush syncs the .log only).
+   * fsync/fdatasync calls on .index/.timeindex files: before each checkpoint, at roll (in the
+   * background) and close, never in a flush (a flush syncs the .log only).
    */
   indexSyncs: number;
   /** The recovery point in the checkpoint file (lags recoveryPoint by up to ~1 s). */
