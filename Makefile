@@ -11,7 +11,10 @@ NODE_MODULES_STAMP := node_modules/.package-lock.json
 
 all: build
 
-$(NODE_MODULES_STAMP): package.json package-lock.json
+# System packages first: npm ci's prepare step (scripts/build.mjs) compiles native code — the
+# CRC-32C addon and librdkafka for @confluentinc/kafka-javascript (scripts/build-rdkafka.mjs,
+# a few minutes once) — against the -dev packages scripts/install-system-deps.sh installs.
+$(NODE_MODULES_STAMP): package.json package-lock.json | system-deps
 	npm ci --no-audit --no-fund
 
 deps: $(NODE_MODULES_STAMP)

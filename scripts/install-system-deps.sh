@@ -3,11 +3,13 @@
 # baseline), sysstat (iostat cross-check), e2fsprogs (mkfs.ext4, debugfs), qemu-system-x86 and
 # busybox-static (power-cut VMs), qemu-utils (qemu-io/qemu-img: the NBD disk and blklogwrites recorder tests), chromium (report test), kcat (Kafka protocol witness), mount (mount -o loop, losetup: the
 # ENOSPC test), kmod (modprobe loop), gcc and libisal-dev (the CRC-32C addon over ISA-L, built
-# by scripts/build-native.mjs), openjdk-17-jre-headless and maven (target: kafka runs Apache Kafka
+# by scripts/build-native.mjs), g++, make, python3, pkg-config, libssl-dev and zlib1g-dev (librdkafka
+# and @confluentinc/kafka-javascript's binding, built from source against these by
+# scripts/build-rdkafka.mjs), openjdk-17-jre-headless and maven (target: kafka runs Apache Kafka
 # from Maven Central). Needs root (or sudo). Under CI=true a test whose tool
 # is missing fails (test/requirements.ts), so everything they use is listed here.
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev openjdk-17-jre-headless maven)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev g++ make python3 pkg-config libssl-dev zlib1g-dev openjdk-17-jre-headless maven)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

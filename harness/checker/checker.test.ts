@@ -27,6 +27,23 @@ describe('checkLedger', () => {
     expect(r).toMatchObject({ acked: 8, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, offsetChanged: 0, inconsistentOffsets: 0, unackedPresent: 0 });
   });
 
+  it("judges a batch acknowledged at non-consecutive offsets (a client split it) record by record", () => {
+    const ledger = new AckLedger({ recordsPerBatch: PER, producerIdBase: 1000, partitions: [0] });
+    const a = ledger.send(0, 1);
+    const b = ledger.send(0, 2);
+    // a's first two records at 0-1, b at 2-5, a's last two at 6-7; a consecutive list is not kept.
+    ledger.ack(0, a, 0, 10, [0, 1, 6, 7]);
+    ledger.ack(0, b, 2, 11, [2, 3, 4, 5]);
+    expect([...ledger.batches(0)].map((x) => x.recordOffsets)).toEqual([[0, 1, 6, 7], undefined]);
+    const log = { partition: 0, batches: [served(0, 0, 2), served(2, 4), { ...served(6, 2, 2) }], corrupt: 0 };
+    expect(checkLedger(ledger, [log])).toMatchObject({ acked: 8, ackedLost: 0, duplicates: 0, offsetChanged: 0, inconsistentOffsets: 0 });
+    // Read as if at baseOffset + i, records 2-3 of a would sit where b's records are.
+    const flat = new AckLedger({ recordsPerBatch: PER, producerIdBase: 1000, partitions: [0] });
+    flat.ack(0, flat.send(0, 1), 0, 10);
+    flat.ack(0, flat.send(0, 2), 2, 11);
+    expect(checkLedger(flat, [log]).inconsistentOffsets).toBeGreaterThan(0);
+  });
+
   it('counts lost records, the loss window and the lost offsets', () => {
     const ledger = ledgerWith([
       { offset: 0, sentMs: 1000, ackMs: 1001 },

@@ -124,7 +124,7 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
       report.acked += batch.records;
       ackedHere += batch.records;
       for (let i = 0; i < batch.records; i++) {
-        const ackedOffset = batch.baseOffset + i;
+        const ackedOffset = batch.recordOffsets?.[i] ?? batch.baseOffset + i;
         const seq = batch.baseSequence + i;
         const there = served.byOffset.get(ackedOffset);
         if (there !== undefined && there !== ownKey(seq)) inconsistent.add(ackedOffset);

@@ -16,6 +16,7 @@ import type { Target } from '../targets/types.ts';
 import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from '../targets/registry.ts';
 import { FAULTS, FAULT_KINDS, canDeliver } from '../faults/registry.ts';
 import { DRIVERS, DRIVER_NAMES } from '../drivers/registry.ts';
+import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../drivers/kafka/libraries.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -47,6 +48,10 @@ ${TARGET_KINDS.map((t) => `  ${t.padEnd(14)}${TARGETS[t].summary}`).join('\n')}
 
 Client drivers (workload.driver:):
 ${DRIVER_NAMES.map((d) => `  ${d.padEnd(14)}${DRIVERS[d].summary}`).join('\n')}
+
+Kafka client libraries of the kafka driver (workload.producer.library:, or a library: matrix
+axis; default ${DEFAULT_KAFKA_LIBRARY}):
+${KAFKA_LIBRARY_NAMES.map((l) => `  ${l.padEnd(14)}${KAFKA_LIBRARIES[l].package}: ${KAFKA_LIBRARIES[l].summary}`).join('\n')}
 
 Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.
 

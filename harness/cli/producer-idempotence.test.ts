@@ -1,5 +1,5 @@
 // End to end through the real CLI bundle: one idempotent cell of producer-idempotence, three
-// real broker processes, a real Kafka client (@platformatic/kafka through the kafka driver),
+// real broker processes, a real Kafka client (librdkafka, the kafka driver's default library),
 // the leader SIGKILLed under load.
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

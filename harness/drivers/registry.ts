@@ -18,7 +18,7 @@ export const DRIVERS: Record<DriverName, DriverSpec> = {
     load: async () => (await import('./http/driver.ts')).httpDriver(),
   },
   kafka: {
-    summary: 'the Kafka protocol: produce through @platformatic/kafka with per-send delivery reports, Fetch for the checker, Metadata / ListOffsets for replicas',
+    summary: 'the Kafka protocol: produce through a Kafka client library (librdkafka or @platformatic/kafka, below) with delivery reports per send, Fetch for the checker, Metadata / ListOffsets for replicas',
     load: async () => (await import('./kafka/driver.ts')).kafkaDriver(),
   },
 };

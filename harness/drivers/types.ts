@@ -36,8 +36,11 @@ export interface ProduceLedger {
   producerIdOf(partition: number): number;
   /** A batch is about to be sent; returns its base sequence. */
   send(partition: number, sentMs: number, stream?: number): number;
-  /** The broker acknowledged the batch at this offset. */
-  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void;
+  /**
+   * The broker acknowledged the batch at this offset; `recordOffsets` gives each record's offset
+   * when a client reported them apart and they are not consecutive.
+   */
+  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number, recordOffsets?: readonly number[]): void;
   /** The broker refused the batch; `error` is Kafka's error name (or the client's, e.g. CLIENT_TIMEOUT). */
   fail(partition: number, baseSequence: number, error: string, atMs: number): void;
   /** The batch's connection never connected: none of it reached a socket (not an unknown outcome). */

@@ -286,10 +286,11 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
   };
 }
 
-/** workload.producer with the cell's enable.idempotence / max.in.flight settings over it. */
+/** workload.producer with the cell's library / enable.idempotence / max.in.flight settings over it. */
 function cellProducer(base: KafkaProducerSettings | undefined, settings: ResolvedSettings): { producer: Record<string, unknown> } | undefined {
   const v = settings.values;
   const over: Record<string, unknown> = {};
+  if (typeof v.library === 'string') over.library = v.library;
   if (typeof v['enable.idempotence'] === 'boolean') over['enable.idempotence'] = v['enable.idempotence'];
   if (typeof v['max.in.flight'] === 'number') over['max.in.flight'] = v['max.in.flight'];
   if (!base && Object.keys(over).length === 0) return undefined;

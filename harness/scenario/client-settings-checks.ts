@@ -1,14 +1,16 @@
 // Checks of the client-side settings a scenario may set per cell (harness/scenario/settings.ts
 // CLIENT_SETTINGS): a `driver` setting or axis names drivers every target of the run can talk
 // to; `enable.idempotence` / `max.in.flight` and a workload.producer: block need the kafka
-// driver in some cell; an idempotent cell keeps one send in flight (the client library's limit).
+// driver in some cell; an idempotent cell keeps no more sends in flight than its client library
+// allows (librdkafka 5, @platformatic/kafka 1).
 import type { ScenarioIssue } from './errors.ts';
 import type { SettingValue } from './settings.ts';
 import type { SourceFile } from './source.ts';
 import type { MatrixCell } from './types.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { capabilitiesOf, type TargetKind } from '../targets/registry.ts';
-import { IDEMPOTENT_IN_FLIGHT_WHY, IDEMPOTENT_MAX_IN_FLIGHT, type KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import { idempotentInFlightLimit, type KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import { isKafkaLibraryName } from '../drivers/kafka/libraries.ts';
 
 export interface ClientSettingsInput {
   src: SourceFile;
@@ -44,7 +46,7 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
     });
   }
   for (const layer of layers) {
-    for (const name of ['enable.idempotence', 'max.in.flight']) {
+    for (const name of ['enable.idempotence', 'max.in.flight', 'library']) {
       if (name in layer.values && !cellDrivers.has('kafka')) {
         issues.push(src.issue([...layer.path, name], `${name} only with the kafka driver (workload.driver: kafka or a driver: [kafka] axis)`, name, { key: true }));
       }
@@ -58,9 +60,10 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
     const idempotent = p['enable.idempotence'] ?? producer?.['enable.idempotence'] ?? false;
     const inFlight = Number(p['max.in.flight'] ?? producer?.['max.in.flight'] ?? input.pipelining ?? 1);
     const cellDriver = p.driver ?? driver;
-    if (cellDriver === 'kafka' && idempotent === true && inFlight > IDEMPOTENT_MAX_IN_FLIGHT) {
+    const limit = idempotentInFlightLimit(isKafkaLibraryName(p.library) ? p.library : producer?.library);
+    if (cellDriver === 'kafka' && idempotent === true && inFlight > limit.max) {
       const path = 'max.in.flight' in cell.params ? ['matrix', 'max.in.flight'] : producer?.['max.in.flight'] !== undefined ? ['workload', 'producer', 'max.in.flight'] : ['workload', 'pipelining'];
-      issues.push(src.issue(path, `max.in.flight ${IDEMPOTENT_MAX_IN_FLIGHT} in cell ${cell.id} (enable.idempotence: true; ${IDEMPOTENT_IN_FLIGHT_WHY})`, String(inFlight)));
+      issues.push(src.issue(path, `max.in.flight at most ${limit.max} in cell ${cell.id} (enable.idempotence: true, library ${limit.library}; ${limit.why})`, String(inFlight)));
       break;
     }
   }

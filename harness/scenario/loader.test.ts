@@ -12,6 +12,7 @@ const SHIPPED = [
   'peer-fsync-intervals',
   'producer-idempotence',
   'producer-inflight',
+  'kafka-libraries',
   'io-modes',
   'fsync-intervals',
   'acks-all',

@@ -17,6 +17,7 @@ import {
 } from '../../engine/settings/index.ts';
 import { defaultLogConfig, logConfigFromSettings } from '../../engine/storage/config.ts';
 import type { LogConfig } from '../../engine/storage/types.ts';
+import { isKafkaLibraryName, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../drivers/kafka/libraries.ts';
 
 export type { Acks, SettingValue };
 export { SYSCTL_EXCLUSIVE };
@@ -36,9 +37,9 @@ export interface SettingSpec {
 
 /**
  * Client-side settings (the load's, not the broker's): matrix axes and `where` names like the
- * engine's, so one run can compare drivers or Kafka producer settings cell by cell. A cell's
- * `driver` overrides workload.driver; `enable.idempotence` / `max.in.flight` override the same
- * keys of workload.producer (driver kafka). Brokers never see them (harness/targets/types.ts
+ * engine's, so one run can compare drivers, Kafka client libraries or producer settings cell by
+ * cell. A cell's `driver` overrides workload.driver; `library` / `enable.idempotence` /
+ * `max.in.flight` override the same keys of workload.producer (driver kafka). Brokers never see them (harness/targets/types.ts
  * passes only the registry's server settings).
  */
 export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
@@ -47,6 +48,12 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     parse: (v) => (v === 'http' || v === 'kafka' ? v : undefined),
     display: (v) => String(v),
     label: (v) => `driver ${String(v)}`,
+  },
+  library: {
+    expected: `${KAFKA_LIBRARY_NAMES.join(' | ')} (the kafka driver's client library: harness/drivers/kafka/libraries.ts)`,
+    parse: (v) => (isKafkaLibraryName(v) ? v : undefined),
+    display: (v) => String(v),
+    label: (v) => (isKafkaLibraryName(v) ? KAFKA_LIBRARIES[v].label : String(v)),
   },
   'enable.idempotence': {
     expected: 'true | false (the Kafka producer\'s enable.idempotence, driver kafka)',

@@ -21,6 +21,11 @@ export interface LedgerBatch {
   error: string | null;
   /** The client stream (kafka driver: producer connection) that sent it, when the driver says; its sends are ordered. */
   stream?: number;
+  /**
+   * Each record's acknowledged offset, when they are not consecutive (a client library split the
+   * batch and other records landed between the parts); otherwise record i is at baseOffset + i.
+   */
+  recordOffsets?: number[];
 }
 
 export interface LedgerCounts {
@@ -43,6 +48,8 @@ class PartitionColumns {
   stream: number[] = [];
   status: Uint8Array = new Uint8Array(1024);
   errors = new Map<number, string>();
+  /** Acknowledged at non-consecutive offsets: batch index -> each record's offset (rare). */
+  recordOffsets = new Map<number, number[]>();
   count = 0;
   /** Highest high watermark a produce answer reported (-1: none yet). */
   maxHw = -1;
@@ -100,12 +107,19 @@ export class AckLedger {
     return cols.push(this.recordsPerBatch, sentMs, stream ?? -1) * this.recordsPerBatch;
   }
 
-  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number): void {
+  /** `recordOffsets`: each record's offset, when the client reported them apart (kept only if not consecutive). */
+  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number, recordOffsets?: readonly number[]): void {
     const cols = this.columns(partition);
     const i = this.indexOf(cols, partition, baseSequence);
     cols.status[i] = STATUS_CODE.acked;
     cols.baseOffset[i] = baseOffset;
     cols.ackMs[i] = ackMs;
+    if (recordOffsets && recordOffsets.some((o, k) => o !== baseOffset + k)) {
+      if (recordOffsets.length !== cols.records[i]) {
+        throw new Error(`ledger: partition ${partition} batch ${baseSequence} has ${cols.records[i]} records, acknowledged with ${recordOffsets.length} offsets`);
+      }
+      cols.recordOffsets.set(i, [...recordOffsets]);
+    } else cols.recordOffsets.delete(i);
   }
 
   /** The produce answer's `hw`: a broker's HW must never be seen to go back after a fault. */
@@ -159,6 +173,7 @@ export class AckLedger {
         ackMs: cols.ackMs[i],
         error: cols.errors.get(i) ?? null,
         ...(cols.stream[i]! >= 0 ? { stream: cols.stream[i]! } : {}),
+        ...(cols.recordOffsets.has(i) ? { recordOffsets: cols.recordOffsets.get(i)! } : {}),
       };
     }
   }

@@ -123,6 +123,26 @@ describe('Kafka listener on one broker', () => {
     expect(((ok.Responses as Struct[])[0].PartitionResponses as Struct[])[0]).toMatchObject({ ErrorCode: 0, BaseOffset: before });
   });
 
+  it("reads librdkafka's all-topics Metadata v12 (a 4-byte null placeholder, librdkafka #5049) and answers every topic; other trailing bytes still close", async () => {
+    const proper = request('Metadata', 12, 7, { Topics: null, AllowAutoTopicCreation: false, IncludeTopicAuthorizedOperations: false });
+    // Header v2 (size, key, version, correlation id, client id 'durolab-test', no tags), then the
+    // body: librdkafka writes 00 00 00 00 where the 1-byte null varint belongs.
+    const bodyAt = 4 + 2 + 2 + 4 + 2 + 'durolab-test'.length + 1;
+    expect(proper[bodyAt]).toBe(0);
+    const quirk = Buffer.concat([proper.subarray(0, bodyAt), Buffer.alloc(3), proper.subarray(bodyAt)]);
+    quirk.writeInt32BE(quirk.length - 4, 0);
+    const a = await rawExchange(bootstrap, quirk, 1);
+    expect(a.frames).toHaveLength(1);
+    const topics = (response('Metadata', 12, a.frames[0]).body.Topics as Struct[]).map((t) => t.Name).sort();
+    expect(topics).toEqual(expect.arrayContaining(['bad', 'gz', 'k', 'kcat']));
+    // Three stray bytes after a Metadata request naming a topic are not that quirk.
+    const named = request('Metadata', 12, 8, { Topics: [{ TopicId: Buffer.alloc(16), Name: 'k' }], AllowAutoTopicCreation: false, IncludeTopicAuthorizedOperations: false });
+    const stray = Buffer.concat([named, Buffer.alloc(3)]);
+    stray.writeInt32BE(stray.length - 4, 0);
+    const b = await rawExchange(bootstrap, stray, 1);
+    expect(b).toMatchObject({ frames: [], closed: true });
+  });
+
   it('answers pipelined requests in order, and none for acks=0', async () => {
     const frames: Buffer[] = [];
     for (let i = 0; i < 20; i++) {

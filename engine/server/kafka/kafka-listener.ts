@@ -221,7 +221,15 @@ export class KafkaListener {
     try {
       const r = new Reader(frame, `${spec.name} v${version} request`);
       readRequestHeader(r, spec);
+      const bodyStart = r.pos;
       body = decodeMessage(spec.request, version, r);
+      if (r.remaining === LIBRDKAFKA_NULL_TOPICS_PAD && isLibrdkafkaAllTopicsMetadata(spec, version, frame, bodyStart)) {
+        // librdkafka (2.x, issue #5049) asks for all topics in Metadata v9+ with a 4-byte
+        // placeholder for the null compact array: skip its 3 extra zero bytes and read the rest
+        // where the client put it (Kafka ignores bytes after a body, so it works there).
+        r.pos = bodyStart + LIBRDKAFKA_NULL_TOPICS_PAD;
+        body = decodeMessage(spec.request, version, r);
+      }
       if (r.remaining !== 0) r.fail(`${r.remaining} bytes left after the request body`);
     } catch (err) {
       if (err instanceof ProtocolError) {
@@ -265,3 +273,10 @@ export class KafkaListener {
 }
 
 class CloseConnection extends Error {}
+
+/** The extra bytes of librdkafka's all-topics Metadata request (a 4-byte null placeholder where a 1-byte varint belongs). */
+const LIBRDKAFKA_NULL_TOPICS_PAD = 3;
+
+function isLibrdkafkaAllTopicsMetadata(spec: ApiSpec, version: number, frame: Buffer, bodyStart: number): boolean {
+  return spec.key === API_KEYS.Metadata && version >= 9 && frame.length >= bodyStart + 4 && frame.readUInt32BE(bodyStart) === 0;
+}

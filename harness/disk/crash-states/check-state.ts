@@ -28,7 +28,7 @@ export function ledgerAsOf(ledger: AckLedger, cutMs: number): AckLedger {
     for (const b of ledger.batches(p)) {
       if (b.sentMs > cutMs) break; // sent in order: nothing later was sent before the cut
       const seq = out.send(p, b.sentMs);
-      if (b.status === 'acked' && b.ackMs + 1 <= cutMs) out.ack(p, seq, b.baseOffset, b.ackMs);
+      if (b.status === 'acked' && b.ackMs + 1 <= cutMs) out.ack(p, seq, b.baseOffset, b.ackMs, b.recordOffsets);
     }
   }
   return out;

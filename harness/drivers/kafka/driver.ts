@@ -1,6 +1,6 @@
 // The kafka driver: the harness speaks the Kafka protocol to the system under test — Apache
 // Kafka (target: kafka, external) or durolab's own Kafka listener (target: process). Produce
-// through @platformatic/kafka (producer.ts), consume for the checker through Fetch
+// through a client library of libraries.ts (producer.ts), consume for the checker through Fetch
 // (consumer.ts), replicas and figures from Metadata / ListOffsets and the data dirs
 // (replicas.ts); whatever asks a leader finds it through Metadata at the time (leader.ts).
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';

@@ -1,8 +1,12 @@
 // `workload.producer:` — the Kafka producer's own settings for `workload.driver: kafka`, under
-// the Java client's names. Small and free of the client library: the scenario schema imports it.
+// the Java client's names, and the client library that produces (libraries.ts). Small and free
+// of any client library: the scenario schema imports it.
 import * as z from 'zod';
+import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES, type KafkaLibraryName } from './libraries.ts';
 
 export interface KafkaProducerSettings {
+  /** The client library (libraries.ts); default DEFAULT_KAFKA_LIBRARY. */
+  library?: KafkaLibraryName;
   /** Alias of the `acks` setting (one registry): folded into the scenario's settings. */
   acks?: 0 | 1 | 'all';
   /** Must be 0: the workload forms each batch itself (workload.recordsPerBatch records, sent at once). */
@@ -17,20 +21,17 @@ export interface KafkaProducerSettings {
   compression: 'none';
 }
 
-/**
- * Sends in flight per idempotent producer. Kafka allows 5, but @platformatic/kafka (1.35) adds a
- * partition's batch count to its next sequence only when the produce answer arrives, so a
- * second send in flight reuses the first one's sequence and the broker answers it
- * DUPLICATE_SEQUENCE_NUMBER / OUT_OF_ORDER_SEQUENCE_NUMBER without any fault.
- */
-export const IDEMPOTENT_MAX_IN_FLIGHT = 1;
-export const IDEMPOTENT_IN_FLIGHT_WHY =
-  "@platformatic/kafka's idempotent producer advances its sequence only when an answer arrives, so a second send in flight would reuse the first one's sequence";
+/** Most sends in flight an idempotent producer of this library keeps correct, and why. */
+export function idempotentInFlightLimit(library: KafkaLibraryName | undefined): { max: number; why: string; library: KafkaLibraryName } {
+  const name = library ?? DEFAULT_KAFKA_LIBRARY;
+  return { max: KAFKA_LIBRARIES[name].idempotentMaxInFlight, why: KAFKA_LIBRARIES[name].idempotentWhy, library: name };
+}
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const kafkaProducerSchema = z
   .strictObject({
+    library: z.enum(KAFKA_LIBRARY_NAMES, { error: `expected ${KAFKA_LIBRARY_NAMES.join(' | ')} (the Kafka client library the kafka driver produces through)` }).optional(),
     acks: z
       .union([z.literal(0), z.literal(1), z.literal(-1), z.literal('all'), z.literal('-1')])
       .transform((v): 0 | 1 | 'all' => (v === 0 || v === 1 ? v : 'all'))
@@ -44,8 +45,9 @@ export const kafkaProducerSchema = z
     compression: z.literal('none', { error: "expected none (durolab's broker has no codecs, so records travel uncompressed on every target)" }).default('none'),
   })
   .superRefine((p, ctx) => {
-    if (p['enable.idempotence'] && p['max.in.flight'] !== undefined && p['max.in.flight'] > IDEMPOTENT_MAX_IN_FLIGHT) {
-      ctx.addIssue({ code: 'custom', path: ['max.in.flight'], message: `expected ${IDEMPOTENT_MAX_IN_FLIGHT} with enable.idempotence: true (${IDEMPOTENT_IN_FLIGHT_WHY})`, input: p['max.in.flight'] });
+    const limit = idempotentInFlightLimit(p.library);
+    if (p['enable.idempotence'] && p['max.in.flight'] !== undefined && p['max.in.flight'] > limit.max) {
+      ctx.addIssue({ code: 'custom', path: ['max.in.flight'], message: `expected at most ${limit.max} with enable.idempotence: true and library ${limit.library} (${limit.why})`, input: p['max.in.flight'] });
     }
   });
 
