@@ -1,10 +1,14 @@
-// Compiles the CRC-32C addon (engine/native/crc32c/crc32c.c over ISA-L's crc32_iscsi) into
-// dist/crc32c.node with the system C compiler, against the N-API headers of the npm package
-// node-api-headers (or Node's own /usr/include/node): no node-gyp, no header download.
+// Compiles the engine's N-API addons with the system C compiler into dist/, against the N-API
+// headers of the npm package node-api-headers (or Node's own /usr/include/node): no node-gyp,
+// no header download.
+//   crc32c.node  engine/native/crc32c/crc32c.c over ISA-L's crc32_iscsi (libisal-dev), and the
+//                record-framing walk (engine/records/crc.ts loads it)
+//   pwrite.node  engine/native/pwrite/pwrite.c, the append's write step without fs.writeSync's
+//                per-call overhead (engine/storage/file-write.ts loads it)
 //
-// A failed build does not fail the CLI build: the engine then falls back to @node-rs/crc32 and
-// says so. The reason is kept in dist/crc32c.unavailable.txt, which engine/records/crc.ts reads
-// to explain the fallback (and which fails the addon test under CI=true).
+// A failed build does not fail the CLI build: the engine then falls back (@node-rs/crc32,
+// fs.writeSync) and says so. The reason is kept in dist/<name>.unavailable.txt, which the loader
+// reads to explain the fallback (and which fails the addon's test under CI=true).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -14,9 +18,14 @@ import { execa } from 'execa';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
 
-export const CRC32C_SOURCE = path.join(root, 'engine/native/crc32c/crc32c.c');
-export const CRC32C_ADDON = path.join(root, 'dist/crc32c.node');
-export const CRC32C_UNAVAILABLE = path.join(root, 'dist/crc32c.unavailable.txt');
+/** Every addon: its source, the libraries it links and the header it needs beyond N-API's. */
+export const NATIVE_ADDONS = [
+  { name: 'crc32c', source: 'engine/native/crc32c/crc32c.c', libs: ['-lisal'], header: { file: 'isa-l.h', package: 'libisal-dev' } },
+  { name: 'pwrite', source: 'engine/native/pwrite/pwrite.c', libs: [], header: null },
+];
+
+export const addonPath = (name) => path.join(root, 'dist', `${name}.node`);
+export const unavailablePath = (name) => path.join(root, 'dist', `${name}.unavailable.txt`);
 
 /** Directories holding node_api.h, best first. */
 function napiIncludeDirs() {
@@ -30,53 +39,63 @@ function napiIncludeDirs() {
   return dirs.filter((d) => fs.existsSync(path.join(d, 'node_api.h')));
 }
 
-function upToDate() {
+function upToDate(addon) {
   try {
-    const out = fs.statSync(CRC32C_ADDON).mtimeMs;
-    return out >= fs.statSync(CRC32C_SOURCE).mtimeMs && out >= fs.statSync(fileURLToPath(import.meta.url)).mtimeMs;
+    const out = fs.statSync(addonPath(addon.name)).mtimeMs;
+    return out >= fs.statSync(path.join(root, addon.source)).mtimeMs && out >= fs.statSync(fileURLToPath(import.meta.url)).mtimeMs;
   } catch {
     return false;
   }
 }
 
-function unavailable(reason) {
-  fs.mkdirSync(path.dirname(CRC32C_UNAVAILABLE), { recursive: true });
-  fs.rmSync(CRC32C_ADDON, { force: true });
-  fs.writeFileSync(CRC32C_UNAVAILABLE, reason + '\n');
-  process.stderr.write(`warning: the CRC-32C addon was not built, the engine falls back to @node-rs/crc32: ${reason}\n`);
-  return { built: false, reason };
+function unavailable(addon, reason) {
+  fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
+  fs.rmSync(addonPath(addon.name), { force: true });
+  fs.writeFileSync(unavailablePath(addon.name), reason + '\n');
+  process.stderr.write(`warning: the ${addon.name} addon was not built, the engine falls back (see ${path.relative(root, unavailablePath(addon.name))}): ${reason}\n`);
+  return { name: addon.name, built: false, reason };
 }
 
-/** Builds dist/crc32c.node unless it is newer than its source; returns whether an addon is there. */
-export async function buildCrc32cAddon({ force = false } = {}) {
-  if (!force && upToDate()) return { built: true, reason: null };
+/** Builds dist/<name>.node unless it is newer than its source; returns whether the addon is there. */
+async function buildAddon(addon, force) {
+  if (!force && upToDate(addon)) return { name: addon.name, built: true, reason: null };
   const includes = napiIncludeDirs();
   if (includes.length === 0) {
-    return unavailable('no N-API headers: node_api.h is in neither node_modules/node-api-headers/include (npm ci installs it) nor /usr/include/node');
+    return unavailable(addon, 'no N-API headers: node_api.h is in neither node_modules/node-api-headers/include (npm ci installs it) nor /usr/include/node');
   }
-  if (!fs.existsSync('/usr/include/isa-l.h') && !fs.existsSync('/usr/local/include/isa-l.h')) {
-    return unavailable('ISA-L headers missing (isa-l.h): install libisal-dev (scripts/install-system-deps.sh does)');
+  if (addon.header && !fs.existsSync(`/usr/include/${addon.header.file}`) && !fs.existsSync(`/usr/local/include/${addon.header.file}`)) {
+    return unavailable(addon, `headers missing (${addon.header.file}): install ${addon.header.package} (scripts/install-system-deps.sh does)`);
   }
   const cc = process.env.CC || 'cc';
-  fs.mkdirSync(path.dirname(CRC32C_ADDON), { recursive: true });
-  const tmp = `${CRC32C_ADDON}.tmp-${process.pid}`;
-  const args = ['-O3', '-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-I${includes[0]}`, '-o', tmp, CRC32C_SOURCE, '-lisal'];
+  const out = addonPath(addon.name);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  const tmp = `${out}.tmp-${process.pid}`;
+  const args = ['-O3', '-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-I${includes[0]}`, '-o', tmp, path.join(root, addon.source), ...addon.libs];
   try {
     const r = await execa(cc, args, { reject: false, timeout: 60_000 });
     if (r.failed) {
       const why = r.code === 'ENOENT' ? `no C compiler '${cc}' (install gcc, or set CC)` : `${cc} ${args.join(' ')} failed: ${(r.stderr || r.stdout || r.shortMessage).toString().trim().slice(0, 800)}`;
-      return unavailable(why);
+      return unavailable(addon, why);
     }
-    fs.renameSync(tmp, CRC32C_ADDON);
+    fs.renameSync(tmp, out);
   } finally {
     fs.rmSync(tmp, { force: true });
   }
-  fs.rmSync(CRC32C_UNAVAILABLE, { force: true });
-  return { built: true, reason: null };
+  fs.rmSync(unavailablePath(addon.name), { force: true });
+  return { name: addon.name, built: true, reason: null };
+}
+
+/** Builds every addon that is out of date; one result per addon. */
+export async function buildNativeAddons({ force = false } = {}) {
+  const results = [];
+  for (const addon of NATIVE_ADDONS) results.push(await buildAddon(addon, force));
+  return results;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const r = await buildCrc32cAddon({ force: process.argv.includes('--force') });
-  if (r.built) process.stdout.write(`built ${path.relative(process.cwd(), CRC32C_ADDON)}\n`);
-  else process.exitCode = process.env.CI === 'true' ? 1 : 0;
+  const results = await buildNativeAddons({ force: process.argv.includes('--force') });
+  for (const r of results) {
+    if (r.built) process.stdout.write(`built ${path.relative(process.cwd(), addonPath(r.name))}\n`);
+  }
+  if (results.some((r) => !r.built) && process.env.CI === 'true') process.exitCode = 1;
 }

@@ -1,9 +1,9 @@
 // Bundles the TypeScript CLI into dist/durolab.mjs: Node 20 cannot run .ts itself, and one
 // file with no build-time paths is also what the VM image copies into the guest. Also builds
-// the CRC-32C addon beside it (dist/crc32c.node, scripts/build-native.mjs) when out of date,
-// and @confluentinc/kafka-javascript's librdkafka binding once (scripts/build-rdkafka.mjs).
+// the engine's addons beside it (dist/crc32c.node, dist/pwrite.node: scripts/build-native.mjs)
+// when out of date, and @confluentinc/kafka-javascript's librdkafka binding once (scripts/build-rdkafka.mjs).
 import { build } from 'esbuild';
-import { buildCrc32cAddon } from './build-native.mjs';
+import { buildNativeAddons } from './build-native.mjs';
 import { buildRdkafka } from './build-rdkafka.mjs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -23,7 +23,7 @@ export async function buildCli() {
     logLevel: 'warning',
     banner: { js: "import { createRequire as __durolabCreateRequire } from 'node:module'; const require = __durolabCreateRequire(import.meta.url);" },
   });
-  await buildCrc32cAddon();
+  await buildNativeAddons();
   await buildRdkafka();
 }
 

@@ -57,7 +57,9 @@ and record framing, the broker's default); buffered never also with verification
   -h, --help           this text
 
 Every result records which CRC-32C implementation the engine ran (environment.crc32c;
-DUROLAB_CRC32C=node-rs forces the @node-rs/crc32 fallback, to compare the two).
+DUROLAB_CRC32C=node-rs forces the @node-rs/crc32 fallback, to compare the two) and which
+write path its appends took (environment.pwrite: pwrite(2) from the N-API addon, or
+fs.writeSync; DUROLAB_PWRITE=fs forces the latter).
 
 Targets (PASS/FAIL printed at the end, judged on the verify-on rows): ratio >= 0.85 at
 64 KiB and 1 MiB in every mode, >= 0.7 at 4 KiB buffered, and per-batch fdatasync append
@@ -123,7 +125,7 @@ export function formatBench(r: BenchResult, out: string): string {
     `engine bench${r.options.quick ? ' (quick)' : ''}: ${r.rows.length} rows, ${r.options.reps}${r.options.maxReps > r.options.reps ? `-${r.options.maxReps} (until ${r.options.minRowSeconds} s measured)` : ''} repetition(s), <= ${r.options.volumeMiB} MiB / ${r.options.maxSecondsPerRun} s per run, ${r.durationSeconds} s` +
       (r.interrupted ? ` — INTERRUPTED (${r.interrupted}), partial results` : ''),
     `host: kernel ${e.kernel}; ${e.cores} cores; fs ${e.fsType} (${e.filesystem}); device ${e.device}; baseline ${r.options.fio ? r.options.fio : 'fs.writeSync (fio not used)'}`,
-    `crc32c: ${e.crc32c ?? 'not recorded'}; load average ${r.loadAverage ? `${r.loadAverage.start.join(' ')} -> ${r.loadAverage.end.join(' ')}` : 'not recorded'} (2 cores shared with other work: re-measure doubtful rows)`,
+    `crc32c: ${e.crc32c ?? 'not recorded'}; write: ${e.pwrite ?? 'not recorded'}; load average ${r.loadAverage ? `${r.loadAverage.start.join(' ')} -> ${r.loadAverage.end.join(' ')}` : 'not recorded'} (2 cores shared with other work: re-measure doubtful rows)`,
     `note: ${r.note}`,
     'MB = 10^6 bytes. Latencies: engine around Log.append (flush included); base p50 = the baseline write alone (fio clat); base op p50 = write + fdatasync when it syncs every write',
     '(with fio the sum of two p50s, write clat p50 + fdatasync p50, which fio reports apart; not a p50 of per-operation sums). verify off = verifyBatches=false, not judged by the targets.',

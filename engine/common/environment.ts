@@ -6,12 +6,15 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import si from 'systeminformation';
 import { describeCrc32c } from '../records/crc.ts';
+import { describePwrite } from '../storage/file-write.ts';
 import { deviceForPath, nearestExisting, type DeviceInfo } from './device.ts';
 
 /** The machine a run measured on, as run.json and the reports record it. */
 export interface Environment {
   /** Which CRC-32C implementation ran (engine/records/crc.ts: the ISA-L addon or the @node-rs/crc32 fallback and why). */
   crc32c?: string;
+  /** Which write(2) path the engine's appends took (engine/storage/file-write.ts: the N-API pwrite addon or the fs.writeSync fallback and why). */
+  pwrite?: string;
   hostname: string;
   cpu: string;
   cores: number;
@@ -125,6 +128,7 @@ export async function collectEnvironment(dataDir: string): Promise<Environment> 
     filesystem,
     device,
     crc32c: describeCrc32c(),
+    pwrite: describePwrite(),
   };
   if (notes.length > 0) env.note = notes.join('; ');
   return env;

@@ -5,10 +5,8 @@
 //                   the addon was not built or does not load (e.g. inside the power-cut VMs).
 // Which one runs is decided once, at load, and recorded in every result (crc32cImplementation).
 // DUROLAB_CRC32C=node-rs forces the fallback (to compare the two in the same build).
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadNativeAddon } from '../common/native-addon.ts';
 
 /** Unsigned 32-bit CRC-32C of buf; pass a previous result as `initial` to continue it. */
 export type Crc32cFunction = (buf: Uint8Array, initial?: number) => number;
@@ -24,6 +22,12 @@ export interface Crc32cImplementation {
 
 /** The addon's record-framing walk (framing-check.ts): true = well framed, false = ask the full walker. */
 export type RecordsFramingFunction = (buf: Uint8Array, batchPos: number, size: number) => boolean;
+
+/**
+ * The addon's whole check of a buffer holding exactly one batch (decode.ts checkSoleBatch): true =
+ * it passes and `out` holds its 12 header fields; false = ask the JS path, which throws the precise error.
+ */
+export type SoleBatchFunction = (buf: Uint8Array, maxBatchBytes: number, verify: boolean, out: Float64Array) => boolean;
 
 export interface Crc32cChoice {
   name: Crc32cName;
@@ -51,45 +55,17 @@ const NODE_RS: Crc32cImplementation = {
 const CHECK_INPUT = Buffer.from('123456789');
 const CHECK_VALUE = 0xe3069283;
 
-/**
- * dist/crc32c.node next to the running file: the bundle is dist/durolab.mjs, the sources are
- * engine/records/crc.ts (two levels below the repository root).
- */
-function addonDirs(): string[] {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  return [...new Set([here, path.resolve(here, '../../dist')])];
-}
-
-function loadAddon(): { impl: Crc32cImplementation | null; framing: RecordsFramingFunction | null; reason: string | null } {
-  const require = createRequire(import.meta.url);
-  const tried: string[] = [];
-  for (const dir of addonDirs()) {
-    const file = path.join(dir, 'crc32c.node');
-    if (!fs.existsSync(file)) {
-      const why = path.join(dir, 'crc32c.unavailable.txt');
-      if (fs.existsSync(why)) tried.push(`${file} was not built: ${fs.readFileSync(why, 'utf8').trim()}`);
-      else tried.push(`${file} does not exist`);
-      continue;
-    }
-    try {
-      const mod = require(file) as { crc32c?: unknown; recordsFramingOk?: unknown; isalVersion?: unknown };
-      if (typeof mod.crc32c !== 'function') {
-        tried.push(`${file} exports no crc32c function`);
-        continue;
-      }
-      const fn = mod.crc32c as Crc32cFunction;
-      const got = fn(CHECK_INPUT);
-      if (got !== CHECK_VALUE) {
-        tried.push(`${file} computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`);
-        continue;
-      }
-      const framing = typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null;
-      return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${file})`, crc32c: fn }, framing, reason: null };
-    } catch (e) {
-      tried.push(`${file} does not load: ${(e as Error).message.split('\n')[0]}`);
-    }
-  }
-  return { impl: null, framing: null, reason: `${tried.join('; ')} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
+function loadAddon(): { impl: Crc32cImplementation | null; framing: RecordsFramingFunction | null; soleBatch: SoleBatchFunction | null; reason: string | null } {
+  const r = loadNativeAddon('crc32c', (mod) => {
+    if (typeof mod.crc32c !== 'function') return 'exports no crc32c function';
+    const got = (mod.crc32c as Crc32cFunction)(CHECK_INPUT);
+    return got === CHECK_VALUE ? null : `computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`;
+  });
+  if (r.module === null) return { impl: null, framing: null, soleBatch: null, reason: `${r.reason} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
+  const mod = r.module;
+  const framing = typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null;
+  const soleBatch = typeof mod.soleBatchOk === 'function' ? (mod.soleBatchOk as SoleBatchFunction) : null;
+  return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${r.file})`, crc32c: mod.crc32c as Crc32cFunction }, framing, soleBatch, reason: null };
 }
 
 /** DUROLAB_CRC32C=node-rs: the fallback even where the addon loads. */
@@ -123,3 +99,6 @@ export const crc32c: Crc32cFunction = chosen.crc32c;
 
 /** The addon's framing walk when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
 export const nativeRecordsFramingOk: RecordsFramingFunction | null = chosen === loaded.impl ? loaded.framing : null;
+
+/** The addon's one-call batch check when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
+export const nativeSoleBatchOk: SoleBatchFunction | null = chosen === loaded.impl ? loaded.soleBatch : null;

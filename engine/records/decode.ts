@@ -1,4 +1,4 @@
-import { crc32c } from './crc.ts';
+import { crc32c, nativeSoleBatchOk } from './crc.ts';
 import { COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
 import { CorruptBatchError } from './errors.ts';
 import { recordsFramingOk } from './framing-check.ts';
@@ -177,6 +177,40 @@ export function validateBatch(buf: Buffer, pos = 0, opts?: ValidateOptions): Bat
   // The tight framing loop first; the full walker only to explain (or accept) what it refuses.
   if (opts?.checkRecords && !recordsFramingOk(buf, pos, header)) walkRecords(buf, pos, header, opts.positionBase ?? 0, null, true);
   return header;
+}
+
+const soleBatchFields = new Float64Array(12);
+
+/**
+ * The append's step 1 for a buffer that must hold exactly one batch at position 0: validateBatch
+ * when opts.checkRecords is set, else readBatchHeader, in one native call when the addon runs and
+ * the batch is clean. Anything the addon does not pass (a corrupt batch, a buffer holding more or
+ * less than one batch, what it leaves to the full walker) goes through the JS path, which throws
+ * the precise error or returns the same header; the caller still compares the batch size with
+ * the buffer's. Measured on 4 KiB appends here: ~0.7 µs of JS field reads after each write(2)
+ * (caches cold after the system call) become one call.
+ */
+export function checkSoleBatch(buf: Buffer, opts: ValidateOptions): BatchHeader {
+  const verify = opts.checkRecords === true;
+  const f = soleBatchFields;
+  if (nativeSoleBatchOk === null || (opts.positionBase ?? 0) !== 0 || !nativeSoleBatchOk(buf, opts.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES, verify, f)) {
+    return verify ? validateBatch(buf, 0, opts) : readBatchHeader(buf, 0, opts);
+  }
+  const h: BatchHeader = opts.into ?? ({} as BatchHeader);
+  h.baseOffset = f[0]!;
+  h.length = f[1]!;
+  h.partitionLeaderEpoch = f[2]!;
+  h.magic = MAGIC_V2;
+  h.crc = f[3]!;
+  h.attributes = f[4]!;
+  h.lastOffsetDelta = f[5]!;
+  h.firstTimestamp = f[6]!;
+  h.maxTimestamp = f[7]!;
+  h.producerId = f[8]!;
+  h.producerEpoch = f[9]!;
+  h.baseSequence = f[10]!;
+  h.recordCount = f[11]!;
+  return h;
 }
 
 /**

@@ -5,6 +5,7 @@ export { crc32c, crc32cImplementation, crc32cImplementations, describeCrc32c, ty
 export { encodeBatch, stampBatch, stampBatchFields, COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
 export {
   batchSizeAt,
+  checkSoleBatch,
   readBatchHeader,
   validateBatch,
   decodeBatch,

@@ -2,7 +2,7 @@
 // message.max.bytes and segment.bytes, its header, CRC-32C and record framing (or the header
 // alone with verifyBatches=false), and that the buffer holds exactly one batch. Nothing is
 // written when a check fails.
-import { CorruptBatchError, LOG_OVERHEAD, readBatchHeader, validateBatch, type BatchHeader, type ValidateOptions } from '../records/index.ts';
+import { checkSoleBatch, CorruptBatchError, LOG_OVERHEAD, type BatchHeader, type ValidateOptions } from '../records/index.ts';
 import { StorageError } from './errors.ts';
 import type { LogConfig } from './types.ts';
 
@@ -18,9 +18,10 @@ export function checkBatch(batch: Buffer, cfg: LogConfig, opts: ValidateOptions)
   }
   let header: BatchHeader;
   try {
-    // One header parse, one CRC pass and one record walk per append; the batch is written from
-    // the caller's buffer (io=direct copies it once, into the aligned staging buffer).
-    header = opts.checkRecords === true ? validateBatch(batch, 0, opts) : readBatchHeader(batch, 0, opts);
+    // One header parse, one CRC pass and one record walk per append (one native call when the
+    // addon runs); the batch is written from the caller's buffer (io=direct copies it once,
+    // into the aligned staging buffer).
+    header = checkSoleBatch(batch, opts);
   } catch (e) {
     if (e instanceof CorruptBatchError) {
       throw new StorageError('corrupt-batch', `${e.message}; nothing was written`, { reason: e.reason, position: e.position });

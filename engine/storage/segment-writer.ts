@@ -1,8 +1,10 @@
 // The three write paths of a segment's .log. All write synchronously at a tracked position
-// on a kept-open fd: no fstat, no O_APPEND, no allocation per append.
+// on a kept-open fd: no fstat, no O_APPEND, no allocation per append; the write itself is
+// file-write.ts's (pwrite(2) from the N-API addon, or fs.writeSync where it does not load).
 import fs from 'node:fs';
 import { readFully } from './batch-walker.ts';
 import { alignDown, alignUp, DIRECT_ALIGNMENT, openDirect, type AlignedBuffer } from './direct-io.ts';
+import { writeFully } from './file-write.ts';
 import type { IoMode, SyncCall } from './types.ts';
 
 export interface SegmentWriter {
@@ -47,9 +49,7 @@ class PlainWriter implements SegmentWriter {
   }
 
   write(batch: Buffer, end: number): void {
-    const len = batch.length;
-    let off = fs.writeSync(this.fd, batch, 0, len, end);
-    while (off < len) off += fs.writeSync(this.fd, batch, off, len - off, end + off);
+    writeFully(this.fd, batch, 0, batch.length, end);
   }
 
   cutBack(end: number): void {
@@ -100,8 +100,7 @@ class DirectWriter implements SegmentWriter {
     }
     batch.copy(this.staging, this.tail);
     this.staging.fill(0, total, wlen);
-    let off = 0;
-    while (off < wlen) off += fs.writeSync(this.fd, this.staging, off, wlen - off, start + off);
+    writeFully(this.fd, this.staging, 0, wlen, start);
     this.fileSize = Math.max(this.fileSize, start + wlen);
     // The new partial block moves to the front; the old tail bytes stay intact until a write succeeds.
     const newTail = total % DIRECT_ALIGNMENT;

@@ -193,6 +193,7 @@ const runSchema = z.object({
     filesystem: z.string(),
     device: z.string(),
     crc32c: z.string().optional(),
+    pwrite: z.string().optional(),
     note: z.string().optional(),
   }),
   settings: z.record(z.string(), z.unknown()),

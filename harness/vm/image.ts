@@ -134,10 +134,11 @@ export async function buildVmImage(opts: BuildVmImageOptions = {}): Promise<VmIm
   const nodeLibs = await sharedLibraries(node);
   const cliEntry = opts.cliEntry === undefined ? path.join(root, 'harness/cli/main.ts') : opts.cliEntry;
   const bundle = await buildGuestBundle({ root, cliEntry });
-  // The CRC-32C addon (engine/records/crc.ts loads dist/crc32c.node beside the bundle): guest
-  // brokers run the same implementation the host records in run.json's environment.
-  const crcAddon = path.join(root, 'dist', 'crc32c.node');
-  const addons = existsSync(crcAddon) ? [{ rel: 'durolab/dist/crc32c.node', src: crcAddon }] : [];
+  // The engine's addons (engine/common/native-addon.ts loads dist/<name>.node beside the bundle):
+  // guest brokers run the same CRC-32C and write path the host records in run.json's environment.
+  const addons = ['crc32c', 'pwrite']
+    .map((name) => ({ rel: `durolab/dist/${name}.node`, src: path.join(root, 'dist', `${name}.node`) }))
+    .filter((a) => existsSync(a.src));
   const nativeLibs = new Set<string>();
   for (const f of [...bundle.nodeModules, ...addons]) if (f.src.endsWith('.node')) for (const l of await sharedLibraries(f.src)) nativeLibs.add(l);
   const libs = [...new Set([...nodeLibs, ...nativeLibs])].sort();

@@ -3,6 +3,7 @@
 // left behind. One file so the VMs run one after another (two cores).
 import { execa } from 'execa';
 import { crc32cImplementation } from '../../engine/records/crc.ts';
+import { pwriteImplementation } from '../../engine/storage/file-write.ts';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -127,6 +128,7 @@ describe('VM target under QEMU', () => {
     expect(depsResult).toMatchObject({ crc32c: 0xe3069283, p50: 200, engineCrc32c: 0xe3069283 });
     // The guest's engine runs the CRC-32C implementation the host runs (and records in run.json).
     expect(depsResult.engineCrc32cImplementation, JSON.stringify(depsResult)).toBe(crc32cImplementation.name);
+    expect(depsResult.enginePwriteImplementation, JSON.stringify(depsResult)).toBe(pwriteImplementation.name);
     if (image.hasCli) {
       const cli = await vm.exec({ argv: ['node', GUEST_CLI, '--help'] });
       const cliDone = await waitExited(vm, cli.pid, 30_000);

@@ -10,7 +10,8 @@
 //   crc32c(buf, prev) = ~crc32_iscsi(buf, len, ~prev),   prev = 0 for a fresh CRC.
 //
 // Exports: crc32c(data: Uint8Array, initial?: number): number (unsigned 32-bit),
-// recordsFramingOk(buf, batchPos, size): boolean (below), and isalVersion: string.
+// recordsFramingOk(buf, batchPos, size): boolean, soleBatchOk(buf, maxBatchBytes, verify, out):
+// boolean (below: the append's whole batch check in one call), and isalVersion: string.
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -198,6 +199,87 @@ static napi_value records_framing_ok_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// ---- One whole batch, header to last record -------------------------------------------
+// soleBatchOk(buf, maxBatchBytes, verify, out): the append path's step 1 in one call, for a
+// buffer that must hold exactly one batch at position 0 (engine/records/decode.ts
+// checkSoleBatch). true = the batch passes everything the JS path checks (length range, magic 2,
+// buffer = exactly one batch, i64 fields safe JS integers; with verify also the CRC-32C, no
+// compression and the record framing) and out (a Float64Array of 12) holds its header fields:
+// baseOffset, length, partitionLeaderEpoch, crc, attributes, lastOffsetDelta, firstTimestamp,
+// maxTimestamp, producerId, producerEpoch, baseSequence, recordCount. false = "ask the JS path",
+// which throws the precise error (or accepts what this refuses to judge). Never reads outside buf.
+
+#define MAGIC_OFFSET 16
+#define CRC_OFFSET 17
+#define ATTRIBUTES_OFFSET 21
+#define COMPRESSION_MASK 7
+#define HEADER_FIELDS 12
+
+static int safe_integer(int64_t v) { return v <= MAX_SAFE_INTEGER && v >= -MAX_SAFE_INTEGER; }
+static int16_t be16(const uint8_t *p) { return (int16_t)((uint16_t)p[0] << 8 | p[1]); }
+
+static int sole_batch_ok(const uint8_t *b, size_t size, int64_t max_batch_bytes, int verify, double *out) {
+  if (size < BATCH_HEADER_BYTES) return 0;
+  int32_t length = be32(b + 8);
+  if (length < BATCH_HEADER_BYTES - LOG_OVERHEAD || (int64_t)length > max_batch_bytes - LOG_OVERHEAD) return 0;
+  if ((int8_t)b[MAGIC_OFFSET] != 2) return 0;
+  if ((size_t)length + LOG_OVERHEAD != size) return 0;
+  int64_t base_offset = be64(b), first_timestamp = be64(b + 27), max_timestamp = be64(b + 35), producer_id = be64(b + 43);
+  int32_t last_offset_delta = be32(b + 23);
+  if (!safe_integer(base_offset) || !safe_integer(base_offset + last_offset_delta)) return 0;
+  if (!safe_integer(first_timestamp) || !safe_integer(max_timestamp) || !safe_integer(producer_id)) return 0;
+  uint32_t stored_crc = (uint32_t)be32(b + CRC_OFFSET);
+  int16_t attributes = be16(b + ATTRIBUTES_OFFSET);
+  if (verify) {
+    if ((uint32_t)~crc32_iscsi((unsigned char *)b + ATTRIBUTES_OFFSET, (int)(size - ATTRIBUTES_OFFSET), 0xffffffffu) != stored_crc) return 0;
+    if ((attributes & COMPRESSION_MASK) != 0) return 0;
+    if (!records_framing_ok(b, size)) return 0;
+  }
+  out[0] = (double)base_offset;
+  out[1] = (double)length;
+  out[2] = (double)be32(b + 12);
+  out[3] = (double)stored_crc;
+  out[4] = (double)attributes;
+  out[5] = (double)last_offset_delta;
+  out[6] = (double)first_timestamp;
+  out[7] = (double)max_timestamp;
+  out[8] = (double)producer_id;
+  out[9] = (double)be16(b + 51);
+  out[10] = (double)be32(b + 53);
+  out[11] = (double)be32(b + 57);
+  return 1;
+}
+
+static napi_value sole_batch_ok_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  const char *usage = "soleBatchOk(buf, maxBatchBytes, verify, out): buf a Uint8Array or Buffer, out a Float64Array of 12";
+  if (argc < 4) return throw_type_error(env, usage);
+  bool is_typedarray = false;
+  napi_typedarray_type type;
+  size_t length = 0, out_length = 0;
+  void *data = NULL, *out = NULL;
+  napi_is_typedarray(env, argv[0], &is_typedarray);
+  if (!is_typedarray || napi_get_typedarray_info(env, argv[0], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
+    return throw_type_error(env, usage);
+  }
+  napi_is_typedarray(env, argv[3], &is_typedarray);
+  if (!is_typedarray || napi_get_typedarray_info(env, argv[3], &type, &out_length, &out, NULL, NULL) != napi_ok || type != napi_float64_array || out_length < HEADER_FIELDS) {
+    return throw_type_error(env, usage);
+  }
+  int64_t max_batch_bytes = 0;
+  bool verify = false;
+  if (napi_get_value_int64(env, argv[1], &max_batch_bytes) != napi_ok || napi_get_value_bool(env, argv[2], &verify) != napi_ok) {
+    return throw_type_error(env, usage);
+  }
+  // crc32_iscsi takes an int length; a batch never comes near it (its length field is an int32).
+  int ok = length <= (size_t)INT_MAX && sole_batch_ok((const uint8_t *)data, length, max_batch_bytes, verify, (double *)out);
+  napi_value result;
+  napi_get_boolean(env, ok, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_value fn;
   if (napi_create_function(env, "crc32c", NAPI_AUTO_LENGTH, crc32c_js, NULL, &fn) != napi_ok) return NULL;
@@ -205,6 +287,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_value framing;
   if (napi_create_function(env, "recordsFramingOk", NAPI_AUTO_LENGTH, records_framing_ok_js, NULL, &framing) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "recordsFramingOk", framing) != napi_ok) return NULL;
+  napi_value sole;
+  if (napi_create_function(env, "soleBatchOk", NAPI_AUTO_LENGTH, sole_batch_ok_js, NULL, &sole) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "soleBatchOk", sole) != napi_ok) return NULL;
   char version[32];
   snprintf(version, sizeof version, "%d.%d.%d", ISAL_MAJOR_VERSION, ISAL_MINOR_VERSION, ISAL_PATCH_VERSION);
   napi_value v;

@@ -4,6 +4,7 @@
 import { crc32c } from '@node-rs/crc32';
 import * as hdr from 'hdr-histogram-js';
 import { crc32c as engineCrc32c, crc32cImplementation } from '../../../engine/records/crc.ts';
+import { pwriteImplementation } from '../../../engine/storage/file-write.ts';
 
 const h = hdr.build();
 for (const v of [100, 200, 300]) h.recordValue(v);
@@ -14,6 +15,9 @@ const result = {
   engineCrc32c: engineCrc32c(Buffer.from('123456789')),
   engineCrc32cImplementation: crc32cImplementation.name,
   engineCrc32cFallback: crc32cImplementation.fallbackReason ?? null,
+  // The engine's write path in the guest: the pwrite addon copied beside the bundle, or fs.writeSync and why.
+  enginePwriteImplementation: pwriteImplementation.name,
+  enginePwriteFallback: pwriteImplementation.fallbackReason ?? null,
   node: process.version,
 };
 console.log(JSON.stringify(result));
