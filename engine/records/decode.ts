@@ -187,8 +187,8 @@ const soleBatchFields = new Float64Array(12);
  * the batch is clean. Anything the addon does not pass (a corrupt batch, a buffer holding more or
  * less than one batch, what it leaves to the full walker) goes through the JS path, which throws
  * the precise error or returns the same header; the caller still compares the batch size with
- * the buffer's. Measured on 4 KiB appends here: ~0.7 µs of JS field reads after each write(2)
- * (caches cold after the system call) become one call.
+ * the buffer's. Measured on 4 KiB appends here (verification on): 6.5 -> 5.8 µs per Log.append;
+ * the JS header reads alone cost ~0.7 µs after each write(2) (caches cold after the system call).
  */
 export function checkSoleBatch(buf: Buffer, opts: ValidateOptions): BatchHeader {
   const verify = opts.checkRecords === true;
