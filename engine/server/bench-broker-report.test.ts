@@ -37,6 +37,8 @@ describe('bench-broker goals and rows', () => {
     expect(g[2].figure).toBe('103 (1,030,000 / 10,000 µs)');
     expect(goals([nullRow, { ...a1, reqPerSec: 4_999 }], nullRow.reqPerSec)[0].pass).toBe(false);
     expect(machineTailLine(nullRow)).toMatch(/^null server p99.9 \/ p99 in this run: 2 \(8,000 \/ 4,000 µs\)/);
+    // The single-connection reference names itself: the broker's 1-connection rows are read beside it.
+    expect(machineTailLine({ ...nullRow, name: 'null server, 1 connection (median of 3)', connections: 1 })).toMatch(/^null server, 1 connection \(median of 3\) p99.9 \/ p99 in this run: 2 /);
   });
 
   it('a median row keeps the worst leader stall and the sum of rolls over its runs', () => {

@@ -67,7 +67,7 @@ export function goals(rows: Row[], nullReq: number): Goal[] {
 /** The null server's own p99.9 / p99 in the same run: the tail this machine adds to anything. */
 export function machineTailLine(nullRow: Row): string {
   const ratio = Math.round((nullRow.latencyUs.p999 / Math.max(1, nullRow.latencyUs.p99)) * 100) / 100;
-  return `null server p99.9 / p99 in this run: ${ratio} (${fmt(nullRow.latencyUs.p999)} / ${fmt(nullRow.latencyUs.p99)} µs): the machine's own tail, for comparison`;
+  return `${nullRow.name} p99.9 / p99 in this run: ${ratio} (${fmt(nullRow.latencyUs.p999)} / ${fmt(nullRow.latencyUs.p99)} µs): the machine's own tail, for comparison`;
 }
 
 /** One row per configuration: the median of each figure over its runs (not one run's row). */

@@ -20,11 +20,13 @@ import { RECORD_BATCH_TYPE } from './http-util.ts';
 const HELP = `usage: durolab bench-broker [options]
 
 Drives one broker with autocannon (binary RecordBatch bodies) for acks 0/1/all at RF 1 and
-RF 3, and a null node:http server the same way, then prints req/s, records/s, MB/s and latency
-p50/p99/p99.9 in microseconds and writes the table as JSON.
+RF 3, and a null node:http server the same way (also with 1 connection: the machine's own
+single-connection tail, beside the broker's 1-connection rows), then prints req/s, records/s,
+MB/s and latency p50/p99/p99.9 in microseconds and writes the table as JSON.
 
 options:
-  --duration S        seconds per measured run (default 3; each run has a 1 s warm-up)
+  --duration S        seconds per measured run (default 3; each run has a 1 s warm-up, and one
+                      unrecorded null-server run warms the load generator up first)
   --rounds N          runs per broker configuration, interleaved; the table shows medians (default 2)
   --connections N     concurrent connections (default 32); acks=1/all also run with 1
                       connection to show the latency acks=all adds without queueing
@@ -185,11 +187,22 @@ export async function main(argv: string[]): Promise<number> {
   // the table shows the median of each configuration.
   try {
     await withNullServer(async (nullUrl) => {
+      // Each time at full load and with one connection: the single-connection broker rows'
+      // tail is judged beside the null server's own single-connection tail (the load generator
+      // and the machine add one to anything).
       const nullRun = async (when: string): Promise<void> => {
-        const row = await load(`null server (${when})`, 'null', null, null, { ...lo, url: nullUrl });
-        runs.push(row);
-        say(`${row.name}: ${runLine(row)}`);
+        for (const conns of [connections, 1]) {
+          const row = await load(`null server${conns === connections ? '' : ', 1 connection'} (${when})`, 'null', null, null, { ...lo, connections: conns, url: nullUrl });
+          runs.push(row);
+          say(`${row.name}: ${runLine(row)}`);
+        }
       };
+      // One unrecorded run first: the first measured run of a process otherwise also measures
+      // autocannon's own JIT warm-up (the "before" null run came out 2-2.5x below the later
+      // ones in three runs alone on this machine), which lowered the null median and flattered
+      // the broker's ratio.
+      const warm = await load('warm-up (not recorded)', 'null', null, null, { ...lo, url: nullUrl });
+      say(`${warm.name}: ${runLine(warm)}`);
       await nullRun('before');
       for (const rf of [1, 3]) {
         const dir = path.join(root, `rf${rf}`);
@@ -235,12 +248,14 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     if (ownDir) rmSync(root, { recursive: true, force: true });
   }
-  const rows: Row[] = [medianRow('null server', runs.filter((r) => r.target === 'null'))];
+  const rows: Row[] = [medianRow('null server', runs.filter((r) => r.target === 'null' && r.connections === connections))];
+  const nullOne = medianRow('null server, 1 connection', runs.filter((r) => r.target === 'null' && r.connections === 1));
   for (const rf of [1, 3]) {
     for (const acks of ['0', '1', 'all']) {
       rows.push(medianRow(`broker RF ${rf} acks=${acks}`, runs.filter((r) => r.rf === rf && r.acks === acks && r.connections === connections)));
     }
   }
+  rows.push(nullOne);
   for (const rf of [1, 3]) {
     for (const acks of ['1', 'all']) rows.push(medianRow(`broker RF ${rf} acks=${acks}, 1 connection`, runs.filter((r) => r.rf === rf && r.acks === acks && r.connections === 1)));
   }
@@ -297,8 +312,8 @@ export async function main(argv: string[]): Promise<number> {
   const signed = (n: number): string => (n >= 0 ? `+${fmt(n)}` : `-${fmt(-n)}`);
   const over = (o: typeof summary.acksAllRf3OverAcks1Rf3): string => `p50 ${signed(o.p50Us)} µs (x${o.p50Ratio}), p99 ${signed(o.p99Us)} µs (x${o.p99Ratio})`;
   console.log(
-    `\nnull server runs: ${runs.filter((r) => r.target === 'null').map((r) => fmt(r.reqPerSec)).join(', ')} req/s; load average ${report.environment.loadAverage.start.join(' ')} -> ${report.environment.loadAverage.end.join(' ')}` +
-      `\n\ngoals (this run, medians; load average now ${loadAvg1()}):\n${summary.goals.map((g) => `  ${g.pass ? 'PASS' : 'FAIL'}  ${g.what}: ${g.figure} (goal ${g.goal})`).join('\n')}\n  ${machineTailLine(rows[0])}\n` +
+    `\nnull server runs: ${runs.filter((r) => r.target === 'null' && r.connections === connections).map((r) => fmt(r.reqPerSec)).join(', ')} req/s; load average ${report.environment.loadAverage.start.join(' ')} -> ${report.environment.loadAverage.end.join(' ')}` +
+      `\n\ngoals (this run, medians; load average now ${loadAvg1()}):\n${summary.goals.map((g) => `  ${g.pass ? 'PASS' : 'FAIL'}  ${g.what}: ${g.figure} (goal ${g.goal})`).join('\n')}\n  ${machineTailLine(rows[0])}\n  ${machineTailLine(nullOne)}\n` +
       `\nacks=all RF 3 over acks=1 RF 3, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf3)}` +
       `\nacks=all RF 3 over acks=1 RF 1, 1 connection: ${over(summary.acksAllRf3OverAcks1Rf1)}` +
       `\nacks=all RF 3 over acks=1 RF 3, ${connections} connections: ${over(summary.saturatedAcksAllRf3OverAcks1Rf3)}` +
