@@ -4,7 +4,7 @@
 // appended to a compressed one, and unpacking an uncompressed one is fastest under TCG.
 import { execa } from 'execa';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { buildGuestBundle } from './guest-bundle.ts';
@@ -134,11 +134,14 @@ export async function buildVmImage(opts: BuildVmImageOptions = {}): Promise<VmIm
   const nodeLibs = await sharedLibraries(node);
   const cliEntry = opts.cliEntry === undefined ? path.join(root, 'harness/cli/main.ts') : opts.cliEntry;
   const bundle = await buildGuestBundle({ root, cliEntry });
-  // The engine's addons (engine/common/native-addon.ts loads dist/<name>.node beside the bundle):
-  // guest brokers run the same CRC-32C and write path the host records in run.json's environment.
-  const addons = ['crc32c', 'pwrite']
-    .map((name) => ({ rel: `durolab/dist/${name}.node`, src: path.join(root, 'dist', `${name}.node`) }))
-    .filter((a) => existsSync(a.src));
+  // The engine's addons, every dist/*.node scripts/build-native.mjs built (engine/common/native-addon.ts
+  // loads them beside the bundle): guest brokers run the same CRC-32C and write path the host
+  // records in run.json's environment.
+  const distDir = path.join(root, 'dist');
+  const addons = (existsSync(distDir) ? readdirSync(distDir) : [])
+    .filter((f) => f.endsWith('.node'))
+    .sort()
+    .map((f) => ({ rel: `durolab/dist/${f}`, src: path.join(distDir, f) }));
   const nativeLibs = new Set<string>();
   for (const f of [...bundle.nodeModules, ...addons]) if (f.src.endsWith('.node')) for (const l of await sharedLibraries(f.src)) nativeLibs.add(l);
   const libs = [...new Set([...nodeLibs, ...nativeLibs])].sort();
