@@ -163,8 +163,12 @@ describe('durolab publish', () => {
     // A run page leads with the answer and lists the machine facts; the summary's extra columns sit behind the toggle.
     const runPage = await openPage(context, path.join(site, `runs/io-modes/${ioRuns[1].runId}/index.html`));
     const env = await runPage.page.locator('#environment-table').innerText();
-    for (const fact of ['cores', 'memory', 'kernel', 'disk', 'accelerator']) expect(env).toContain(fact);
+    for (const fact of ['cores', 'memory', 'kernel', 'disk', 'accelerator', 'engine CRC-32C', 'engine write path']) expect(env).toContain(fact);
     expect(env).not.toMatch(/^host\t|^data directory\t/m);
+    // The engine's native parts by name only: their recorded detail holds local paths.
+    expect(env).toMatch(/^engine CRC-32C\t(isa-l|@node-rs\/crc32)( \(fallback\))?$/m);
+    expect(env).toMatch(/^engine write path\t(native|fs\.writeSync)( \(fallback\))?$/m);
+    expect(env).not.toContain('/dist/');
     expect(await runPage.page.locator('#answer-table').isVisible()).toBe(true);
     const flushes = runPage.page.locator('#summary-table thead th', { hasText: 'flushes' });
     expect(await flushes.isVisible()).toBe(false);

@@ -252,6 +252,17 @@ function settingValue(v: unknown): string {
   return String(v);
 }
 
+/**
+ * An environment line of the engine's native parts ("isa-l: ISA-L 2.30.0 … (N-API addon /path)",
+ * "fs.writeSync (fallback: /path … does not exist)"): whole in a local report; published, only the
+ * implementation's name and whether it was a fallback, since the rest names local paths.
+ */
+export function engineImplementation(line: string, publish = false): string {
+  if (!publish) return line;
+  const name = line.split(/[: (]/, 1)[0] ?? line;
+  return line.includes('(fallback') ? `${name} (fallback)` : name;
+}
+
 export function environmentTable(run: RunResult, opts: { publish?: boolean } = {}): string {
   const e = run.environment;
   const started = Date.parse(run.startedAt);
@@ -275,6 +286,9 @@ export function environmentTable(run: RunResult, opts: { publish?: boolean } = {
     ...(opts.publish ? [] : ([['data directory', e.dataDir]] as Array<[string, string]>)),
     ['filesystem', e.filesystem],
     ['disk', e.device],
+    // Which native code the engine ran (run.json keeps the detail; a published page names the implementation only).
+    ...(e.crc32c ? ([['engine CRC-32C', engineImplementation(e.crc32c, opts.publish)]] as Array<[string, string]>) : []),
+    ...(e.pwrite ? ([['engine write path', engineImplementation(e.pwrite, opts.publish)]] as Array<[string, string]>) : []),
     ['started', run.startedAt],
     ['ended', run.endedAt ?? 'not recorded (run did not finish)'],
     ['duration', Number.isFinite(ended - started) ? fmtSeconds((ended - started) / 1000) : '—'],
