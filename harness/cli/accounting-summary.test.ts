@@ -16,7 +16,7 @@ function run() {
   a.replicas = { compared: 2332, replicas: 2, agreeUpTo: 18_656, diverged: 0, short: 0 };
   a.broker = { ...a.broker, flushes: 0, takenAt: 'after-load', deviceFlushes: 3156, deviceFlushesScope: 'host disk (vda)' };
   b.replicas = { compared: 900, replicas: 2, agreeUpTo: 1200, firstDivergentOffset: 1200, diverged: 1, short: 0 };
-  b.broker = { ...b.broker, flushes: 812, takenAt: 'before-fault' };
+  b.broker = { ...b.broker, flushes: 812, takenAt: 'before-fault', readBeforeFaultMs: 1240 };
   b.errors = { NOT_LEADER_OR_FOLLOWER: 3 };
   b.errorsAfterFault = { CLIENT_ECONNREFUSED: 21_400, CLIENT_ECONNRESET: 12 };
   b.trials = [{ index: 0, ledger: b.ledger, requests: { sent: 6834, acked: 273, failed: 3, pending: 8, neverSent: 6550, unconfirmed: 0 } }];
@@ -30,7 +30,7 @@ describe('accounting lines', () => {
     expect(lines[1]).toContain('acks=all: replicas agree from bytes (2 replica copies, 2,332 batches compared, agreeing up to offset 18,656)');
     expect(lines[1]).toContain('flushes: brokers 0 (read after the load), device 3,156 (host disk (vda))');
     expect(lines[2]).toContain('REPLICAS DIVERGE from bytes: first divergent offset 1,200');
-    expect(lines[2]).toContain('brokers 812 (read just before the fault), device: no flush counter');
+    expect(lines[2]).toContain('brokers 812 (read 1.2 s before the fault), device: no flush counter');
     expect(lines[2]).toContain('after the fault: 21,400 connection refusals, 12 other errors (CLIENT_ECONNRESET 12)');
     expect(lines[2]).toContain('requests: 273 acked, 3 failed, 8 pending (written, no answer), 6,550 never sent (no connection)');
     expect(summaryTable(run())).toContain(lines[2]);

@@ -24,7 +24,12 @@ export function replicasText(c: CellResult): string | null {
 
 export function flushesText(c: CellResult): string {
   const b = c.broker;
-  const when = b.takenAt === 'before-fault' ? 'read just before the fault' : b.takenAt === 'after-recovery' ? 'read after recovery' : 'read after the load';
+  const when =
+    b.takenAt === 'before-fault'
+      ? `read ${b.readBeforeFaultMs === undefined ? 'just' : `${(b.readBeforeFaultMs / 1000).toFixed(1)} s`} before the fault`
+      : b.takenAt === 'after-recovery'
+        ? 'read after recovery'
+        : 'read after the load';
   const device = b.deviceFlushes === undefined ? 'device: no flush counter' : `device ${int(b.deviceFlushes)} (${b.deviceFlushesScope ?? 'block device'})`;
   const segments = b.segmentsFrom === 'broker' ? `; ${int(b.segments)} segments as the brokers count them` : '';
   return `flushes: brokers ${int(b.flushes)} (${when}), ${device}${segments}`;

@@ -142,6 +142,7 @@ const cell = z.object({
     bytes: z.number(),
     rolls: z.number().optional(),
     takenAt: z.enum(['after-load', 'before-fault', 'after-recovery']).optional(),
+    readBeforeFaultMs: z.number().optional(),
     segmentsFrom: z.enum(['host-files', 'broker']).optional(),
     deviceFlushes: z.number().optional(),
     deviceFlushesScope: z.string().optional(),

@@ -88,8 +88,10 @@ export interface BrokerSummary {
   indexFiles?: number;
   bytes: number;
   rolls?: number;
-  /** When the figures were read: after the load, or (fault trials) just before the fault was delivered, since a restarted broker's counters start at 0 (after-recovery only when that read failed). */
+  /** When the figures were read: after the load, or (fault trials) during the load before the fault was delivered, since a restarted broker's counters start at 0 (after-recovery only when no read answered in time). */
   takenAt?: 'after-load' | 'before-fault' | 'after-recovery';
+  /** before-fault: how long before the fault the read that gave them was sent (they are at most this old; the device's flushes are counted up to its answer). */
+  readBeforeFaultMs?: number;
   /** Where `segments` comes from: .log files counted in the data dirs on this host, or the brokers' own count (a VM's data dir is in its guest). */
   segmentsFrom?: 'host-files' | 'broker';
   /** Flushes the block device completed over the same window (/proc/diskstats), beside the brokers' own `flushes`; absent without a device counter. */

@@ -4,6 +4,7 @@
 // (a VM's data dir is inside its guest), and the device's flush count beside the brokers'.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { BrokerSummary } from '../results/types.ts';
 import type { BrokerMetrics, ClusterClient, PartitionFigures } from '../drivers/types.ts';
 import type { RunningCluster } from '../targets/types.ts';
@@ -84,12 +85,93 @@ export async function brokerFigures(client: ClusterClient, cluster: RunningClust
   return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : []);
 }
 
-/** p, or an error naming `what` when it takes longer than ms. */
-export async function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
+/** One read of the broker figures: when it was asked for and when the answer came. */
+export interface FiguresReading {
+  figures: BrokerSummary;
+  startedMs: number;
+  answeredMs: number;
+  /** What the read logged (brokers without figures), said once when this reading is used. */
+  notes: string[];
+}
+
+/**
+ * Broker figures for a fault trial. A restarted broker's counters start at 0, so figures read
+ * before the fault are the trial's only ones. At the fault's moment a read is sent and the
+ * fault waits for it, up to `freshWithinMs`: its figures hold everything up to the moment. Under
+ * TCG such a read answers only as fast as the broker's produce p99 (0.5-1.2 s on an idle
+ * machine, past 2 s on a loaded one), so the watch also reads during the load, one read at a
+ * time with a pause as long as that read took (at least 250 ms; the reads ask at most half the
+ * time): when the fresh read is late, the fault takes the latest of those rather than none.
+ */
+export class BrokerFiguresWatch {
+  private latest: FiguresReading | null = null;
+  private lastError: string | null = null;
+  private readonly stopper = new AbortController();
+  private waiters: Array<() => void> = [];
+  /** Reads sent and not yet answered. */
+  private pending = 0;
+
+  constructor(private readonly read: (log: (line: string) => void) => Promise<BrokerSummary>) {
+    void this.loop();
+  }
+
+  /** One read; `keep` takes its figures and `settled` runs before anyone waiting for an answer is woken. */
+  private async readOnce(keep: (reading: FiguresReading) => void, settled?: () => void): Promise<void> {
+    const startedMs = Date.now();
+    const notes: string[] = [];
+    this.pending++;
+    try {
+      const figures = await this.read((line) => notes.push(line));
+      keep({ figures, startedMs, answeredMs: Date.now(), notes });
+    } catch (err) {
+      this.lastError = (err as Error).message;
+    } finally {
+      this.pending--;
+      settled?.();
+      for (const w of this.waiters.splice(0)) w();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopper.signal.aborted) {
+      const startedMs = Date.now();
+      await this.readOnce((r) => (this.latest = r));
+      await delay(Math.max(250, Date.now() - startedMs), undefined, { signal: this.stopper.signal }).catch(() => undefined);
+    }
+  }
+
+  /** Resolves at the next answer (or failure) of any read, or after ms. */
+  private nextAnswer(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, ms));
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * At the fault's moment: stops the watch and sends a fresh read; its figures when it answers
+   * within freshWithinMs, else the watch's latest; without any, the first read to answer before
+   * waitMs have passed; the reason when none does.
+   */
+  async atFault(freshWithinMs: number, waitMs: number): Promise<FiguresReading | { missing: string }> {
+    const startMs = Date.now();
+    const left = (ms: number) => ms - (Date.now() - startMs);
+    this.stopper.abort();
+    let fresh: FiguresReading | null = null;
+    let freshDone = false;
+    void this.readOnce(
+      (r) => (fresh = r),
+      () => (freshDone = true),
+    );
+    while (!fresh && !freshDone && left(freshWithinMs) > 0) await this.nextAnswer(left(freshWithinMs));
+    while (!fresh && !this.latest && this.pending > 0 && left(waitMs) > 0) await this.nextAnswer(left(waitMs));
+    return fresh ?? this.latest ?? { missing: this.lastError ?? `no answer within ${waitMs} ms` };
+  }
+
+  stop(): void {
+    this.stopper.abort();
   }
 }

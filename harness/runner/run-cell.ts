@@ -13,7 +13,7 @@ import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.t
 import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import type { RunStore } from '../results/store.ts';
-import type { BrokerSummary, CellResult, ReplicaAgreement, Trial } from '../results/types.ts';
+import type { CellResult, ReplicaAgreement, Trial } from '../results/types.ts';
 import type { RunningCluster, FaultableCluster } from '../targets/types.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { TrialClock } from './trial-clock.ts';
@@ -22,7 +22,7 @@ import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from
 import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, emptyLedger } from './cell-result.ts';
-import { brokerFigures, summarizeBrokers, withinMs } from './broker-figures.ts';
+import { BrokerFiguresWatch, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
 import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
 import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
@@ -77,7 +77,8 @@ export async function runCell(
     const stopForFault = new AbortController();
     // Aborted at the fault's moment, just before delivery: later produce failures are its echo.
     const faultMark = new AbortController();
-    let beforeFault: BrokerSummary | null = null;
+    let beforeFault: FiguresReading | null = null;
+    let figuresWatch: BrokerFiguresWatch | null = null;
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
@@ -119,6 +120,9 @@ export async function runCell(
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
+      // Broker counters restart at 0 with a restarted broker: read at the fault's moment, and
+      // during the load in case that read is late.
+      if (fault) figuresWatch = new BrokerFiguresWatch((note) => brokerFigures(client, running, caps, note));
       const driven = fault
         ? await driveFault({
             fault,
@@ -130,20 +134,24 @@ export async function runCell(
             loadDone: loadPromise,
             stopLoad: () => stopForFault.abort(),
             signal: opts.signal,
-            // Broker counters restart at 0 with a restarted broker: read them before the cut.
             beforeInject: async () => {
               clock.lap('load');
               try {
-                // Bounded: a stuck broker must not push the cut far past its moment.
-                beforeFault = { ...(await withinMs(brokerFigures(client, running, caps, log), 2000, 'broker figures')), takenAt: 'before-fault' };
-              } catch (err) {
-                log(`rep ${rep + 1}: no broker figures before the fault (${(err as Error).message}); they are read after recovery`);
+                // Bounded: a slow or stuck broker must not push the cut far past its moment (a fresh
+                // read waits 0.5 s, then the latest read of the load is taken; with none, 10 s).
+                const reading = await figuresWatch!.atFault(500, 10_000);
+                if ('missing' in reading) log(`rep ${rep + 1}: no broker figures before the fault (${reading.missing}); they are read after recovery`);
+                else {
+                  beforeFault = reading;
+                  for (const note of reading.notes) log(note);
+                }
               } finally {
                 faultMark.abort();
               }
             },
           })
         : null;
+      figuresWatch?.stop();
       const load = await loadPromise;
       loadPromise = null;
       const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
@@ -190,8 +198,17 @@ export async function runCell(
           clock,
         });
         const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
-        const figures = beforeFault ?? { ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' as const };
-        broker = withDeviceFlushes(figures, series, loadStartMs, fired.cut.atMs, deviceScope);
+        // The device's flushes over the window the brokers' counters cover: up to the reading's answer.
+        const reading = beforeFault as FiguresReading | null; // set in beforeInject
+        broker = reading
+          ? withDeviceFlushes(
+              { ...reading.figures, takenAt: 'before-fault', readBeforeFaultMs: Math.max(0, fired.cut.atMs - reading.startedMs) },
+              series,
+              loadStartMs,
+              reading.answeredMs,
+              deviceScope,
+            )
+          : withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' }, series, loadStartMs, fired.cut.atMs, deviceScope);
         writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
         trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
         trial.errorsAfterFault = load.errorsAfterFault;
@@ -229,6 +246,7 @@ export async function runCell(
       interrupted = true;
       break;
     } finally {
+      figuresWatch?.stop();
       if (loadPromise) {
         stopForFault.abort();
         await loadPromise.catch(() => undefined);
