@@ -1,5 +1,6 @@
-// The fault's broker figures: a fresh read at the moment when it answers in time, else the
-// latest read made during the load, else the first to answer. The reads here are a seam (a
+// The fault's broker figures: in mode fresh a read at the moment when it answers in time; in
+// mode latest, or when the fresh read is late, the latest read made during the load; with none
+// yet, the first to answer. The reads here are a seam (a
 // function answering after a set delay); the real reads are in harness/runner/power-cut.test.ts
 // (a TCG guest) and leader-kill.test.ts (broker processes).
 import { describe, expect, it } from 'vitest';
@@ -31,7 +32,7 @@ describe('BrokerFiguresWatch', () => {
     expect(r.sent.length).toBeLessThanOrEqual(3);
     for (let i = 1; i < r.sent.length; i++) expect(r.sent[i] - r.sent[i - 1]).toBeGreaterThanOrEqual(250);
     const momentMs = Date.now();
-    const got = await watch.atFault(2000, 10_000);
+    const got = await watch.atFault({ mode: 'fresh', freshWithinMs: 2000, waitMs: 10_000 });
     expect('missing' in got).toBe(false);
     if ('missing' in got) return;
     expect(got.figures.flushes).toBe(r.sent.length - 1);
@@ -51,7 +52,7 @@ describe('BrokerFiguresWatch', () => {
     await delay(300);
     expect(r.sent.length).toBe(2);
     const momentMs = Date.now();
-    const got = await watch.atFault(200, 10_000);
+    const got = await watch.atFault({ mode: 'fresh', freshWithinMs: 200, waitMs: 10_000 });
     const waited = Date.now() - momentMs;
     expect('missing' in got).toBe(false);
     if ('missing' in got) return;
@@ -60,13 +61,42 @@ describe('BrokerFiguresWatch', () => {
     expect(waited).toBeLessThan(1000);
   });
 
+  it('in mode latest, takes the latest read at once and sends none at the moment', async () => {
+    const r = reads(() => 150);
+    const watch = new BrokerFiguresWatch(r.read);
+    await delay(600);
+    const sent = r.sent.length;
+    expect(sent).toBeGreaterThanOrEqual(2);
+    const momentMs = Date.now();
+    const got = await watch.atFault({ mode: 'latest', freshWithinMs: 2000, waitMs: 10_000 });
+    expect(Date.now() - momentMs).toBeLessThan(50);
+    expect('missing' in got).toBe(false);
+    if ('missing' in got) return;
+    expect(got.figures.flushes).toBeLessThan(sent);
+    await delay(400);
+    expect(r.sent.length).toBe(sent);
+  });
+
+  it('in mode latest with no read answered yet, waits for the first', async () => {
+    const r = reads(() => 400);
+    const watch = new BrokerFiguresWatch(r.read);
+    await delay(50);
+    const momentMs = Date.now();
+    const got = await watch.atFault({ mode: 'latest', freshWithinMs: 2000, waitMs: 10_000 });
+    expect('missing' in got).toBe(false);
+    if ('missing' in got) return;
+    // The read sent at the start (0) or the one sent at the moment (1), whichever answers first.
+    expect(got.figures.flushes).toBe(0);
+    expect(Date.now() - momentMs).toBeLessThan(400);
+  });
+
   it('without any read yet, waits for the first to answer, the one sent before the moment included', async () => {
     // Read 0 (sent at the start) answers at 600 ms, the fresh one (1) at moment + 2 s.
     const r = reads((n) => (n === 0 ? 600 : 2000));
     const watch = new BrokerFiguresWatch(r.read);
     await delay(100);
     const momentMs = Date.now();
-    const got = await watch.atFault(100, 10_000);
+    const got = await watch.atFault({ mode: 'fresh', freshWithinMs: 100, waitMs: 10_000 });
     expect('missing' in got).toBe(false);
     if ('missing' in got) return;
     expect(got.figures.flushes).toBe(0);
@@ -78,14 +108,14 @@ describe('BrokerFiguresWatch', () => {
     const a = new BrokerFiguresWatch(failing.read);
     await delay(50);
     const startA = Date.now();
-    expect(await a.atFault(500, 2000)).toEqual({ missing: expect.stringMatching(/^read \d failed$/) });
+    expect(await a.atFault({ mode: 'fresh', freshWithinMs: 500, waitMs: 2000 })).toEqual({ missing: expect.stringMatching(/^read \d failed$/) });
     // Every read failed and none is out: no reason to wait the whole 2 s.
     expect(Date.now() - startA).toBeLessThan(1000);
 
     const stuck = reads(() => 5000);
     const b = new BrokerFiguresWatch(stuck.read);
     const startB = Date.now();
-    expect(await b.atFault(100, 400)).toEqual({ missing: 'no answer within 400 ms' });
+    expect(await b.atFault({ mode: 'fresh', freshWithinMs: 100, waitMs: 400 })).toEqual({ missing: 'no answer within 400 ms' });
     expect(Date.now() - startB).toBeLessThan(1000);
   });
 });

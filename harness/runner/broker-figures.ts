@@ -94,14 +94,24 @@ export interface FiguresReading {
   notes: string[];
 }
 
+/** How the fault takes broker figures (the target's `figuresAtFault` capability), and how long it may wait, in ms. */
+export interface FaultFiguresWait {
+  /** fresh: a read at the moment, waited for up to freshWithinMs, else the latest read of the load; latest: the latest read of the load at once. */
+  mode: 'fresh' | 'latest';
+  freshWithinMs: number;
+  /** With no read answered yet, how long to wait for the first. */
+  waitMs: number;
+}
+
 /**
  * Broker figures for a fault trial. A restarted broker's counters start at 0, so figures read
- * before the fault are the trial's only ones. At the fault's moment a read is sent and the
- * fault waits for it, up to `freshWithinMs`: its figures hold everything up to the moment. Under
- * TCG such a read answers only as fast as the broker's produce p99 (0.5-1.2 s on an idle
- * machine, past 2 s on a loaded one), so the watch also reads during the load, one read at a
- * time with a pause as long as that read took (at least 250 ms; the reads ask at most half the
- * time): when the fresh read is late, the fault takes the latest of those rather than none.
+ * before the fault are the trial's only ones. The watch reads them during the load, one read at
+ * a time with a pause as long as that read took (at least 250 ms; the reads ask at most half
+ * the time). At the fault's moment, on a target whose brokers answer quickly a fresh read is
+ * sent and the fault waits for it (its figures hold everything up to the moment); on one whose
+ * brokers answer slowly (a TCG guest under load answers only as fast as its produce p99, 0.45-1.2
+ * s idle, past 2 s on a loaded host) the latest read is taken at once, since waiting would move
+ * the cut away from its moment and leave a quiet stretch before it that marks the trial suspect.
  */
 export class BrokerFiguresWatch {
   private latest: FiguresReading | null = null;
@@ -152,23 +162,24 @@ export class BrokerFiguresWatch {
   }
 
   /**
-   * At the fault's moment: stops the watch and sends a fresh read; its figures when it answers
-   * within freshWithinMs, else the watch's latest; without any, the first read to answer before
-   * waitMs have passed; the reason when none does.
+   * At the fault's moment: stops the watch; in mode latest the latest read at once, in mode fresh
+   * a fresh read when it answers within freshWithinMs, else the latest; with no read answered
+   * yet, the first to answer within waitMs; the reason when none does.
    */
-  async atFault(freshWithinMs: number, waitMs: number): Promise<FiguresReading | { missing: string }> {
+  async atFault(wait: FaultFiguresWait): Promise<FiguresReading | { missing: string }> {
     const startMs = Date.now();
     const left = (ms: number) => ms - (Date.now() - startMs);
     this.stopper.abort();
+    if (wait.mode === 'latest' && this.latest) return this.latest;
     let fresh: FiguresReading | null = null;
     let freshDone = false;
     void this.readOnce(
       (r) => (fresh = r),
       () => (freshDone = true),
     );
-    while (!fresh && !freshDone && left(freshWithinMs) > 0) await this.nextAnswer(left(freshWithinMs));
-    while (!fresh && !this.latest && this.pending > 0 && left(waitMs) > 0) await this.nextAnswer(left(waitMs));
-    return fresh ?? this.latest ?? { missing: this.lastError ?? `no answer within ${waitMs} ms` };
+    while (wait.mode === 'fresh' && !fresh && !freshDone && left(wait.freshWithinMs) > 0) await this.nextAnswer(left(wait.freshWithinMs));
+    while (!fresh && !this.latest && this.pending > 0 && left(wait.waitMs) > 0) await this.nextAnswer(left(wait.waitMs));
+    return fresh ?? this.latest ?? { missing: this.lastError ?? `no answer within ${wait.waitMs} ms` };
   }
 
   stop(): void {

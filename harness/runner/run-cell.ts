@@ -137,9 +137,8 @@ export async function runCell(
             beforeInject: async () => {
               clock.lap('load');
               try {
-                // Bounded: a slow or stuck broker must not push the cut far past its moment (a fresh
-                // read waits 1 s, then the latest read of the load is taken; with none, 10 s).
-                const reading = await figuresWatch!.atFault(1000, 10_000);
+                // Bounded: a slow or stuck broker must not push the cut away from its moment.
+                const reading = await figuresWatch!.atFault({ mode: caps.figuresAtFault, freshWithinMs: 2000, waitMs: 10_000 });
                 if ('missing' in reading) log(`rep ${rep + 1}: no broker figures before the fault (${reading.missing}); they are read after recovery`);
                 else {
                   beforeFault = reading;

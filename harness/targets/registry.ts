@@ -27,6 +27,13 @@ export interface TargetCapabilities {
   dataOnHost: boolean;
   /** Probes come from inside each broker's guest (its page cache is the one a power cut loses). */
   guestProbes: boolean;
+  /**
+   * How a fault trial takes the broker figures it reads during the load (a restarted broker's
+   * counters start at 0): `fresh` = one more read at the fault's moment, waited for (brokers
+   * that answer in milliseconds); `latest` = the latest read of the load at once (brokers under
+   * emulation answer as slowly as their produce p99: waiting would move the cut off its moment).
+   */
+  figuresAtFault: 'fresh' | 'latest';
   /** The scenario's `vm:` block applies to it. */
   vmOptions: boolean;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
@@ -60,6 +67,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
       guestProbes: false,
+      figuresAtFault: 'fresh',
       vmOptions: false,
       drivers: ['http', 'kafka'],
     },
@@ -74,6 +82,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       recoveryTimeoutMs: 120_000,
       dataOnHost: false,
       guestProbes: true,
+      figuresAtFault: 'latest',
       vmOptions: true,
       drivers: ['http'],
     },
@@ -90,6 +99,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,
       guestProbes: false,
+      figuresAtFault: 'fresh',
       vmOptions: false,
       drivers: ['kafka'],
       refuseSetting: kafkaSettingRefusal,
@@ -105,6 +115,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       recoveryTimeoutMs: 120_000,
       dataOnHost: false,
       guestProbes: false,
+      figuresAtFault: 'fresh',
       vmOptions: false,
       drivers: ['kafka'],
       refuseSetting: externalSettingRefusal,

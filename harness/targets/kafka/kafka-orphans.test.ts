@@ -35,7 +35,8 @@ async function benchUntilKafkaRuns(name: string): Promise<{ child: ReturnType<ty
   child.all!.on('data', (d: Buffer) => (out += d.toString()));
   const end = Date.now() + 90_000;
   for (;;) {
-    if (/records\/s/.test(out)) break;
+    // The load's first progress line (the summary table's header also says records/s).
+    if (/\] rep 1: 1\/60s [\d,]+ records\/s/.test(out)) break;
     if (child.exitCode !== null) throw new Error(`bench exited early (${child.exitCode}): ${out}`);
     if (Date.now() > end) throw new Error(`no load within 90 s: ${out}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -65,7 +66,7 @@ describe('target: kafka leaves no JVM behind', () => {
   it('Ctrl-C (SIGINT) of durolab bench stops the broker JVM and exits 130', async (ctx) => {
     await requireKafka(ctx);
     const { child, jvms, out } = await benchUntilKafkaRuns('sigint');
-    expect(jvms.length).toBeGreaterThan(0);
+    expect(jvms.length, out()).toBeGreaterThan(0);
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode, out()).toBe(130);
@@ -74,8 +75,8 @@ describe('target: kafka leaves no JVM behind', () => {
 
   it('SIGKILL of durolab bench takes the broker JVM down (pdeathsig)', async (ctx) => {
     await requireKafka(ctx);
-    const { child, jvms } = await benchUntilKafkaRuns('sigkill');
-    expect(jvms.length).toBeGreaterThan(0);
+    const { child, jvms, out } = await benchUntilKafkaRuns('sigkill');
+    expect(jvms.length, out()).toBeGreaterThan(0);
     child.kill('SIGKILL');
     await child;
     expect(await goneWithin(jvms, 10_000)).toBe(true);
