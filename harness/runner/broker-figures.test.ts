@@ -5,7 +5,7 @@
 // (a TCG guest) and leader-kill.test.ts (broker processes).
 import { describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
-import { BrokerFiguresWatch, summarizeBrokers } from './broker-figures.ts';
+import { BrokerFiguresWatch, WATCH_PACE, summarizeBrokers } from './broker-figures.ts';
 import type { BrokerSummary } from '../results/types.ts';
 
 /** A read answering after `ms(n)` for the n-th read (0-based) with flushes = n, or failing where `fails(n)`. */
@@ -43,6 +43,15 @@ describe('BrokerFiguresWatch', () => {
     const count = r.sent.length;
     await delay(400);
     expect(r.sent.length).toBe(count);
+  });
+
+  it('paces a fallback watch (fresh mode) at one read a second or less', async () => {
+    const r = reads(() => 20);
+    const watch = new BrokerFiguresWatch(r.read, WATCH_PACE.fresh);
+    await delay(1500);
+    watch.stop();
+    expect(r.sent.length).toBe(2);
+    expect(r.sent[1]! - r.sent[0]!).toBeGreaterThanOrEqual(1000);
   });
 
   it('takes the latest read of the load when the fresh read is late, without waiting past freshWithinMs', async () => {

@@ -103,11 +103,18 @@ export interface FaultFiguresWait {
   waitMs: number;
 }
 
+export interface WatchPace {
+  minPauseMs: number;
+  factor: number;
+}
+
+/** latest: its reads are the figures (every 0.25 s or more, asking at most half the time); fresh: a fallback (every 1 s or more, at most a fifth of the time). */
+export const WATCH_PACE: Record<FaultFiguresWait['mode'], WatchPace> = { latest: { minPauseMs: 250, factor: 1 }, fresh: { minPauseMs: 1000, factor: 4 } };
+
 /**
  * Broker figures for a fault trial. A restarted broker's counters start at 0, so figures read
  * before the fault are the trial's only ones. The watch reads them during the load, one read at
- * a time with a pause as long as that read took (at least 250 ms; the reads ask at most half
- * the time). At the fault's moment, on a target whose brokers answer quickly a fresh read is
+ * a time with a pause after each (WATCH_PACE). At the fault's moment, on a target whose brokers answer quickly a fresh read is
  * sent and the fault waits for it (its figures hold everything up to the moment); on one whose
  * brokers answer slowly (a TCG guest under load answers only as fast as its produce p99, 0.45-1.2
  * s idle, past 2 s on a loaded host) the latest read is taken at once, since waiting would move
@@ -121,7 +128,14 @@ export class BrokerFiguresWatch {
   /** Reads sent and not yet answered. */
   private pending = 0;
 
-  constructor(private readonly read: (log: (line: string) => void) => Promise<BrokerSummary>) {
+  /**
+   * pace: the pause after a read, as (at least minPauseMs, at least factor x the read's time):
+   * WATCH_PACE[mode] in a trial; the fresh mode's watch is only a fallback and reads rarely.
+   */
+  constructor(
+    private readonly read: (log: (line: string) => void) => Promise<BrokerSummary>,
+    private readonly pace: WatchPace = WATCH_PACE.latest,
+  ) {
     void this.loop();
   }
 
@@ -146,7 +160,7 @@ export class BrokerFiguresWatch {
     while (!this.stopper.signal.aborted) {
       const startedMs = Date.now();
       await this.readOnce((r) => (this.latest = r));
-      await delay(Math.max(250, Date.now() - startedMs), undefined, { signal: this.stopper.signal }).catch(() => undefined);
+      await delay(Math.max(this.pace.minPauseMs, this.pace.factor * (Date.now() - startedMs)), undefined, { signal: this.stopper.signal }).catch(() => undefined);
     }
   }
 

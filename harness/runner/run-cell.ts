@@ -22,7 +22,7 @@ import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from
 import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, emptyLedger } from './cell-result.ts';
-import { BrokerFiguresWatch, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
+import { BrokerFiguresWatch, WATCH_PACE, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
 import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
 import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
@@ -120,9 +120,9 @@ export async function runCell(
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
-      // Broker counters restart at 0 with a restarted broker: read at the fault's moment, and
-      // during the load in case that read is late.
-      if (fault) figuresWatch = new BrokerFiguresWatch((note) => brokerFigures(client, running, caps, note));
+      // Broker counters restart at 0 with a restarted broker: read during the load, and (brokers
+      // on the host) once more at the fault's moment.
+      if (fault) figuresWatch = new BrokerFiguresWatch((note) => brokerFigures(client, running, caps, note), WATCH_PACE[caps.figuresAtFault]);
       const driven = fault
         ? await driveFault({
             fault,
