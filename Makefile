@@ -30,6 +30,7 @@ typecheck: deps
 
 test: system-deps build typecheck kafka
 	npx vitest run
+	npx vitest run --config vitest.vm.config.ts
 	sync
 	npx vitest run --config vitest.solo.config.ts
 

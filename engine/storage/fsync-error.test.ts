@@ -2,7 +2,7 @@
 // the default): the failing append is not acknowledged, nothing after it either, until the log
 // is reopened. log.fsync.error=retry keeps the unsafe behaviour for comparison: the failure is
 // retried and the append acknowledged when the retry succeeds. The EIO comes from the writer's
-// test seam (injectedSyncFailures); the VM test (harness/disk/nbd-vm.test.ts) gets a real one
+// test seam (injectedSyncFailures); the VM test (harness/disk/nbd.vm.test.ts) gets a real one
 // from the guest kernel through the NBD disk's injected write error.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Log } from './index.ts';

@@ -1,7 +1,7 @@
 // The fault's broker figures: in mode fresh a read at the moment when it answers in time; in
 // mode latest, or when the fresh read is late, the latest read made during the load; with none
 // yet, the first to answer. The reads here are a seam (a
-// function answering after a set delay); the real reads are in harness/runner/power-cut.test.ts
+// function answering after a set delay); the real reads are in harness/runner/power-cut.vm.test.ts
 // (a TCG guest) and leader-kill.test.ts (broker processes).
 import { describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';

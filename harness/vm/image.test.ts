@@ -11,7 +11,7 @@ import { requireExecutable } from './prerequisites.ts';
 
 let cacheDir: string;
 // Without the CLI bundle: other work in this checkout edits the CLI's sources at any moment,
-// which would (rightly) change the hash between two calls. vm.test.ts boots the CLI bundle.
+// which would (rightly) change the hash between two calls. vm.vm.test.ts boots the CLI bundle.
 const cliEntry = null;
 
 beforeAll(async () => {

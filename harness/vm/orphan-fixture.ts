@@ -1,4 +1,4 @@
-// Child process for vm-orphans.test.ts: starts a VM and prints QEMU's PID as soon as it is
+// Child process for vm-orphans.vm.test.ts: starts a VM and prints QEMU's PID as soon as it is
 // spawned, then waits to be killed. Run with `node --import tsx harness/vm/orphan-fixture.ts WORKDIR`.
 import path from 'node:path';
 import { createFileDisk } from './disk.ts';
