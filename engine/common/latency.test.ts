@@ -2,7 +2,7 @@
 // recording every value straight into hdr-histogram-js.
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
-import { LatencyRecorder, summarizeLatency } from './latency.ts';
+import { LatencyRecorder, summarizeLatency, warmLatencySummaries } from './latency.ts';
 
 function plainSummary(values: number[]) {
   const h = hdr.build({ bitBucketSize: 32, numberOfSignificantValueDigits: 3 });
@@ -31,5 +31,11 @@ describe('LatencyRecorder', () => {
 
   it('reports zeros when nothing was recorded', () => {
     expect(new LatencyRecorder().summary()).toEqual({ p50: 0, p90: 0, p99: 0, p999: 0, p9999: 0, max: 0, mean: 0, count: 0 });
+  });
+
+  it('warms the summary code on a populated histogram (an empty one returns before the percentile code)', () => {
+    // Both sides of the front array: 100 µs folds from it, 5,000 µs goes straight to the histogram.
+    expect(warmLatencySummaries()).toEqual(plainSummary([100, 5000]));
+    expect(warmLatencySummaries().count).toBe(2);
   });
 });

@@ -105,3 +105,16 @@ export class LatencyRecorder {
 export function usSince(t0: number): number {
   return Math.round((performance.now() - t0) * 1000);
 }
+
+/**
+ * Summarises a small populated histogram once, so the code of a first non-empty summary is
+ * compiled now rather than in the middle of a load (an empty one returns before it). A broker
+ * calls it once it serves: in a TCG guest the first /v1/metrics read during a load held the
+ * broker's event loop 2.0 s, the next ones 0.13-0.33 s (on the host: 16 ms cold, 4 ms, then 0.4 ms).
+ */
+export function warmLatencySummaries(): LatencySummary {
+  const r = new LatencyRecorder();
+  r.record(100);
+  r.record(5000);
+  return r.summary();
+}

@@ -63,6 +63,7 @@ export function cycleSection(run: RunResult): string {
       const d = b.medianDetail;
       const parts = [
         d.spawnToInitMs !== undefined ? `QEMU spawn to /init ${fmtMs(d.spawnToInitMs)}` : '',
+        d.figuresWarmUpMs !== undefined ? `first read of the broker figures ${fmtMs(d.figuresWarmUpMs)}` : '',
         d.killToExitMs !== undefined ? `SIGKILL to QEMU exit ${fmtMs(d.killToExitMs)}` : '',
         d.restartSpawnToInitMs !== undefined ? `restart: spawn to /init ${fmtMs(d.restartSpawnToInitMs)}` : '',
         d.restartMountMs !== undefined ? `mount with journal replay ${fmtMs(d.restartMountMs)}` : '',

@@ -116,6 +116,7 @@ const trialTiming = z.object({
       restartBrokerStartMs: stepMs.optional(),
       logRecoveryMs: stepMs.optional(),
       killToExitMs: stepMs.optional(),
+      figuresWarmUpMs: stepMs.optional(),
     })
     .optional(),
   loadAvg1: z.number(),

@@ -9,7 +9,7 @@ export const TRIAL_STEPS = [
   { key: 'setup', label: 'controller + disks', meaning: 'controller started, network planned, data disks made (mkfs.ext4)' },
   { key: 'boot', label: 'VM boot', meaning: 'QEMU spawn to the guest agent answering (the slowest VM)' },
   { key: 'brokerStart', label: 'broker start', meaning: 'guest setup (sysctls, mount) and broker start to serving; a process target: broker processes to serving' },
-  { key: 'leaders', label: 'leaders', meaning: 'every partition led, client connected, up to the load start' },
+  { key: 'leaders', label: 'leaders', meaning: 'every partition led, client connected, the broker figures read once (fault trials), up to the load start' },
   { key: 'load', label: 'load', meaning: 'load start to the fault moment (a trial without a fault: the whole load)' },
   { key: 'cut', label: 'cut', meaning: 'fault moment to the fault delivered and the load stopped (readings before the fault, SIGKILL, QEMU exit)' },
   { key: 'restart', label: 'restart boot', meaning: 'after a power cut: QEMU spawn to the agent answering again (the slowest VM)' },
@@ -36,6 +36,8 @@ export interface TrialStepDetail {
   logRecoveryMs?: number;
   /** Power cut: SIGKILL to QEMU's exit (the slowest VM). */
   killToExitMs?: number;
+  /** Fault trials: the first read of the broker figures, before the load (in the leaders step). */
+  figuresWarmUpMs?: number;
 }
 
 export interface TrialTiming {
@@ -108,7 +110,7 @@ export function cycleBreakdown(trials: ReadonlyArray<{ timing?: TrialTiming; fau
     if (xs.length) medianSteps[key] = Math.round(medianOf(xs));
   }
   const medianDetail: TrialStepDetail = {};
-  for (const key of ['spawnToInitMs', 'restartSpawnToInitMs', 'restartMountMs', 'restartBrokerStartMs', 'logRecoveryMs', 'killToExitMs'] as const) {
+  for (const key of ['spawnToInitMs', 'restartSpawnToInitMs', 'restartMountMs', 'restartBrokerStartMs', 'logRecoveryMs', 'killToExitMs', 'figuresWarmUpMs'] as const) {
     const xs = timed.map((t) => t.timing.detail?.[key]).filter((v): v is number => typeof v === 'number');
     if (xs.length) medianDetail[key] = Math.round(medianOf(xs));
   }

@@ -1,8 +1,8 @@
-// The fault's broker figures: in mode fresh a read at the moment when it answers in time; in
-// mode latest, or when the fresh read is late, the latest read made during the load; with none
-// yet, the first to answer. The reads here are a seam (a
-// function answering after a set delay); the real reads are in harness/runner/power-cut.vm.test.ts
-// (a TCG guest) and leader-kill.test.ts (broker processes).
+// The fault's broker figures: a warm-up read before the load, a watch during it where the
+// target allows one, and at the moment a fresh read when it answers in time, else the watch's
+// latest. The reads here are a seam (a function answering after a set delay); the real reads are
+// in harness/runner/power-cut.vm.test.ts (a TCG guest, no watch) and leader-kill.test.ts
+// (broker processes, watched).
 import { describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BrokerFiguresWatch, WATCH_PACE, summarizeBrokers } from './broker-figures.ts';
@@ -23,18 +23,35 @@ function reads(ms: (n: number) => number, fails: (n: number) => boolean = () => 
 }
 
 describe('BrokerFiguresWatch', () => {
-  it('reads during the load, one read at a time, and takes a fresh read at the moment when it answers in time', async () => {
+  it('warms up with one read before the load and keeps nothing of it; without start() it reads nothing more', async () => {
+    const r = reads(() => 30);
+    const watch = new BrokerFiguresWatch(r.read);
+    const warm = await watch.warmUp(1000);
+    expect('tookMs' in warm && warm.tookMs >= 25).toBe(true);
+    await delay(300);
+    expect(r.sent.length).toBe(1);
+    // The fault's read is the second; the warm-up's figures (read 0) are never the answer.
+    const got = await watch.atFault(1000);
+    expect('missing' in got ? null : got.figures.flushes).toBe(1);
+  });
+
+  it('says why a warm-up failed or ran out', async () => {
+    expect(await new BrokerFiguresWatch(reads(() => 5, () => true).read).warmUp(500)).toEqual({ missing: 'read 0 failed' });
+    expect(await new BrokerFiguresWatch(reads(() => 2000).read).warmUp(100)).toEqual({ missing: 'no answer within 100 ms' });
+  });
+
+  it('watches one read at a time at its pace, and at the moment takes a fresh read that answers in time', async () => {
     const r = reads(() => 20);
     const watch = new BrokerFiguresWatch(r.read);
+    watch.start({ minPauseMs: 250, factor: 1 });
     await delay(700);
     // 20 ms reads, then a 250 ms pause: two or three reads in 700 ms, never two at once.
     expect(r.sent.length).toBeGreaterThanOrEqual(2);
     expect(r.sent.length).toBeLessThanOrEqual(3);
-    for (let i = 1; i < r.sent.length; i++) expect(r.sent[i] - r.sent[i - 1]).toBeGreaterThanOrEqual(250);
+    for (let i = 1; i < r.sent.length; i++) expect(r.sent[i]! - r.sent[i - 1]!).toBeGreaterThanOrEqual(250);
     const momentMs = Date.now();
-    const got = await watch.atFault({ mode: 'fresh', freshWithinMs: 2000, waitMs: 10_000 });
-    expect('missing' in got).toBe(false);
-    if ('missing' in got) return;
+    const got = await watch.atFault(2000);
+    if ('missing' in got) throw new Error(got.missing);
     expect(got.figures.flushes).toBe(r.sent.length - 1);
     expect(got.startedMs).toBeGreaterThanOrEqual(momentMs);
     expect(got.answeredMs).toBeLessThan(momentMs + 200);
@@ -45,86 +62,40 @@ describe('BrokerFiguresWatch', () => {
     expect(r.sent.length).toBe(count);
   });
 
-  it('paces a fallback watch (fresh mode) at one read a second or less', async () => {
+  it('paces the watch of a trial (WATCH_PACE) at one read a second or less', async () => {
     const r = reads(() => 20);
-    const watch = new BrokerFiguresWatch(r.read, WATCH_PACE.fresh);
+    const watch = new BrokerFiguresWatch(r.read);
+    watch.start(WATCH_PACE);
     await delay(1500);
     watch.stop();
     expect(r.sent.length).toBe(2);
     expect(r.sent[1]! - r.sent[0]!).toBeGreaterThanOrEqual(1000);
   });
 
-  it('takes the latest read of the load when the fresh read is late, without waiting past freshWithinMs', async () => {
+  it("takes the watch's latest read when the fresh read is late, without waiting past freshWithinMs", async () => {
     // Reads 0 and 1 answer at once; the fresh read (2) takes 3 s.
     const r = reads((n) => (n < 2 ? 5 : 3000));
     const watch = new BrokerFiguresWatch(r.read);
-    await delay(300);
+    watch.start({ minPauseMs: 250, factor: 1 });
+    await delay(350);
     expect(r.sent.length).toBe(2);
     const momentMs = Date.now();
-    const got = await watch.atFault({ mode: 'fresh', freshWithinMs: 200, waitMs: 10_000 });
+    const got = await watch.atFault(200);
     const waited = Date.now() - momentMs;
-    expect('missing' in got).toBe(false);
-    if ('missing' in got) return;
+    if ('missing' in got) throw new Error(got.missing);
     expect(got.figures.flushes).toBe(1);
     expect(waited).toBeGreaterThanOrEqual(190);
     expect(waited).toBeLessThan(1000);
   });
 
-  it('in mode latest, takes the latest read at once and sends none at the moment', async () => {
-    const r = reads(() => 150);
-    const watch = new BrokerFiguresWatch(r.read);
-    await delay(600);
-    const sent = r.sent.length;
-    expect(sent).toBeGreaterThanOrEqual(2);
-    const momentMs = Date.now();
-    const got = await watch.atFault({ mode: 'latest', freshWithinMs: 2000, waitMs: 10_000 });
-    expect(Date.now() - momentMs).toBeLessThan(50);
-    expect('missing' in got).toBe(false);
-    if ('missing' in got) return;
-    expect(got.figures.flushes).toBeLessThan(sent);
-    await delay(400);
-    expect(r.sent.length).toBe(sent);
-  });
-
-  it('in mode latest with no read answered yet, waits for the first', async () => {
-    const r = reads(() => 400);
-    const watch = new BrokerFiguresWatch(r.read);
-    await delay(50);
-    const momentMs = Date.now();
-    const got = await watch.atFault({ mode: 'latest', freshWithinMs: 2000, waitMs: 10_000 });
-    expect('missing' in got).toBe(false);
-    if ('missing' in got) return;
-    // The read sent at the start (0) or the one sent at the moment (1), whichever answers first.
-    expect(got.figures.flushes).toBe(0);
-    expect(Date.now() - momentMs).toBeLessThan(400);
-  });
-
-  it('without any read yet, waits for the first to answer, the one sent before the moment included', async () => {
-    // Read 0 (sent at the start) answers at 600 ms, the fresh one (1) at moment + 2 s.
-    const r = reads((n) => (n === 0 ? 600 : 2000));
-    const watch = new BrokerFiguresWatch(r.read);
-    await delay(100);
-    const momentMs = Date.now();
-    const got = await watch.atFault({ mode: 'fresh', freshWithinMs: 100, waitMs: 10_000 });
-    expect('missing' in got).toBe(false);
-    if ('missing' in got) return;
-    expect(got.figures.flushes).toBe(0);
-    expect(Date.now() - momentMs).toBeLessThan(1500);
-  });
-
-  it('says why when no read answers: the last failure, or the wait that ran out', async () => {
-    const failing = reads(() => 5, () => true);
-    const a = new BrokerFiguresWatch(failing.read);
-    await delay(50);
+  it('says why when there is no figure: the fresh read failed, or ran out with no watch', async () => {
+    const failing = new BrokerFiguresWatch(reads(() => 5, () => true).read);
     const startA = Date.now();
-    expect(await a.atFault({ mode: 'fresh', freshWithinMs: 500, waitMs: 2000 })).toEqual({ missing: expect.stringMatching(/^read \d failed$/) });
-    // Every read failed and none is out: no reason to wait the whole 2 s.
-    expect(Date.now() - startA).toBeLessThan(1000);
-
-    const stuck = reads(() => 5000);
-    const b = new BrokerFiguresWatch(stuck.read);
+    expect(await failing.atFault(500)).toEqual({ missing: 'read 0 failed' });
+    expect(Date.now() - startA).toBeLessThan(400);
+    const stuck = new BrokerFiguresWatch(reads(() => 5000).read);
     const startB = Date.now();
-    expect(await b.atFault({ mode: 'fresh', freshWithinMs: 100, waitMs: 400 })).toEqual({ missing: 'no answer within 400 ms' });
+    expect(await stuck.atFault(300)).toEqual({ missing: 'no answer within 300 ms' });
     expect(Date.now() - startB).toBeLessThan(1000);
   });
 });

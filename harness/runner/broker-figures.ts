@@ -94,73 +94,47 @@ export interface FiguresReading {
   notes: string[];
 }
 
-/** How the fault takes broker figures (the target's `figuresAtFault` capability), and how long it may wait, in ms. */
-export interface FaultFiguresWait {
-  /** fresh: a read at the moment, waited for up to freshWithinMs, else the latest read of the load; latest: the latest read of the load at once. */
-  mode: 'fresh' | 'latest';
-  freshWithinMs: number;
-  /** With no read answered yet, how long to wait for the first. */
-  waitMs: number;
-}
+/** How long the fault waits for a fresh read at its moment before it takes the watch's latest, in ms. */
+export const FRESH_FIGURES_WITHIN_MS = 2000;
 
 export interface WatchPace {
   minPauseMs: number;
   factor: number;
 }
 
-/** latest: its reads are the figures (every 0.25 s or more, asking at most half the time); fresh: a fallback (every 1 s or more, at most a fifth of the time). */
-export const WATCH_PACE: Record<FaultFiguresWait['mode'], WatchPace> = { latest: { minPauseMs: 250, factor: 1 }, fresh: { minPauseMs: 1000, factor: 4 } };
+/** The watch during the load: a read every 1 s or more, asking at most a fifth of the time. */
+export const WATCH_PACE: WatchPace = { minPauseMs: 1000, factor: 4 };
 
 /**
  * Broker figures for a fault trial. A restarted broker's counters start at 0, so figures read
- * before the fault are the trial's only ones. The watch reads them during the load, one read at
- * a time with a pause after each (WATCH_PACE). At the fault's moment, on a target whose brokers answer quickly a fresh read is
- * sent and the fault waits for it (its figures hold everything up to the moment); on one whose
- * brokers answer slowly (a TCG guest under load answers only as fast as its produce p99, 0.45-1.2
- * s idle, past 2 s on a loaded host) the latest read is taken at once, since waiting would move
- * the cut away from its moment and leave a quiet stretch before it that marks the trial suspect.
+ * before the fault are the trial's only ones. Before the load, one read warms the broker's
+ * figures path up: in a TCG guest the first read holds the broker's event loop 1-2 s (V8
+ * compiling that code under emulation), which inside the load stalled it before the cut; later
+ * reads take 0.13-0.33 s there, milliseconds on the host. On targets that allow it (the
+ * `watchFigures` capability) the watch reads during the load (WATCH_PACE), a fallback for a late
+ * read at the moment. At the fault's moment a fresh read is sent and the fault waits for it up
+ * to FRESH_FIGURES_WITHIN_MS: its figures hold everything up to the moment.
  */
 export class BrokerFiguresWatch {
   private latest: FiguresReading | null = null;
   private lastError: string | null = null;
   private readonly stopper = new AbortController();
   private waiters: Array<() => void> = [];
-  /** Reads sent and not yet answered. */
-  private pending = 0;
 
-  /**
-   * pace: the pause after a read, as (at least minPauseMs, at least factor x the read's time):
-   * WATCH_PACE[mode] in a trial; the fresh mode's watch is only a fallback and reads rarely.
-   */
-  constructor(
-    private readonly read: (log: (line: string) => void) => Promise<BrokerSummary>,
-    private readonly pace: WatchPace = WATCH_PACE.latest,
-  ) {
-    void this.loop();
-  }
+  constructor(private readonly read: (log: (line: string) => void) => Promise<BrokerSummary>) {}
 
   /** One read; `keep` takes its figures and `settled` runs before anyone waiting for an answer is woken. */
   private async readOnce(keep: (reading: FiguresReading) => void, settled?: () => void): Promise<void> {
     const startedMs = Date.now();
     const notes: string[] = [];
-    this.pending++;
     try {
       const figures = await this.read((line) => notes.push(line));
       keep({ figures, startedMs, answeredMs: Date.now(), notes });
     } catch (err) {
       this.lastError = (err as Error).message;
     } finally {
-      this.pending--;
       settled?.();
       for (const w of this.waiters.splice(0)) w();
-    }
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopper.signal.aborted) {
-      const startedMs = Date.now();
-      await this.readOnce((r) => (this.latest = r));
-      await delay(Math.max(this.pace.minPauseMs, this.pace.factor * (Date.now() - startedMs)), undefined, { signal: this.stopper.signal }).catch(() => undefined);
     }
   }
 
@@ -175,25 +149,45 @@ export class BrokerFiguresWatch {
     });
   }
 
-  /**
-   * At the fault's moment: stops the watch; in mode latest the latest read at once, in mode fresh
-   * a fresh read when it answers within freshWithinMs, else the latest; with no read answered
-   * yet, the first to answer within waitMs; the reason when none does.
-   */
-  async atFault(wait: FaultFiguresWait): Promise<FiguresReading | { missing: string }> {
+  /** Before the load: one read, waited for up to ms; its figures precede the load and are not kept. How long it took, or why it failed. */
+  async warmUp(ms: number): Promise<{ tookMs: number } | { missing: string }> {
     const startMs = Date.now();
-    const left = (ms: number) => ms - (Date.now() - startMs);
+    let done = false;
+    let ok = false;
+    void this.readOnce(
+      () => (ok = true),
+      () => (done = true),
+    );
+    while (!done && Date.now() - startMs < ms) await this.nextAnswer(ms - (Date.now() - startMs));
+    return ok ? { tookMs: Date.now() - startMs } : { missing: done ? (this.lastError ?? 'failed') : `no answer within ${ms} ms` };
+  }
+
+  /** During the load: one read at a time, a pause after each as long as pace says (at least minPauseMs, at least factor x the read's time). */
+  start(pace: WatchPace = WATCH_PACE): void {
+    void (async () => {
+      while (!this.stopper.signal.aborted) {
+        const startedMs = Date.now();
+        await this.readOnce((r) => (this.latest = r));
+        await delay(Math.max(pace.minPauseMs, pace.factor * (Date.now() - startedMs)), undefined, { signal: this.stopper.signal }).catch(() => undefined);
+      }
+    })();
+  }
+
+  /**
+   * At the fault's moment: stops the watch and sends a fresh read; its figures when it answers
+   * within freshWithinMs, else the watch's latest; the reason when there is neither.
+   */
+  async atFault(freshWithinMs: number = FRESH_FIGURES_WITHIN_MS): Promise<FiguresReading | { missing: string }> {
+    const startMs = Date.now();
     this.stopper.abort();
-    if (wait.mode === 'latest' && this.latest) return this.latest;
     let fresh: FiguresReading | null = null;
     let freshDone = false;
     void this.readOnce(
       (r) => (fresh = r),
       () => (freshDone = true),
     );
-    while (wait.mode === 'fresh' && !fresh && !freshDone && left(wait.freshWithinMs) > 0) await this.nextAnswer(left(wait.freshWithinMs));
-    while (!fresh && !this.latest && this.pending > 0 && left(wait.waitMs) > 0) await this.nextAnswer(left(wait.waitMs));
-    return fresh ?? this.latest ?? { missing: this.lastError ?? `no answer within ${wait.waitMs} ms` };
+    while (!fresh && !freshDone && Date.now() - startMs < freshWithinMs) await this.nextAnswer(freshWithinMs - (Date.now() - startMs));
+    return fresh ?? this.latest ?? { missing: freshDone ? (this.lastError ?? 'the read failed') : `no answer within ${freshWithinMs} ms` };
   }
 
   stop(): void {

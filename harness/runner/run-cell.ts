@@ -22,7 +22,7 @@ import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from
 import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, emptyLedger } from './cell-result.ts';
-import { BrokerFiguresWatch, WATCH_PACE, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
+import { BrokerFiguresWatch, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
 import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
 import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
@@ -99,6 +99,14 @@ export async function runCell(
       // A VM target probes inside the guest (its page cache is the one a power cut loses).
       const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
       sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
+      if (fault) {
+        // Broker counters restart at 0 with a restarted broker: read before the fault. The first
+        // read is paid here, before the load (broker-figures.ts says why).
+        figuresWatch = new BrokerFiguresWatch((note) => brokerFigures(client, running, caps, note));
+        const warm = await figuresWatch.warmUp(10_000);
+        if ('missing' in warm) log(`rep ${rep + 1}: broker figures before the load: ${warm.missing}`);
+        else clock.detail.figuresWarmUpMs = warm.tookMs;
+      }
       clock.lap('leaders');
       const loadStartMs = Date.now();
       loadPromise = client.produce({
@@ -120,9 +128,7 @@ export async function runCell(
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
-      // Broker counters restart at 0 with a restarted broker: read during the load, and (brokers
-      // on the host) once more at the fault's moment.
-      if (fault) figuresWatch = new BrokerFiguresWatch((note) => brokerFigures(client, running, caps, note), WATCH_PACE[caps.figuresAtFault]);
+      if (caps.watchFigures) figuresWatch?.start();
       const driven = fault
         ? await driveFault({
             fault,
@@ -137,8 +143,8 @@ export async function runCell(
             beforeInject: async () => {
               clock.lap('load');
               try {
-                // Bounded: a slow or stuck broker must not push the cut away from its moment.
-                const reading = await figuresWatch!.atFault({ mode: caps.figuresAtFault, freshWithinMs: 2000, waitMs: 10_000 });
+                // Bounded (FRESH_FIGURES_WITHIN_MS): a stuck broker must not push the cut far past its moment.
+                const reading = await figuresWatch!.atFault();
                 if ('missing' in reading) log(`rep ${rep + 1}: no broker figures before the fault (${reading.missing}); they are read after recovery`);
                 else {
                   beforeFault = reading;

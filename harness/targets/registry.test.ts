@@ -50,8 +50,8 @@ describe('fault and target registries', () => {
       expect(t.kind).toBe(kind);
       expect(t.capabilities).toBe(TARGETS[kind].capabilities);
     }
-    expect(capabilitiesOf('process')).toMatchObject({ sysctls: 'host', recoveryTimeoutMs: 30_000, dataOnHost: true, guestProbes: false, figuresAtFault: 'fresh' });
-    expect(capabilitiesOf('vm')).toMatchObject({ sysctls: 'guest', recoveryTimeoutMs: 120_000, dataOnHost: false, guestProbes: true, figuresAtFault: 'latest' });
+    expect(capabilitiesOf('process')).toMatchObject({ sysctls: 'host', recoveryTimeoutMs: 30_000, dataOnHost: true, guestProbes: false, watchFigures: true });
+    expect(capabilitiesOf('vm')).toMatchObject({ sysctls: 'guest', recoveryTimeoutMs: 120_000, dataOnHost: false, guestProbes: true, watchFigures: false });
   });
 
   it('every driver in the registry loads under its name', async () => {
