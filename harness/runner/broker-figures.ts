@@ -108,9 +108,10 @@ export const WATCH_PACE: WatchPace = { minPauseMs: 1000, factor: 4 };
 /**
  * Broker figures for a fault trial. A restarted broker's counters start at 0, so figures read
  * before the fault are the trial's only ones. Before the load, one read warms the broker's
- * figures path up: in a TCG guest the first read holds the broker's event loop 1-2 s (V8
- * compiling that code under emulation), which inside the load stalled it before the cut; later
- * reads take 0.13-0.33 s there, milliseconds on the host. On targets that allow it (the
+ * figures path up (the broker compiles its latency summaries itself once it serves:
+ * warmLatencySummaries): in a TCG guest a cold first read during the load held the broker's
+ * event loop 2.0 s and stalled the load before the cut; warm reads take 0.13-0.4 s there,
+ * milliseconds on the host. On targets that allow it (the
  * `watchFigures` capability) the watch reads during the load (WATCH_PACE), a fallback for a late
  * read at the moment. At the fault's moment a fresh read is sent and the fault waits for it up
  * to FRESH_FIGURES_WITHIN_MS: its figures hold everything up to the moment.
