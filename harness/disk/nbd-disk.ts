@@ -106,6 +106,13 @@ export class NbdDisk implements DataDisk {
     return `NBD disk ${this.opts.file} (${this.opts.sizeMiB} MiB, volatile cache, onCut ${s.onCut}, flush ${s.flush}${s.errors.length ? `, ${s.errors.length} error rule(s)` : ''}; socket ${this.socketPath})`;
   }
 
+  get sizeMiB(): number {
+    return this.opts.sizeMiB;
+  }
+
+  /** The drive below always says writeback. */
+  readonly cacheMode = 'writeback';
+
   qemuDriveArgs(): string[] {
     return ['-drive', `file=nbd+unix:///${this.server.exportName}?socket=${qemuEscape(this.socketPath)},format=raw,if=virtio,cache=writeback`];
   }

@@ -62,6 +62,8 @@ export function cycleSection(run: RunResult): string {
     .map(({ cell, b }) => {
       const d = b.medianDetail;
       const parts = [
+        d.resumedBoots ? `VM starts resumed from a saved guest (median per trial) ${d.resumedBoots}` : '',
+        d.templateMadeMs !== undefined ? `saving that guest first ${fmtMs(d.templateMadeMs)}` : '',
         d.spawnToInitMs !== undefined ? `QEMU spawn to /init ${fmtMs(d.spawnToInitMs)}` : '',
         d.figuresWarmUpMs !== undefined ? `first read of the broker figures ${fmtMs(d.figuresWarmUpMs)}` : '',
         d.killToExitMs !== undefined ? `SIGKILL to QEMU exit ${fmtMs(d.killToExitMs)}` : '',

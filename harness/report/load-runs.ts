@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { RunResult } from '../results/types.ts';
 import { faultKindSchema } from '../faults/registry.ts';
 import { targetKindSchema } from '../targets/registry.ts';
-import { TRIAL_STEP_KEYS, type TrialStepKey } from '../results/trial-steps.ts';
+import { TRIAL_DETAIL_KEYS, TRIAL_STEP_KEYS, type TrialStepKey } from '../results/trial-steps.ts';
 
 const latency = z.object({
   p50: z.number(),
@@ -109,15 +109,7 @@ const trialTiming = z.object({
   steps: z.object(Object.fromEntries(TRIAL_STEP_KEYS.map((k) => [k, stepMs.optional()])) as Record<TrialStepKey, z.ZodOptional<typeof stepMs>>).strict(),
   totalMs: stepMs,
   detail: z
-    .object({
-      spawnToInitMs: stepMs.optional(),
-      restartSpawnToInitMs: stepMs.optional(),
-      restartMountMs: stepMs.optional(),
-      restartBrokerStartMs: stepMs.optional(),
-      logRecoveryMs: stepMs.optional(),
-      killToExitMs: stepMs.optional(),
-      figuresWarmUpMs: stepMs.optional(),
-    })
+    .object(Object.fromEntries(TRIAL_DETAIL_KEYS.map((k) => [k, stepMs.optional()])) as Record<(typeof TRIAL_DETAIL_KEYS)[number], z.ZodOptional<typeof stepMs>>)
     .optional(),
   loadAvg1: z.number(),
   cores: z.number(),

@@ -38,7 +38,24 @@ export interface TrialStepDetail {
   killToExitMs?: number;
   /** Fault trials: the first read of the broker figures, before the load (in the leaders step). */
   figuresWarmUpMs?: number;
+  /** VM starts of the trial (first boots and restarts) that resumed a saved guest instead of booting (a count). */
+  resumedBoots?: number;
+  /** A first boot that had to make the saved guest first (one boot and a save, once per image and VM shape). */
+  templateMadeMs?: number;
 }
+
+/** The keys of TrialStepDetail, each a number; medians are taken over trials. */
+export const TRIAL_DETAIL_KEYS = [
+  'spawnToInitMs',
+  'restartSpawnToInitMs',
+  'restartMountMs',
+  'restartBrokerStartMs',
+  'logRecoveryMs',
+  'killToExitMs',
+  'figuresWarmUpMs',
+  'resumedBoots',
+  'templateMadeMs',
+] as const satisfies ReadonlyArray<keyof TrialStepDetail>;
 
 export interface TrialTiming {
   /** Milliseconds per step; a step a trial did not have is absent. They sum to totalMs. */
@@ -110,7 +127,7 @@ export function cycleBreakdown(trials: ReadonlyArray<{ timing?: TrialTiming; fau
     if (xs.length) medianSteps[key] = Math.round(medianOf(xs));
   }
   const medianDetail: TrialStepDetail = {};
-  for (const key of ['spawnToInitMs', 'restartSpawnToInitMs', 'restartMountMs', 'restartBrokerStartMs', 'logRecoveryMs', 'killToExitMs', 'figuresWarmUpMs'] as const) {
+  for (const key of TRIAL_DETAIL_KEYS) {
     const xs = timed.map((t) => t.timing.detail?.[key]).filter((v): v is number => typeof v === 'number');
     if (xs.length) medianDetail[key] = Math.round(medianOf(xs));
   }

@@ -115,6 +115,7 @@ function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
   clock.lapSplit(slowest ? { restart: slowest.boot!.bootMs } : {}, 'recovery');
   const d = clock.detail;
   if (slowest?.boot?.spawnToInitMs !== undefined) d.restartSpawnToInitMs = slowest.boot.spawnToInitMs;
+  if (booted.length) d.resumedBoots = (d.resumedBoots ?? 0) + booted.filter((r) => r.boot!.resumed).length;
   if (slowest?.boot?.setupMs !== undefined) d.restartMountMs = slowest.boot.setupMs;
   if (slowest?.boot?.brokerStartMs !== undefined) d.restartBrokerStartMs = slowest.boot.brokerStartMs;
   const logRecovery = recovery.recoveries.map((r) => r.partitions.reduce((a, p) => a + p.durationMs, 0));

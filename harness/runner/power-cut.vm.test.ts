@@ -83,11 +83,13 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
         expect(Math.abs(sum - tm.totalMs)).toBeLessThanOrEqual(TRIAL_STEP_KEYS.length);
         expect(tm.totalMs).toBe(t.cycleMs);
         // Steps are laps of one clock: the load step ends at the fault's moment, before the cut, the boot step
-        // holds the guest's own spawn-to-/init figure, and the broker's log recovery fits in the recovery step.
+        // and the restart resumed the guest saved once per VM shape (harness/vm/vm-template.ts; the
+        // first trial on a machine makes it in its image step), and the broker's log recovery fits in the recovery step.
         expect(tm.steps.load!).toBeLessThanOrEqual(f.atMs + 50);
         expect(tm.steps.load! + tm.steps.cut!).toBeGreaterThanOrEqual(f.atMs - 50);
-        expect(tm.detail!.spawnToInitMs!).toBeLessThan(tm.steps.boot!);
-        expect(tm.detail!.restartSpawnToInitMs!).toBeLessThan(tm.steps.restart!);
+        expect(tm.detail!.resumedBoots).toBe(2);
+        expect(tm.detail!.spawnToInitMs).toBeUndefined();
+        expect(tm.detail!.restartSpawnToInitMs).toBeUndefined();
         expect(tm.detail!.logRecoveryMs!).toBeLessThan(tm.steps.recovery!);
         expect(tm.loadAvg1).toBeGreaterThanOrEqual(0);
       }

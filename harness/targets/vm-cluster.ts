@@ -291,6 +291,7 @@ export class VmCluster implements FaultableCluster {
           boot = {
             bootMs: (r.toServingMs ?? 0) - (r.setupMs ?? 0) - (r.brokerStartMs ?? 0),
             ...(r.spawnToInitMs !== undefined ? { spawnToInitMs: r.spawnToInitMs } : {}),
+            ...(r.resumed ? { resumed: true } : {}),
             ...(r.setupMs !== undefined ? { setupMs: r.setupMs } : {}),
             ...(r.brokerStartMs !== undefined ? { brokerStartMs: r.brokerStartMs } : {}),
           };

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { encodeBatch } from '../../engine/records/index.ts';
 import { request } from '../../engine/server/http-client.ts';
 import { readAllValues, waitFor } from '../../engine/server/test-support.ts';
@@ -179,6 +179,9 @@ describe('VM target (one broker per QEMU VM, controller on the host)', () => {
   }, 90_000);
 
   it('a VM that does not boot fails naming its serial log; an abort (Ctrl-C) while booting kills every QEMU', async () => {
+    // Boots, not resumes of the saved guest (which answer within 1.5 s and leave no boot to abort).
+    process.env.DUROLAB_VM_RESUME = '0';
+    onTestFinished(() => void delete process.env.DUROLAB_VM_RESUME);
     const slowDir = path.join(work, 'too-slow');
     const slow = vmTarget({ image, vm: { accelerator: 'tcg', memoryMiB: 640, diskMiB: 64 }, bootTimeoutMs: 1500 });
     const t0 = performance.now();

@@ -15,6 +15,10 @@ export interface DataDisk {
   describe(): string;
   /** QEMU arguments attaching the disk as the guest's first virtio-blk device (/dev/vda). */
   qemuDriveArgs(): string[];
+  /** What the guest's device shows of the disk (a resumed guest template must match it). */
+  readonly sizeMiB: number;
+  /** QEMU's cache mode: it sets the write-cache bit the guest sees. */
+  readonly cacheMode: string;
   /** A raw image of the disk's content on the host, for offline inspection (copy it before changing it). */
   readonly imagePath: string;
   /** After a power cut killed QEMU: what the disk itself loses (an NBD volatile cache applies its onCut policy). */
@@ -39,6 +43,10 @@ export class FileDisk implements DataDisk {
 
   get imagePath(): string {
     return this.path;
+  }
+
+  get cacheMode(): string {
+    return this.cache;
   }
 
   describe(): string {

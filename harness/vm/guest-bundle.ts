@@ -83,6 +83,7 @@ export async function buildGuestBundle(opts: GuestBundleOptions): Promise<GuestB
         'vm-agent': path.join(toolsDir, 'agent.ts'),
         'vm-append-workload': path.join(toolsDir, 'append-workload.ts'),
         'vm-deps-check': path.join(toolsDir, 'deps-check.ts'),
+        'vm-broker-zygote': path.join(toolsDir, 'broker-zygote.ts'),
       },
     },
   ];

@@ -43,6 +43,15 @@ describe('QEMU command line', () => {
     expect(buildQemuArgs(base({ bios: undefined }))).not.toContain('-bios');
   });
 
+  it('resumes a saved guest through a shell-quoted exec: migration, and offers QMP only when asked', () => {
+    const plain = buildQemuArgs(base());
+    expect(plain).not.toContain('-incoming');
+    expect(plain).not.toContain('-qmp');
+    const resumed = buildQemuArgs(base({ incomingState: "/c/it's here/t.state", qmpSocket: '/tmp/q,1.sock' }));
+    expect(opt(resumed, '-incoming')).toEqual([`exec:cat '/c/it'\\''s here/t.state'`]);
+    expect(opt(resumed, '-qmp')).toEqual(['unix:/tmp/q,,1.sock,server=on,wait=off']);
+  });
+
   it('rejects forwards that would leave the guest network or make no sense', () => {
     expect(() => buildQemuArgs(base({ guestfwd: [{ guestIp: '192.168.1.5', guestPort: 1, hostPort: 2 }] }))).toThrow(/must be a free address on 10\.0\.2\.0\/24/);
     expect(() => buildQemuArgs(base({ guestfwd: [{ guestIp: '10.0.2.2', guestPort: 1, hostPort: 2 }] }))).toThrow(/not \.2 gateway/);

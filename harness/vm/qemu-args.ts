@@ -36,7 +36,14 @@ export interface QemuArgsInput {
   /** Firmware (qboot) or undefined for QEMU's default SeaBIOS. */
   bios?: string;
   extraKernelArgs?: string[];
+  /** A QMP control socket (used to save a booted guest as a template). */
+  qmpSocket?: string;
+  /** A saved guest state to resume instead of booting (`-incoming exec:cat <file>`). */
+  incomingState?: string;
 }
+
+/** Single-quoted for the /bin/sh that QEMU runs an exec: migration URI with. */
+export const shellQuote = (v: string): string => `'${v.replaceAll("'", `'\\''`)}'`;
 
 const isPort = (p: number): boolean => Number.isInteger(p) && p > 0 && p < 65536;
 
@@ -79,6 +86,7 @@ export function buildQemuArgs(input: QemuArgsInput): string[] {
     '-nodefaults',
     '-no-user-config',
     '-monitor', 'none',
+    ...(input.qmpSocket ? ['-qmp', `unix:${qemuEscape(input.qmpSocket)},server=on,wait=off`] : []),
     '-chardev', `file,id=ser0,path=${qemuEscape(input.serialLogPath)}`,
     '-serial', 'chardev:ser0',
     '-kernel', input.kernel,
@@ -87,5 +95,6 @@ export function buildQemuArgs(input: QemuArgsInput): string[] {
     ...input.disk.qemuDriveArgs(),
     '-netdev', netdev,
     '-device', 'virtio-net-pci,netdev=n0',
+    ...(input.incomingState ? ['-incoming', `exec:cat ${shellQuote(input.incomingState)}`] : []),
   ];
 }

@@ -10,6 +10,7 @@ import { freePort } from '../../engine/common/free-port.ts';
 import type { DataDisk } from './disk.ts';
 import type { VmImage } from './image.ts';
 import { INIT_MARKER } from './init-script.ts';
+import { dropTemplate, ensureTemplate, findTemplate, type TemplateSpec } from './vm-template.ts';
 import { isAlive, trackQemu, untrackQemu } from './process-registry.ts';
 import { buildQemuArgs, type Accel, type GuestForward, type HostForward } from './qemu-args.ts';
 import { checkVmPrerequisites, findExecutable, findQboot, requireExecutable } from './prerequisites.ts';
@@ -35,6 +36,11 @@ export interface VmOptions {
   kvmProbeMs?: number;
   /** Appended to the kernel command line. */
   kernelArgs?: string[];
+  /**
+   * Under TCG, resume the saved booted guest of this VM's shape (vm-template.ts) when one was
+   * made, instead of booting; default true unless $DUROLAB_VM_RESUME is 0.
+   */
+  resume?: boolean;
 }
 
 export interface BootReport {
@@ -47,6 +53,10 @@ export interface BootReport {
   spawnToAgentMs: number;
   /** Including abandoned attempts. */
   totalMs: number;
+  /** Set when the guest was resumed from a saved template (its key) rather than booted. */
+  resumed?: { template: string };
+  /** Why a resume was wanted but the guest booted instead. */
+  resumeFallback?: string;
 }
 
 export interface GuestProcess {
@@ -85,12 +95,44 @@ export interface SetupResult {
   mount?: string;
 }
 
+const DEFAULT_MEMORY_MIB = 1024;
+
+const resumeWanted = (opts: Pick<VmOptions, 'resume'>): boolean => opts.resume ?? process.env.DUROLAB_VM_RESUME !== '0';
+
+function templateSpecOf(opts: Pick<VmOptions, 'image' | 'memoryMiB' | 'agentPort' | 'kernelArgs' | 'disk'>): TemplateSpec {
+  return { image: opts.image, memoryMiB: opts.memoryMiB ?? DEFAULT_MEMORY_MIB, agentPort: opts.agentPort, kernelArgs: opts.kernelArgs ?? [], disk: opts.disk };
+}
+
+/**
+ * Makes the saved guest later starts of this VM shape resume, when they would run under TCG
+ * (see start); undefined when they would not. Its time is the caller's to account.
+ */
+export async function prepareVmTemplate(
+  opts: Pick<VmOptions, 'image' | 'memoryMiB' | 'agentPort' | 'kernelArgs' | 'disk' | 'accel' | 'resume' | 'bootTimeoutMs'>,
+  signal?: AbortSignal,
+): Promise<{ key: string; madeMs?: number } | undefined> {
+  if (!resumeWanted(opts) || acceleratorCandidates(opts.accel).candidates[0] !== 'tcg') return undefined;
+  const t = await ensureTemplate(templateSpecOf(opts), { ...(opts.bootTimeoutMs !== undefined ? { bootTimeoutMs: opts.bootTimeoutMs } : {}), ...(signal ? { signal } : {}) });
+  return { key: t.key, ...(t.madeMs !== undefined ? { madeMs: t.madeMs } : {}) };
+}
+
 class KvmUnusable extends Error {}
+/** QEMU could not load a saved template. */
+class ResumeFailed extends Error {}
 /** A picked host port was taken between picking and QEMU's bind. */
 class PortClash extends Error {}
 
 /** Set once KVM failed in this process, so later VMs go straight to TCG. */
 let kvmVerdict: { ok: false; reason: string } | undefined;
+
+/** The accelerators a start tries, in order, and why KVM is skipped when it is. */
+function acceleratorCandidates(accel: VmOptions['accel']): { candidates: Accel[]; fallback?: string } {
+  const want = accel ?? (process.env.DUROLAB_VM_ACCEL as VmOptions['accel']) ?? 'auto';
+  if (want !== 'auto') return { candidates: [want] };
+  if (!kvmDeviceUsable()) return { candidates: ['tcg'], fallback: 'kvm: /dev/kvm missing or not accessible' };
+  if (kvmVerdict) return { candidates: ['tcg'], fallback: `kvm (earlier in this process): ${kvmVerdict.reason}` };
+  return { candidates: ['kvm', 'tcg'] };
+}
 
 function kvmDeviceUsable(): boolean {
   try {
@@ -142,6 +184,8 @@ export class Vm {
   /** Forwards as set up, with picked host ports filled in. */
   readonly hostfwd: HostForward[];
   readonly boot: BootReport;
+  /** The guest woke from a template: its clock and hostname are the template's until setup. */
+  private readonly resumed: boolean;
   private readonly http = new http.Agent({ keepAlive: true, maxSockets: 4 });
   private readonly seen = new Map<number, { lastSeenRunningAtMs?: number; exitedSeen: boolean; exitCode?: number | null }>();
   private ended = false;
@@ -160,6 +204,7 @@ export class Vm {
     this.serialLogPath = serialLogPathOf(opts);
     this.agentUrl = `http://127.0.0.1:${agentHostPort}`;
     this.boot = boot;
+    this.resumed = boot.resumed !== undefined;
     this.hostfwd = hostfwd;
     void exited.then(() => (this.qemuExited = true));
   }
@@ -173,22 +218,31 @@ export class Vm {
     await fs.mkdir(opts.workDir, { recursive: true });
     const want = opts.accel ?? (process.env.DUROLAB_VM_ACCEL as VmOptions['accel']) ?? 'auto';
     if (!['auto', 'kvm', 'tcg'].includes(want)) throw new Error(`VM ${opts.name}: accel must be auto, kvm or tcg, got '${want}'`);
-    let candidates: Accel[];
-    let fallback: string | undefined;
-    if (want === 'auto') {
-      if (!kvmDeviceUsable()) {
-        candidates = ['tcg'];
-        fallback = 'kvm: /dev/kvm missing or not accessible';
-      } else if (kvmVerdict) {
-        candidates = ['tcg'];
-        fallback = `kvm (earlier in this process): ${kvmVerdict.reason}`;
-      } else candidates = ['kvm', 'tcg'];
-    } else candidates = [want];
+    const plan = acceleratorCandidates(want);
+    const candidates = plan.candidates;
+    let fallback = plan.fallback;
     const t0 = performance.now();
+    let resumeFallback: string | undefined;
+    if (candidates[0] === 'tcg' && resumeWanted(opts)) {
+      const template = await findTemplate(templateSpecOf(opts));
+      for (let attempt = 1; template; attempt++) {
+        try {
+          return await Vm.launch(opts, 'tcg', false, fallback, t0, template);
+        } catch (err) {
+          if (err instanceof PortClash && attempt < 4) continue;
+          if (!(err instanceof ResumeFailed)) throw err;
+          await dropTemplate(template.state);
+          resumeFallback = err.message;
+          break;
+        }
+      }
+    }
     for (const accel of candidates) {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await Vm.launch(opts, accel, want === 'auto' && accel === 'kvm', fallback, t0);
+          const vm = await Vm.launch(opts, accel, want === 'auto' && accel === 'kvm', fallback, t0);
+          if (resumeFallback) vm.boot.resumeFallback = resumeFallback;
+          return vm;
         } catch (err) {
           if (err instanceof PortClash && attempt < 4) continue;
           if (!(err instanceof KvmUnusable)) throw err;
@@ -201,7 +255,14 @@ export class Vm {
     throw new Error(`VM ${opts.name}: no accelerator left to try (${fallback})`);
   }
 
-  private static async launch(opts: VmOptions, accel: Accel, probeKvm: boolean, fallback: string | undefined, t0: number): Promise<Vm> {
+  private static async launch(
+    opts: VmOptions,
+    accel: Accel,
+    probeKvm: boolean,
+    fallback: string | undefined,
+    t0: number,
+    template?: { key: string; state: string },
+  ): Promise<Vm> {
     const hostfwd = await Promise.all(opts.hostfwd.map(async (f) => ({ ...f, hostPort: f.hostPort === 0 ? await freePort() : f.hostPort })));
     let agentFwd = hostfwd.find((f) => f.guestPort === opts.agentPort);
     const portsPicked = !agentFwd || opts.hostfwd.some((f) => f.hostPort === 0);
@@ -217,7 +278,7 @@ export class Vm {
       kernel: opts.image.kernel,
       initrd: opts.image.initrd,
       disk: opts.disk,
-      memoryMiB: opts.memoryMiB ?? 1024,
+      memoryMiB: opts.memoryMiB ?? DEFAULT_MEMORY_MIB,
       serialLogPath,
       agentPort: opts.agentPort,
       hostfwd,
@@ -225,6 +286,7 @@ export class Vm {
       busybox: requireExecutable('busybox'),
       bios: findQboot(),
       ...(opts.kernelArgs ? { extraKernelArgs: opts.kernelArgs } : {}),
+      ...(template ? { incomingState: template.state } : {}),
     });
     const qemu = requireExecutable('qemu-system-x86_64');
     const setpriv = findExecutable('setpriv');
@@ -251,7 +313,8 @@ export class Vm {
     const kvmProbeMs = opts.kvmProbeMs ?? 5000;
     const agent = new http.Agent({ keepAlive: false });
     const healthUrl = `http://127.0.0.1:${agentFwd.hostPort}/v1/health`;
-    let initAt: number | undefined;
+    // A resumed guest prints nothing: its /init ran in the template.
+    let initAt: number | undefined = template ? 0 : undefined;
     try {
       for (;;) {
         const elapsed = performance.now() - tSpawn;
@@ -259,6 +322,7 @@ export class Vm {
           const r = await exited;
           const why = `QEMU exited during boot (code ${r.exitCode ?? '-'}${r.signal ? `, signal ${r.signal}` : ''}): ${r.stderr.trim().slice(0, 400) || 'no stderr'}`;
           if (/host forwarding rule/.test(r.stderr) && portsPicked) throw new PortClash(why);
+          if (template) throw new ResumeFailed(`resuming template ${template.state}: ${why}`);
           if (probeKvm) throw new KvmUnusable(why);
           throw new Error(`VM ${opts.name} (accel ${accel}): ${why}; serial log: ${serialLogPath}\n${tailOf(serialLogPath)}`);
         }
@@ -295,9 +359,10 @@ export class Vm {
     const boot: BootReport = {
       accel,
       ...(fallback ? { fallback } : {}),
-      ...(initAt !== undefined ? { spawnToInitMs: Math.round(initAt) } : {}),
+      ...(initAt !== undefined && !template ? { spawnToInitMs: Math.round(initAt) } : {}),
       spawnToAgentMs: Math.round(now - tSpawn),
       totalMs: Math.round(now - t0),
+      ...(template ? { resumed: { template: template.key } } : {}),
     };
     return new Vm(opts, pid, accel, boot, agentFwd.hostPort, hostfwd, exited);
   }
@@ -337,7 +402,8 @@ export class Vm {
 
   /** Writes the sysctls (in the given order), reads them back, and mounts the data disk at /data. */
   async setup(cfg: { sysctls: Record<string, number>; mountOptions?: string; mount?: boolean }): Promise<SetupResult> {
-    const r = await this.call<SetupResult>('POST', '/v1/setup', cfg, 20_000);
+    const body = this.resumed ? { ...cfg, clockEpochMs: Date.now(), hostname: this.name } : cfg;
+    const r = await this.call<SetupResult>('POST', '/v1/setup', body, 20_000);
     for (const [name, value] of Object.entries(cfg.sysctls)) {
       if (r.sysctls[name] !== value) throw new Error(`VM ${this.name}: sysctl ${name} reads back ${r.sysctls[name]} after writing ${value}`);
     }

@@ -17,6 +17,7 @@ import {
   createFileDisk,
   ensureNoOrphans,
   findQemusMatching,
+  prepareVmTemplate,
   GUEST_APPEND_WORKLOAD,
   GUEST_CLI,
   GUEST_DEPS_CHECK,
@@ -213,6 +214,36 @@ describe('VM target under QEMU', () => {
     // The file was created and fsynced before the first record: it exists, its records do not.
     expect(buffered.check.validRecords).toBeLessThan(buffered.acked);
     console.log(`[vm] lost acknowledged records: fdatasync ${synced.acked - Math.min(synced.acked, synced.check.validRecords)}/${synced.acked}, buffered ${buffered.acked - buffered.check.validRecords}/${buffered.acked}`);
+  }, 120_000);
+
+  it('a guest resumed from the saved template mounts its own disk (not what the template cached) and takes the host clock and its name', async () => {
+    // Disk B holds a file the template never saw; the template booted on a blank disk of the same size.
+    const content = path.join(work, 'resume-content');
+    await fs.mkdir(content, { recursive: true });
+    await fs.writeFile(path.join(content, 'marker'), 'disk B\n');
+    const diskB = await createFileDisk(path.join(work, 'resume-b.img'), 64, { mkfsArgs: ['-d', content] });
+    const shape = { image, disk: diskB, agentPort: AGENT_PORT, accel: 'tcg' as const, memoryMiB: 512 };
+    const template = await prepareVmTemplate(shape);
+    expect(template).toBeDefined();
+    const t0 = performance.now();
+    const vm = await startVm('resumed-b', diskB, { memoryMiB: 512 });
+    console.log(`[vm] resume: spawn->agent ${vm.boot.spawnToAgentMs} ms (template ${template!.key}${template!.madeMs !== undefined ? `, made in ${template!.madeMs} ms` : ''}), total ${Math.round(performance.now() - t0)} ms`);
+    expect(vm.boot.resumed).toEqual({ template: template!.key });
+    expect(vm.boot.spawnToInitMs).toBeUndefined();
+    await vm.setup({ sysctls: {} });
+    expect((await vm.readGuestFile('/data/marker')).toString()).toBe('disk B\n');
+    const health = (await (await fetch(`${vm.agentUrl}/v1/health`)).json()) as { hostname: string };
+    expect(health.hostname).toBe('resumed-b');
+    const date = await vm.exec({ argv: ['date', '+%s'] });
+    expect((await waitExited(vm, date.pid, 10_000)).exitCode).toBe(0);
+    expect(Math.abs(Number((await vm.processLog(date.pid)).trim()) - Date.now() / 1000)).toBeLessThan(5);
+    await vm.powerCut();
+    // Another shape (disk size) has no template: that start boots.
+    const other = await createFileDisk(path.join(work, 'resume-other.img'), 48);
+    const cold = await startVm('not-resumed', other, { memoryMiB: 512 });
+    expect(cold.boot.resumed).toBeUndefined();
+    expect(cold.boot.spawnToInitMs).toBeGreaterThan(0);
+    await cold.powerCut();
   }, 120_000);
 
   it('a VM that cannot boot fails with an error naming its serial log', async () => {

@@ -199,6 +199,7 @@ export function convertDmLogWrites(dmLog: string, seen: ReadonlyMap<number, { at
  */
 export class BlkLogWritesDisk implements DataDisk {
   readonly kind = 'blklogwrites';
+  readonly cacheMode = 'writeback';
   constructor(
     readonly path: string,
     readonly logPath: string,

@@ -77,7 +77,26 @@ async function waitForDevice(dev: string, timeoutMs: number): Promise<void> {
   }
 }
 
-async function setup(body: { sysctls?: Record<string, number>; mountOptions?: string; mount?: boolean }): Promise<object> {
+interface SetupBody {
+  sysctls?: Record<string, number>;
+  mountOptions?: string;
+  mount?: boolean;
+  /** A guest resumed from a saved template wakes with the template's clock and hostname. */
+  clockEpochMs?: number;
+  hostname?: string;
+}
+
+async function setup(body: SetupBody): Promise<object> {
+  // One shell for the commands before the mount: each process spawn costs ~0.1 s in a TCG guest.
+  const commands: string[] = [];
+  if (body.clockEpochMs !== undefined) {
+    if (!Number.isInteger(body.clockEpochMs) || body.clockEpochMs <= 0) throw new HttpError(400, `clockEpochMs: expected a positive integer, got ${JSON.stringify(body.clockEpochMs)}`);
+    commands.push(`date -u -s @${Math.round(body.clockEpochMs / 1000)} >/dev/null`);
+  }
+  if (body.hostname !== undefined) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(body.hostname)) throw new HttpError(400, `hostname must match [A-Za-z0-9_.-]+, got '${body.hostname}'`);
+    commands.push(`hostname ${body.hostname}`);
+  }
   const sysctls: Record<string, number> = {};
   // Applied in the given order: dirty_bytes and dirty_ratio overwrite each other.
   for (const [name, value] of Object.entries(body.sysctls ?? {})) {
@@ -86,11 +105,23 @@ async function setup(body: { sysctls?: Record<string, number>; mountOptions?: st
   }
   for (const name of Object.keys(body.sysctls ?? {})) sysctls[name] = Number(fs.readFileSync(sysctlPath(name), 'utf8').trim());
   let mount: string | undefined;
+  if (/\s/.test(body.mountOptions ?? '')) throw new HttpError(400, `mountOptions must not contain spaces: '${body.mountOptions}'`);
+  const opts = body.mountOptions ? ['-o', body.mountOptions] : [];
   if (body.mount !== false) {
     await waitForDevice(device, 5000);
     fs.mkdirSync(mountPoint, { recursive: true });
-    if (/\s/.test(body.mountOptions ?? '')) throw new HttpError(400, `mountOptions must not contain spaces: '${body.mountOptions}'`);
-    const opts = body.mountOptions ? ['-o', body.mountOptions] : [];
+    // Drops the device's cached blocks (the kernel's partition scan at boot read some): a guest
+    // resumed from a template scanned the template's blank disk, not this one.
+    commands.push(`blockdev --flushbufs ${device}`);
+  }
+  if (commands.length) {
+    try {
+      await execFileP('sh', ['-c', commands.join(' && ')]);
+    } catch (err) {
+      throw new HttpError(500, `${commands.join(' && ')} failed: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+    }
+  }
+  if (body.mount !== false) {
     try {
       await execFileP('mount', ['-t', 'ext4', ...opts, device, mountPoint]);
     } catch (err) {
@@ -101,11 +132,62 @@ async function setup(body: { sysctls?: Record<string, number>; mountOptions?: st
   return { sysctls, mount };
 }
 
+/** A broker process waiting for its arguments (guest/broker-zygote.ts); null when none or used. */
+let zygote: { child: ChildProcess; startedUptimeMs: number } | null = null;
+const ZYGOTE_PATH = '/durolab/dist/vm-broker-zygote.mjs';
+
+/** Starts the broker zygote, its output to the console, and waits for its "ready". */
+async function startBrokerZygote(): Promise<object> {
+  if (zygote && zygote.child.exitCode === null && zygote.child.signalCode === null) return { pid: zygote.child.pid };
+  const out = fs.openSync('/dev/console', 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn('/usr/bin/node', [ZYGOTE_PATH], { detached: true, stdio: ['pipe', out, out, 'pipe'], cwd: '/' });
+  } finally {
+    fs.closeSync(out);
+  }
+  child.on('error', (err) => console.error(`durolab-agent: broker zygote: ${err.message}`));
+  const control = child.stdio[3] as NodeJS.ReadableStream | null;
+  const ready = await new Promise<boolean>((resolve) => {
+    const t = setTimeout(() => resolve(false), 60_000);
+    control?.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) {
+        clearTimeout(t);
+        resolve(true);
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve(false);
+    });
+  });
+  if (!ready) {
+    child.kill('SIGKILL');
+    throw new HttpError(500, `broker zygote (${ZYGOTE_PATH}) did not get ready within 60 s or exited (see the serial log)`);
+  }
+  zygote = { child, startedUptimeMs: uptimeMs() };
+  return { pid: child.pid };
+}
+
+/** `node <…/durolab.mjs> broker ARGS` with the console as output and no env or cwd: the zygote can run it. */
+function takeZygote(body: { argv: string[]; env?: Record<string, string>; cwd?: string; output?: 'file' | 'console' }): ChildProcess | null {
+  const [node, cli, command, ...args] = body.argv;
+  const matches = /(^|\/)node$/.test(node ?? '') && (cli ?? '').endsWith('/durolab/dist/durolab.mjs') && command === 'broker';
+  if (!zygote || !matches || body.output !== 'console' || body.env || (body.cwd && body.cwd !== '/')) return null;
+  const { child } = zygote;
+  zygote = null;
+  if (child.exitCode !== null || child.signalCode !== null || !child.stdin) return null;
+  child.stdin.end(JSON.stringify(args) + '\n');
+  return child;
+}
+
 function exec(body: { argv?: string[]; env?: Record<string, string>; cwd?: string; output?: 'file' | 'console' }): object {
   const argv = body.argv;
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
     throw new HttpError(400, 'exec: argv must be a non-empty array of strings');
   }
+  const warm = takeZygote({ ...body, argv });
+  if (warm) return track(warm, argv, '/dev/console');
   const logPath = body.output === 'console' ? '/dev/console' : `${LOG_DIR}/exec-${Date.now()}-${procs.size}.log`;
   const out = fs.openSync(logPath, 'a');
   let child: ChildProcess;
@@ -118,8 +200,12 @@ function exec(body: { argv?: string[]; env?: Record<string, string>; cwd?: strin
   // Attached before anything can throw: an unhandled 'error' (ENOENT) would kill the agent.
   child.on('error', (err) => console.error(`durolab-agent: exec ${argv[0]}: ${err.message}`));
   if (child.pid === undefined) throw new HttpError(400, `exec: could not start ${argv[0]} (not found or not executable)`);
-  const p: Proc = { pid: child.pid, argv, logPath, startedUptimeMs: uptimeMs(), child };
-  procs.set(child.pid, p);
+  return track(child, argv, logPath);
+}
+
+function track(child: ChildProcess, argv: string[], logPath: string): object {
+  const p: Proc = { pid: child.pid!, argv, logPath, startedUptimeMs: uptimeMs(), child };
+  procs.set(p.pid, p);
   child.on('exit', (code, signal) => {
     p.exitedUptimeMs = uptimeMs();
     p.exitCode = code;
@@ -131,6 +217,8 @@ function exec(body: { argv?: string[]; env?: Record<string, string>; cwd?: strin
 }
 
 async function stopAll(graceMs: number): Promise<void> {
+  zygote?.child.kill('SIGKILL');
+  zygote = null;
   const running = [...procs.values()].filter((p) => p.exitedUptimeMs === undefined);
   for (const p of running) p.child.kill('SIGTERM');
   const end = Date.now() + graceMs;
@@ -179,6 +267,7 @@ const server = http.createServer(async (req, res) => {
       return send(200, { name, value: fs.readFileSync(sysctlPath(name), 'utf8').trim() });
     }
     if (route === 'POST /v1/setup') return send(200, await setup(await readJson(req)));
+    if (route === 'POST /v1/broker-zygote') return send(200, await startBrokerZygote());
     if (route === 'POST /v1/exec') return send(200, exec(await readJson(req)));
     const m = /^\/v1\/processes\/(\d+)(\/log|\/signal)?$/.exec(url.pathname);
     if (m) {
