@@ -201,8 +201,8 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
     await cluster.waitForLeaders(spec.topic, readyTimeoutMs);
     const tEnd = performance.now();
     Object.assign(cluster.timings, {
-      imageMs: Math.round(tImage - t0),
-      controllerAndDisksMs: Math.round(tDisks - tImage),
+      imageMs: Math.round(tImage - t0 + templateMs),
+      controllerAndDisksMs: Math.round(tDisks - tImage - templateMs),
       bootToServingMs: Object.fromEntries([...vmBrokers.values()].map((b) => [b.id, b.boots[0]?.toServingMs ?? -1])),
       leadersMs: Math.round(tEnd - tDisks),
       totalMs: Math.round(tEnd - t0),

@@ -14,6 +14,7 @@ import { NbdDisk } from '../disk/nbd-disk.ts';
 
 /** Figures of one start(), for the report and for tuning timeouts. */
 export interface VmStartTimings {
+  /** Image build or lookup, plus saving the VM guest template when this start made it. */
   imageMs: number;
   controllerAndDisksMs: number;
   /** Per broker: Vm.start call to its broker serving. */

@@ -1,7 +1,7 @@
 // The VM target: images, QEMU VMs with a guest agent, data disks, offline inspection.
 export { buildVmImage, type VmImage, type BuildVmImageOptions } from './image.ts';
 export { checkVmPrerequisites, APT_INSTALL } from './prerequisites.ts';
-export { Vm, prepareVmTemplate, type VmOptions, type BootReport, type ProbeResult, type PowerCutReport, type GuestProcess, type SetupResult } from './vm.ts';
+export { Vm, type VmOptions, type BootReport, type ProbeResult, type PowerCutReport, type GuestProcess, type SetupResult } from './vm.ts';
 export { type Accel, type HostForward, type GuestForward } from './qemu-args.ts';
 export { createFileDisk, FileDisk, sparseCopy, type DataDisk } from './disk.ts';
 export { readFileFromDisk, listDir, DiskSnapshot, GuestFileNotFoundError, pathOnDisk, type DirEntry } from './inspect.ts';
@@ -14,3 +14,4 @@ export { checkAppendLog, fillRecord, type AppendLogCheck } from './append-log.ts
 export const GUEST_CLI = '/durolab/dist/durolab.mjs';
 export const GUEST_APPEND_WORKLOAD = '/durolab/dist/vm-append-workload.mjs';
 export const GUEST_DEPS_CHECK = '/durolab/dist/vm-deps-check.mjs';
+export { prepareVmTemplate } from './vm-template.ts';

@@ -7,6 +7,9 @@ import { QEMU_MARKER } from './process-registry.ts';
 
 export type Accel = 'kvm' | 'tcg';
 
+/** Guest memory when a VM's options name none. */
+export const DEFAULT_MEMORY_MIB = 1024;
+
 export interface HostForward {
   hostPort: number;
   guestPort: number;

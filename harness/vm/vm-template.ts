@@ -20,7 +20,9 @@ import { defaultVmCacheDir } from './paths.ts';
 import type { VmImage } from './image.ts';
 import { findExecutable, findQboot, requireExecutable } from './prerequisites.ts';
 import { trackQemu, untrackQemu } from './process-registry.ts';
-import { buildQemuArgs } from './qemu-args.ts';
+import { acceleratorCandidates } from './accelerator.ts';
+import { buildQemuArgs, DEFAULT_MEMORY_MIB } from './qemu-args.ts';
+import type { VmOptions } from './vm.ts';
 
 export interface TemplateSpec {
   image: VmImage;
@@ -63,6 +65,26 @@ export async function findTemplate(spec: TemplateSpec): Promise<{ key: string; s
   const key = await templateKey(spec);
   const state = templatePath(key);
   return existsSync(state) ? { key, state } : undefined;
+}
+
+/** A start resumes unless told not to (`resume: false`, or $DUROLAB_VM_RESUME=0). */
+export const resumeWanted = (opts: Pick<VmOptions, 'resume'>): boolean => opts.resume ?? process.env.DUROLAB_VM_RESUME !== '0';
+
+export function templateSpecOf(opts: Pick<VmOptions, 'image' | 'memoryMiB' | 'agentPort' | 'kernelArgs' | 'disk'>): TemplateSpec {
+  return { image: opts.image, memoryMiB: opts.memoryMiB ?? DEFAULT_MEMORY_MIB, agentPort: opts.agentPort, kernelArgs: opts.kernelArgs ?? [], disk: opts.disk };
+}
+
+/**
+ * Makes the saved guest that later starts of this VM shape resume, when they would run under
+ * TCG (Vm.start); undefined when they would not. Its time is the caller's to account.
+ */
+export async function prepareVmTemplate(
+  opts: Pick<VmOptions, 'image' | 'memoryMiB' | 'agentPort' | 'kernelArgs' | 'disk' | 'accel' | 'resume' | 'bootTimeoutMs'>,
+  signal?: AbortSignal,
+): Promise<{ key: string; madeMs?: number } | undefined> {
+  if (!resumeWanted(opts) || acceleratorCandidates(opts.accel).candidates[0] !== 'tcg') return undefined;
+  const t = await ensureTemplate(templateSpecOf(opts), { ...(opts.bootTimeoutMs !== undefined ? { bootTimeoutMs: opts.bootTimeoutMs } : {}), ...(signal ? { signal } : {}) });
+  return { key: t.key, ...(t.madeMs !== undefined ? { madeMs: t.madeMs } : {}) };
 }
 
 const making = new Map<string, Promise<string>>();

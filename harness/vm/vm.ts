@@ -2,7 +2,7 @@
 // options), start the workload, probe it, and end it by power cut (SIGKILL of QEMU: the guest
 // page cache and the uncommitted ext4 transaction are lost) or by a clean shutdown.
 import { execa } from 'execa';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -10,9 +10,10 @@ import { freePort } from '../../engine/common/free-port.ts';
 import type { DataDisk } from './disk.ts';
 import type { VmImage } from './image.ts';
 import { INIT_MARKER } from './init-script.ts';
-import { dropTemplate, ensureTemplate, findTemplate, type TemplateSpec } from './vm-template.ts';
+import { acceleratorCandidates, markKvmUnusable } from './accelerator.ts';
+import { dropTemplate, findTemplate, resumeWanted, templateSpecOf } from './vm-template.ts';
 import { isAlive, trackQemu, untrackQemu } from './process-registry.ts';
-import { buildQemuArgs, type Accel, type GuestForward, type HostForward } from './qemu-args.ts';
+import { buildQemuArgs, DEFAULT_MEMORY_MIB, type Accel, type GuestForward, type HostForward } from './qemu-args.ts';
 import { checkVmPrerequisites, findExecutable, findQboot, requireExecutable } from './prerequisites.ts';
 
 export interface VmOptions {
@@ -95,53 +96,11 @@ export interface SetupResult {
   mount?: string;
 }
 
-const DEFAULT_MEMORY_MIB = 1024;
-
-const resumeWanted = (opts: Pick<VmOptions, 'resume'>): boolean => opts.resume ?? process.env.DUROLAB_VM_RESUME !== '0';
-
-function templateSpecOf(opts: Pick<VmOptions, 'image' | 'memoryMiB' | 'agentPort' | 'kernelArgs' | 'disk'>): TemplateSpec {
-  return { image: opts.image, memoryMiB: opts.memoryMiB ?? DEFAULT_MEMORY_MIB, agentPort: opts.agentPort, kernelArgs: opts.kernelArgs ?? [], disk: opts.disk };
-}
-
-/**
- * Makes the saved guest later starts of this VM shape resume, when they would run under TCG
- * (see start); undefined when they would not. Its time is the caller's to account.
- */
-export async function prepareVmTemplate(
-  opts: Pick<VmOptions, 'image' | 'memoryMiB' | 'agentPort' | 'kernelArgs' | 'disk' | 'accel' | 'resume' | 'bootTimeoutMs'>,
-  signal?: AbortSignal,
-): Promise<{ key: string; madeMs?: number } | undefined> {
-  if (!resumeWanted(opts) || acceleratorCandidates(opts.accel).candidates[0] !== 'tcg') return undefined;
-  const t = await ensureTemplate(templateSpecOf(opts), { ...(opts.bootTimeoutMs !== undefined ? { bootTimeoutMs: opts.bootTimeoutMs } : {}), ...(signal ? { signal } : {}) });
-  return { key: t.key, ...(t.madeMs !== undefined ? { madeMs: t.madeMs } : {}) };
-}
-
 class KvmUnusable extends Error {}
 /** QEMU could not load a saved template. */
 class ResumeFailed extends Error {}
 /** A picked host port was taken between picking and QEMU's bind. */
 class PortClash extends Error {}
-
-/** Set once KVM failed in this process, so later VMs go straight to TCG. */
-let kvmVerdict: { ok: false; reason: string } | undefined;
-
-/** The accelerators a start tries, in order, and why KVM is skipped when it is. */
-function acceleratorCandidates(accel: VmOptions['accel']): { candidates: Accel[]; fallback?: string } {
-  const want = accel ?? (process.env.DUROLAB_VM_ACCEL as VmOptions['accel']) ?? 'auto';
-  if (want !== 'auto') return { candidates: [want] };
-  if (!kvmDeviceUsable()) return { candidates: ['tcg'], fallback: 'kvm: /dev/kvm missing or not accessible' };
-  if (kvmVerdict) return { candidates: ['tcg'], fallback: `kvm (earlier in this process): ${kvmVerdict.reason}` };
-  return { candidates: ['kvm', 'tcg'] };
-}
-
-function kvmDeviceUsable(): boolean {
-  try {
-    accessSync('/dev/kvm', constants.R_OK | constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -246,7 +205,7 @@ export class Vm {
         } catch (err) {
           if (err instanceof PortClash && attempt < 4) continue;
           if (!(err instanceof KvmUnusable)) throw err;
-          kvmVerdict = { ok: false, reason: err.message };
+          markKvmUnusable(err.message);
           fallback = `kvm: ${err.message}`;
           break;
         }

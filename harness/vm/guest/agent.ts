@@ -133,12 +133,12 @@ async function setup(body: SetupBody): Promise<object> {
 }
 
 /** A broker process waiting for its arguments (guest/broker-zygote.ts); null when none or used. */
-let zygote: { child: ChildProcess; startedUptimeMs: number } | null = null;
+let zygote: ChildProcess | null = null;
 const ZYGOTE_PATH = '/durolab/dist/vm-broker-zygote.mjs';
 
 /** Starts the broker zygote, its output to the console, and waits for its "ready". */
 async function startBrokerZygote(): Promise<object> {
-  if (zygote && zygote.child.exitCode === null && zygote.child.signalCode === null) return { pid: zygote.child.pid };
+  if (zygote && zygote.exitCode === null && zygote.signalCode === null) return { pid: zygote.pid };
   const out = fs.openSync('/dev/console', 'a');
   let child: ChildProcess;
   try {
@@ -165,7 +165,7 @@ async function startBrokerZygote(): Promise<object> {
     child.kill('SIGKILL');
     throw new HttpError(500, `broker zygote (${ZYGOTE_PATH}) did not get ready within 60 s or exited (see the serial log)`);
   }
-  zygote = { child, startedUptimeMs: uptimeMs() };
+  zygote = child;
   return { pid: child.pid };
 }
 
@@ -174,7 +174,7 @@ function takeZygote(body: { argv: string[]; env?: Record<string, string>; cwd?: 
   const [node, cli, command, ...args] = body.argv;
   const matches = /(^|\/)node$/.test(node ?? '') && (cli ?? '').endsWith('/durolab/dist/durolab.mjs') && command === 'broker';
   if (!zygote || !matches || body.output !== 'console' || body.env || (body.cwd && body.cwd !== '/')) return null;
-  const { child } = zygote;
+  const child = zygote;
   zygote = null;
   if (child.exitCode !== null || child.signalCode !== null || !child.stdin) return null;
   child.stdin.end(JSON.stringify(args) + '\n');
@@ -217,7 +217,7 @@ function track(child: ChildProcess, argv: string[], logPath: string): object {
 }
 
 async function stopAll(graceMs: number): Promise<void> {
-  zygote?.child.kill('SIGKILL');
+  zygote?.kill('SIGKILL');
   zygote = null;
   const running = [...procs.values()].filter((p) => p.exitedUptimeMs === undefined);
   for (const p of running) p.child.kill('SIGTERM');
