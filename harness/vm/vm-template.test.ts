@@ -1,11 +1,12 @@
 // The template key: a saved guest is resumed only by a VM of the same shape (image files,
-// memory, agent port, kernel arguments, disk size and cache mode); anything else boots.
+// memory, agent port, kernel arguments, disk size and cache mode); anything else boots. And
+// the pruning of the template directory.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExecutable } from './prerequisites.ts';
-import { findTemplate, templateKey, templatePath, type TemplateSpec } from './vm-template.ts';
+import { findTemplate, pruneTemplates, templateKey, templatePath, type TemplateSpec } from './vm-template.ts';
 
 let dir: string;
 let spec: TemplateSpec;
@@ -27,7 +28,7 @@ afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
-describe('VM template key', () => {
+describe('VM templates', () => {
   it('is stable for one shape and changes with each part of it', async () => {
     if (!findExecutable('qemu-system-x86_64')) throw new Error('qemu-system-x86_64 is not installed (make test installs it)');
     const key = await templateKey(spec);
@@ -48,5 +49,31 @@ describe('VM template key', () => {
     expect(await templateKey({ ...spec, image: { ...spec.image, kernel: path.join(dir, 'other-vmlinuz') } })).not.toBe(key);
     expect(path.basename(templatePath(key))).toBe(`${key}.state`);
     expect(await findTemplate({ ...spec, image: { ...spec.image, hash: 'no-such-image' } })).toBeUndefined();
+  });
+
+  it('keeps the newest saved guests and removes what an interrupted save left once it is an hour old', async () => {
+    const cache = path.join(dir, 'templates');
+    await fs.mkdir(cache, { recursive: true });
+    const now = Date.now();
+    const files: Array<[string, number]> = [
+      ['a.state', 3],
+      ['a.serial.log', 3],
+      ['b.state', 4],
+      ['b.serial.log', 4],
+      ['c.state', 5],
+      ['c.serial.log', 5],
+      ['c.1-ff.partial', 120],
+      ['c.1-ff.disk', 120],
+      ['d.2-ee.partial', 1],
+    ];
+    for (const [name, minutesAgo] of files) {
+      const f = path.join(cache, name);
+      await fs.writeFile(f, name);
+      const t = new Date(now - minutesAgo * 60_000);
+      await fs.utimes(f, t, t);
+    }
+    await pruneTemplates(cache, 2, now);
+    // Newest two states stay with their logs; the third goes; a save still under way (1 minute) stays.
+    expect((await fs.readdir(cache)).sort()).toEqual(['a.serial.log', 'a.state', 'b.serial.log', 'b.state', 'd.2-ee.partial']);
   });
 });

@@ -199,13 +199,18 @@ async function makeTemplate(spec: TemplateSpec, key: string, state: string, boot
 /** Each is ~300 MB: keep the newest few (a VM already resumed from a removed one is not affected). */
 const KEEP_TEMPLATES = 4;
 
-async function pruneTemplates(dir: string, keep: number): Promise<void> {
-  const names = (await fs.readdir(dir)).filter((n) => n.endsWith('.state'));
+/**
+ * Keeps the newest `keep` saved guests, and removes what a save killed midway (SIGKILL of the
+ * harness) left: its blank disk and partial state, once older than an hour (a save takes ~10 s).
+ */
+export async function pruneTemplates(dir: string, keep: number, nowMs = Date.now()): Promise<void> {
+  const names = await fs.readdir(dir);
   const dated = await Promise.all(names.map(async (n) => ({ n, t: (await fs.stat(path.join(dir, n)).catch(() => ({ mtimeMs: 0 }))).mtimeMs })));
-  dated.sort((a, b) => b.t - a.t);
-  for (const { n } of dated.slice(keep)) {
+  const states = dated.filter((f) => f.n.endsWith('.state')).sort((a, b) => b.t - a.t);
+  const stale = dated.filter((f) => /\.(partial|disk)$/.test(f.n) && nowMs - f.t > 3_600_000);
+  for (const { n } of [...states.slice(keep), ...stale]) {
     await fs.rm(path.join(dir, n), { force: true });
-    await fs.rm(path.join(dir, n.replace(/\.state$/, '.serial.log')), { force: true });
+    if (n.endsWith('.state')) await fs.rm(path.join(dir, n.replace(/\.state$/, '.serial.log')), { force: true });
   }
 }
 
