@@ -59,7 +59,8 @@ and record framing, the broker's default); buffered never also with verification
 Every result records which CRC-32C implementation the engine ran (environment.crc32c;
 DUROLAB_CRC32C=node-rs forces the @node-rs/crc32 fallback, to compare the two) and which
 write path its appends took (environment.pwrite: pwrite(2) from the N-API addon, or
-fs.writeSync; DUROLAB_PWRITE=fs forces the latter).
+fs.writeSync; DUROLAB_PWRITE=fs forces the latter; and whether leader appends check, stamp
+and write in one native call, engine/storage/native-append.ts).
 
 Targets (PASS/FAIL printed at the end, judged on the verify-on rows): ratio >= 0.85 at
 64 KiB and 1 MiB in every mode, >= 0.7 at 4 KiB buffered, and per-batch fdatasync append

@@ -6,14 +6,14 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import si from 'systeminformation';
 import { describeCrc32c } from '../records/crc.ts';
-import { describePwrite } from '../storage/file-write.ts';
+import { describeWritePath } from '../storage/native-append.ts';
 import { deviceForPath, nearestExisting, type DeviceInfo } from './device.ts';
 
 /** The machine a run measured on, as run.json and the reports record it. */
 export interface Environment {
   /** Which CRC-32C implementation ran (engine/records/crc.ts: the ISA-L addon or the @node-rs/crc32 fallback and why). */
   crc32c?: string;
-  /** Which write(2) path the engine's appends took (engine/storage/file-write.ts: the N-API pwrite addon or the fs.writeSync fallback and why). */
+  /** Which write(2) path the engine's appends took (engine/storage/file-write.ts: the N-API pwrite addon or the fs.writeSync fallback and why), and whether leader appends check, stamp and write in one native call (native-append.ts). */
   pwrite?: string;
   hostname: string;
   cpu: string;
@@ -128,7 +128,7 @@ export async function collectEnvironment(dataDir: string): Promise<Environment> 
     filesystem,
     device,
     crc32c: describeCrc32c(),
-    pwrite: describePwrite(),
+    pwrite: describeWritePath(),
   };
   if (notes.length > 0) env.note = notes.join('; ');
   return env;

@@ -29,6 +29,13 @@ export type RecordsFramingFunction = (buf: Uint8Array, batchPos: number, size: n
  */
 export type SoleBatchFunction = (buf: Uint8Array, maxBatchBytes: number, verify: boolean, out: Float64Array) => boolean;
 
+/**
+ * The addon's check, offset stamp and pwrite(2) of a leader's append in one call (crc32c.c
+ * appendSoleBatch; params and out are laid out there): 0 = written, 1 = refused by the check and
+ * 2 = needs the JS path (roll, log-append time), nothing written or stamped; -errno = the write failed.
+ */
+export type AppendSoleBatchFunction = (fd: number, buf: Uint8Array, params: Float64Array, out: Float64Array) => number;
+
 export interface Crc32cChoice {
   name: Crc32cName;
   detail: string;
@@ -55,17 +62,24 @@ const NODE_RS: Crc32cImplementation = {
 const CHECK_INPUT = Buffer.from('123456789');
 const CHECK_VALUE = 0xe3069283;
 
-function loadAddon(): { impl: Crc32cImplementation | null; framing: RecordsFramingFunction | null; soleBatch: SoleBatchFunction | null; reason: string | null } {
+function loadAddon(): {
+  impl: Crc32cImplementation | null;
+  framing: RecordsFramingFunction | null;
+  soleBatch: SoleBatchFunction | null;
+  append: AppendSoleBatchFunction | null;
+  reason: string | null;
+} {
   const r = loadNativeAddon('crc32c', (mod) => {
     if (typeof mod.crc32c !== 'function') return 'exports no crc32c function';
     const got = (mod.crc32c as Crc32cFunction)(CHECK_INPUT);
     return got === CHECK_VALUE ? null : `computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`;
   });
-  if (r.module === null) return { impl: null, framing: null, soleBatch: null, reason: `${r.reason} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
+  if (r.module === null) return { impl: null, framing: null, soleBatch: null, append: null, reason: `${r.reason} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
   const mod = r.module;
   const framing = typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null;
   const soleBatch = typeof mod.soleBatchOk === 'function' ? (mod.soleBatchOk as SoleBatchFunction) : null;
-  return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${r.file})`, crc32c: mod.crc32c as Crc32cFunction }, framing, soleBatch, reason: null };
+  const append = typeof mod.appendSoleBatch === 'function' ? (mod.appendSoleBatch as AppendSoleBatchFunction) : null;
+  return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${r.file})`, crc32c: mod.crc32c as Crc32cFunction }, framing, soleBatch, append, reason: null };
 }
 
 /** DUROLAB_CRC32C=node-rs: the fallback even where the addon loads. */
@@ -102,3 +116,6 @@ export const nativeRecordsFramingOk: RecordsFramingFunction | null = chosen === 
 
 /** The addon's one-call batch check when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
 export const nativeSoleBatchOk: SoleBatchFunction | null = chosen === loaded.impl ? loaded.soleBatch : null;
+
+/** The addon's one-call check + stamp + write of an append when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
+export const nativeAppendSoleBatch: AppendSoleBatchFunction | null = chosen === loaded.impl ? loaded.append : null;

@@ -2,7 +2,17 @@
 // message.max.bytes and segment.bytes, its header, CRC-32C and record framing (or the header
 // alone with verifyBatches=false), and that the buffer holds exactly one batch. Nothing is
 // written when a check fails.
-import { checkSoleBatch, CorruptBatchError, LOG_OVERHEAD, type BatchHeader, type ValidateOptions } from '../records/index.ts';
+import {
+  ATTRIBUTES_OFFSET,
+  checkSoleBatch,
+  CorruptBatchError,
+  CRC_OFFSET,
+  crc32c,
+  LOG_APPEND_TIME_FLAG,
+  LOG_OVERHEAD,
+  type BatchHeader,
+  type ValidateOptions,
+} from '../records/index.ts';
 import { StorageError } from './errors.ts';
 import type { LogConfig } from './types.ts';
 
@@ -33,4 +43,31 @@ export function checkBatch(batch: Buffer, cfg: LogConfig, opts: ValidateOptions)
     throw new StorageError('corrupt-batch', `append takes exactly one batch: the buffer holds ${size} bytes, its first batch ${batchSize}; nothing was written`);
   }
   return header;
+}
+
+/** What validateAndAssignOffsets found: the batch's last offset in the log, its max timestamp, its record count. */
+export interface AssignedOffsets {
+  lastOffset: number;
+  maxTimestamp: number;
+  records: number;
+}
+
+/**
+ * Kafka's LogValidator on the JS path of an append: step 1 (checkBatch), then the offsets: a
+ * leader's batch (assign) gets the log end offset as its base (the caller stamps it, after any
+ * roll), a follower's must already start there; under log-append time the broker's clock
+ * becomes the batch's max timestamp and the CRC is rewritten (in place, as Kafka does).
+ */
+export function validateAndAssignOffsets(batch: Buffer, cfg: LogConfig, opts: ValidateOptions, leo: number, assign: boolean, nowMs: number): AssignedOffsets {
+  const header = checkBatch(batch, cfg, opts);
+  if (!assign && header.baseOffset !== leo) {
+    throw new StorageError('invalid-argument', `follower append: batch base offset ${header.baseOffset} is not the log end offset ${leo}; nothing was written`, { expected: leo, got: header.baseOffset });
+  }
+  let maxTimestamp = header.maxTimestamp;
+  if ((header.attributes & LOG_APPEND_TIME_FLAG) !== 0 && assign) {
+    maxTimestamp = nowMs;
+    batch.writeBigInt64BE(BigInt(nowMs), 35);
+    batch.writeUInt32BE(crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
+  }
+  return { lastOffset: leo + header.lastOffsetDelta, maxTimestamp, records: header.recordCount };
 }

@@ -9,7 +9,7 @@
 // not there. Reads keep working; a failed append's partial bytes are cut off first.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ATTRIBUTES_OFFSET, CRC_OFFSET, crc32c, LOG_APPEND_TIME_FLAG, MAGIC_V2, stampBatchFields, type BatchHeader, type ValidateOptions } from '../records/index.ts';
+import { MAGIC_V2, stampBatchFields, type BatchHeader, type ValidateOptions } from '../records/index.ts';
 import { WINDOW_BYTES } from './batch-walker.ts';
 import { StorageError } from './errors.ts';
 import { resolveLogConfig } from './config.ts';
@@ -19,9 +19,11 @@ import { removeCleanMarker, writeCleanMarker } from './files.ts';
 import { LatencyRecorder, usSince } from '../common/latency.ts';
 import { loadSegments, type Loaded, type LoadOptions } from './load.ts';
 import { errText, LogFlusher } from './log-flush.ts';
-import { checkBatch } from './log-validator.ts';
+import { validateAndAssignOffsets } from './log-validator.ts';
 import { offsetForTimestamp, readBatches, segmentIndexFor, type ReadContext } from './log-read.ts';
-import { LogSegment } from './segment.ts';
+import { LogSegment, type SegmentInfo } from './segment.ts';
+import { NativeAppender, WRITTEN } from './native-append.ts';
+import { writeError } from './file-write.ts';
 import type { AppendOptions, AppendResult, LogConfig, LogStats, ReadResult, RecoveryReport } from './types.ts';
 
 const NO_APPEND_OPTIONS: AppendOptions = Object.freeze({});
@@ -29,17 +31,6 @@ const NO_APPEND_OPTIONS: AppendOptions = Object.freeze({});
 export interface LogOpenOptions extends LoadOptions {
   /** Clock for segment.ms, log-append time and checkpoint pacing (tests inject one). */
   now?: () => number;
-}
-
-export interface SegmentInfo {
-  baseOffset: number;
-  logPath: string;
-  indexPath: string;
-  timeIndexPath: string;
-  sizeBytes: number;
-  nextOffset: number;
-  indexEntries: number;
-  timeIndexEntries: number;
 }
 
 export class Log {
@@ -58,6 +49,7 @@ export class Log {
   /** Made once: append runs per batch and must not allocate what it can reuse. */
   private readonly verifyOptions: ValidateOptions;
   private readonly headerOptions: ValidateOptions;
+  private readonly nativeAppender: NativeAppender;
   private readonly writeLatency = new LatencyRecorder();
   private readonly rollLatency = new LatencyRecorder();
   private counters = { appends: 0, records: 0, bytes: 0, rolls: 0 };
@@ -94,6 +86,7 @@ export class Log {
     const into: BatchHeader = { baseOffset: 0, length: 0, partitionLeaderEpoch: 0, magic: MAGIC_V2, crc: 0, attributes: 0, lastOffsetDelta: 0, firstTimestamp: 0, maxTimestamp: 0, producerId: 0, producerEpoch: 0, baseSequence: 0, recordCount: 0 };
     this.verifyOptions = { maxBatchBytes: config.maxBatchBytes, checkRecords: true, into };
     this.headerOptions = { maxBatchBytes: config.maxBatchBytes, into };
+    this.nativeAppender = new NativeAppender(config);
     this.active = segments[segments.length - 1];
     // Once per log: the largest batch plus the partial block before it, rounded to whole blocks.
     this.staging = config.io === 'direct' ? allocAligned(config.maxBatchBytes + 2 * DIRECT_ALIGNMENT) : null;
@@ -172,47 +165,57 @@ export class Log {
   append(batch: Buffer, opts: AppendOptions = NO_APPEND_OPTIONS): AppendResult {
     if (this.closed || this.failure !== null) this.checkWritable('append');
     const cfg = this.config;
-    const header = checkBatch(batch, cfg, cfg.verifyBatches ? this.verifyOptions : this.headerOptions);
-    const size = batch.length;
     const nowMs = opts.nowMs ?? this.now();
     const leo = this.active.nextOffset;
     const assign = opts.assignOffsets !== false;
-    if (!assign && header.baseOffset !== leo) {
-      throw new StorageError('invalid-argument', `follower append: batch base offset ${header.baseOffset} is not the log end offset ${leo}; nothing was written`, { expected: leo, got: header.baseOffset });
+    if (assign) {
+      // The leader's common case in one native call (native-append.ts); anything it does not write goes the JS way below.
+      const seg = this.active;
+      const code = this.nativeAppender.append(seg, batch, leo, opts.leaderEpoch, nowMs);
+      if (code === WRITTEN) {
+        const f = this.nativeAppender.out;
+        const position = seg.size;
+        const lastOffset = leo + f[5]!;
+        seg.appended(batch.length, lastOffset, f[7]!, nowMs, cfg.indexIntervalBytes);
+        return this.appendDone(seg, position, leo, lastOffset, f[11]!, batch.length, nowMs, f[12]!);
+      }
+      if (code < 0) throw this.writeFailed(seg, batch.length, writeError(code));
     }
-    const baseOffset = leo;
-    const lastOffset = baseOffset + header.lastOffsetDelta;
-    let maxTimestamp = header.maxTimestamp;
-    if ((header.attributes & LOG_APPEND_TIME_FLAG) !== 0 && assign) {
-      // Log-append time: the broker's clock is the batch's time (Kafka rewrites maxTimestamp and the CRC).
-      maxTimestamp = nowMs;
-      batch.writeBigInt64BE(BigInt(nowMs), 35);
-      batch.writeUInt32BE(crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
-    }
+    const size = batch.length;
+    const { lastOffset, maxTimestamp, records } = validateAndAssignOffsets(batch, cfg, cfg.verifyBatches ? this.verifyOptions : this.headerOptions, leo, assign, nowMs);
     if (this.shouldRoll(size, lastOffset, nowMs)) this.roll();
-    if (assign || opts.leaderEpoch !== undefined) stampBatchFields(batch, 0, assign ? baseOffset : undefined, opts.leaderEpoch);
+    if (assign || opts.leaderEpoch !== undefined) stampBatchFields(batch, 0, assign ? leo : undefined, opts.leaderEpoch);
     const seg = this.active;
     const t0 = performance.now();
     let position: number;
     try {
       position = seg.append(batch, lastOffset, maxTimestamp, nowMs, cfg.indexIntervalBytes);
     } catch (e) {
-      let cut = `the partial write was cut back to ${seg.size} bytes`;
-      try {
-        seg.writer?.cutBack(seg.size);
-      } catch (e2) {
-        cut = `cutting the partial write back to ${seg.size} bytes also failed (${errText(e2)}); recovery on reopen will cut it`;
-      }
-      throw this.fail(`append of ${size} bytes to ${seg.paths.log} at position ${seg.size} failed (${cut})`, e);
+      throw this.writeFailed(seg, size, e);
     }
-    const writeUs = usSince(t0);
+    return this.appendDone(seg, position, leo, lastOffset, records, size, nowMs, usSince(t0));
+  }
+
+  /** After a failed write: the partial bytes cut off, the log offline; returns the error to throw. */
+  private writeFailed(seg: LogSegment, size: number, e: unknown): StorageError {
+    let cut = `the partial write was cut back to ${seg.size} bytes`;
+    try {
+      seg.writer?.cutBack(seg.size);
+    } catch (e2) {
+      cut = `cutting the partial write back to ${seg.size} bytes also failed (${errText(e2)}); recovery on reopen will cut it`;
+    }
+    return this.fail(`append of ${size} bytes to ${seg.paths.log} at position ${seg.size} failed (${cut})`, e);
+  }
+
+  /** The end of an append once its bytes are in the segment: figures, the flush policy, the result. */
+  private appendDone(seg: LogSegment, position: number, baseOffset: number, lastOffset: number, records: number, size: number, nowMs: number, writeUs: number): AppendResult {
     this.writeLatency.record(writeUs);
     const c = this.counters;
     c.appends++;
-    c.records += header.recordCount;
+    c.records += records;
     c.bytes += size;
     let flushUs = 0;
-    const policy = cfg.flush;
+    const policy = this.config.flush;
     const flushed =
       policy.kind === 'per-batch' || (policy.kind === 'messages' && lastOffset + 1 - this.flusher.recoveryPoint >= policy.every);
     if (flushed) flushUs = this.flusher.flushNow();
@@ -223,7 +226,7 @@ export class Log {
       position,
       logAppendTimeMs: nowMs,
       bytes: size,
-      records: header.recordCount,
+      records,
       writeUs,
       flushUs,
       flushed,
@@ -420,16 +423,7 @@ export class Log {
   }
 
   segmentInfos(): SegmentInfo[] {
-    return this.segments.map((s) => ({
-      baseOffset: s.baseOffset,
-      logPath: s.paths.log,
-      indexPath: s.paths.index,
-      timeIndexPath: s.paths.timeIndex,
-      sizeBytes: s.size,
-      nextOffset: s.nextOffset,
-      indexEntries: s.offsetIndex.entries,
-      timeIndexEntries: s.timeIndex.entries,
-    }));
+    return this.segments.map((s) => s.info());
   }
 }
 

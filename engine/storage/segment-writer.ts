@@ -8,6 +8,8 @@ import { writeFully } from './file-write.ts';
 import type { IoMode, SyncCall } from './types.ts';
 
 export interface SegmentWriter {
+  /** The descriptor a batch goes to as is (buffered, O_DSYNC), for the one-call native append; null for O_DIRECT, which stages it. */
+  readonly plainFd: number | null;
   /** Writes batch at `end`, the current logical end of the file. Throws the errno error of write(2). */
   write(batch: Buffer, end: number): void;
   /** After a failed write: cut the file back to `end`, the last good end. */
@@ -42,10 +44,12 @@ function syncFd(fd: number, call: SyncCall): void {
 /** write(2) into the page cache (buffered) or through to the device (O_DSYNC: each write is durable when it returns). */
 class PlainWriter implements SegmentWriter {
   private readonly fd: number;
+  readonly plainFd: number;
 
   constructor(path: string, dsync: boolean) {
     const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | (dsync ? fs.constants.O_DSYNC : 0);
     this.fd = fs.openSync(path, flags, 0o644);
+    this.plainFd = this.fd;
   }
 
   write(batch: Buffer, end: number): void {
@@ -76,6 +80,7 @@ class PlainWriter implements SegmentWriter {
  */
 class DirectWriter implements SegmentWriter {
   private readonly fd: number;
+  readonly plainFd = null;
   private readonly staging: Buffer;
   private tail: number;
   /** Bytes the file holds, padding included. */

@@ -8,6 +8,18 @@ import { OffsetIndex, TimeIndex } from './indexes.ts';
 import { openSegmentWriter, type SegmentWriter } from './segment-writer.ts';
 import type { IoMode, LogConfig, SyncCall } from './types.ts';
 
+/** One segment as `durolab engine` and tests print it. */
+export interface SegmentInfo {
+  baseOffset: number;
+  logPath: string;
+  indexPath: string;
+  timeIndexPath: string;
+  sizeBytes: number;
+  nextOffset: number;
+  indexEntries: number;
+  timeIndexEntries: number;
+}
+
 export class LogSegment {
   readonly baseOffset: number;
   readonly paths: SegmentPaths;
@@ -81,11 +93,36 @@ export class LogSegment {
   append(batch: Buffer, lastOffset: number, maxTimestamp: number, nowMs: number, indexIntervalBytes: number): number {
     const position = this.size;
     this.writer!.write(batch, position);
-    this.size = position + batch.length;
+    this.appended(batch.length, lastOffset, maxTimestamp, nowMs, indexIntervalBytes);
+    return position;
+  }
+
+  /** What follows the write of `size` bytes at the end (append's, or the native append's in log.ts): size, roll clock, indexes. */
+  appended(size: number, lastOffset: number, maxTimestamp: number, nowMs: number, indexIntervalBytes: number): void {
+    const position = this.size;
+    this.size = position + size;
     this.dirty = true;
     if (this.rollBaseMs === null) this.rollBaseMs = nowMs;
-    this.indexBatch(position, batch.length, lastOffset, maxTimestamp, indexIntervalBytes);
-    return position;
+    this.indexBatch(position, size, lastOffset, maxTimestamp, indexIntervalBytes);
+  }
+
+  /** What `durolab engine` and tests print of a segment (Log.segmentInfos). */
+  info(): SegmentInfo {
+    return {
+      baseOffset: this.baseOffset,
+      logPath: this.paths.log,
+      indexPath: this.paths.index,
+      timeIndexPath: this.paths.timeIndex,
+      sizeBytes: this.size,
+      nextOffset: this.nextOffset,
+      indexEntries: this.offsetIndex.entries,
+      timeIndexEntries: this.timeIndex.entries,
+    };
+  }
+
+  /** An index has no room for another entry: the next append rolls. */
+  get indexFull(): boolean {
+    return this.offsetIndex.isFull || this.timeIndex.isFull;
   }
 
   /** The offset-metadata and index step of append, shared with index rebuilds so both give the same entries. */
@@ -108,8 +145,7 @@ export class LogSegment {
     if (this.isEmpty) return false;
     return (
       this.size > segmentBytes - batchBytes ||
-      this.offsetIndex.isFull ||
-      this.timeIndex.isFull ||
+      this.indexFull ||
       lastOffset - this.baseOffset > 0x7fffffff
     );
   }
