@@ -1,6 +1,6 @@
 // The kafka driver's producer: the produce load through a real Kafka client library, chosen by
-// workload.producer.library from the registry (libraries.ts; librdkafka by default, the
-// fastest here: README "The kafka driver"). `connections` producers each keep `max.in.flight`
+// workload.producer.library from the registry (libraries.ts; librdkafka by default: README
+// "The kafka driver" has what each reached here). `connections` producers each keep `max.in.flight`
 // sends going; one send is one ledger batch of workload.recordsPerBatch records for one
 // partition, so its delivery report (the partition's base offset) acknowledges exactly that
 // ledger batch. Every record carries its ledger identity in a header (identity.ts). Latency per
