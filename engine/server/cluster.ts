@@ -2,7 +2,7 @@
 // The building block of `durolab cluster`, the broker tests and the harness's process target.
 // Children never outlive us: SIGTERM (then SIGKILL after a grace period) on stop, execa's
 // cleanup on our exit, and each broker watches our pid (--parent-pid) in case we are SIGKILLed.
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import type { Controller, PartitionAssignment } from '../replication/index.ts';
@@ -10,6 +10,7 @@ import { brokerSettings, controllerSettings, loadRawSettings, type ControllerSet
 import { startControllerServer, type ControllerServer } from './controller-server.ts';
 import { request } from './http-client.ts';
 import { repoRoot } from '../common/repo-root.ts';
+import { tailOfFile } from '../common/file-tail.ts';
 
 export interface TopicSpec {
   name: string;
@@ -111,13 +112,7 @@ export function defaultBrokerCommand(): string[] {
   return [process.execPath, path.join(repoRoot(), 'bin', 'durolab.mjs'), 'broker'];
 }
 
-function tail(file: string, lines = 20): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
+const tail = (file: string, lines = 20): string => tailOfFile(file, lines, '(no log)');
 
 const liveChildren = new Set<Child>();
 let exitHookInstalled = false;

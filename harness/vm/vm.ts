@@ -7,94 +7,17 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { freePort } from '../../engine/common/free-port.ts';
-import type { DataDisk } from './disk.ts';
-import type { VmImage } from './image.ts';
+import { tailOfFile } from '../../engine/common/file-tail.ts';
 import { INIT_MARKER } from './init-script.ts';
 import { acceleratorCandidates, markKvmUnusable } from './accelerator.ts';
 import { dropTemplate, findTemplate, resumeWanted, templateSpecOf } from './vm-template.ts';
 import { isAlive, trackQemu, untrackQemu } from './process-registry.ts';
-import { buildQemuArgs, DEFAULT_MEMORY_MIB, type Accel, type GuestForward, type HostForward } from './qemu-args.ts';
+import { buildQemuArgs, DEFAULT_MEMORY_MIB, type Accel, type HostForward } from './qemu-args.ts';
+import { httpRequest, type HttpAnswer } from './agent-http.ts';
+import type { BootReport, GuestProcess, PowerCutReport, ProbeResult, SetupResult, VmOptions } from './vm-types.ts';
+
+export type { BootReport, GuestProcess, PowerCutReport, ProbeResult, SetupResult, VmOptions } from './vm-types.ts';
 import { checkVmPrerequisites, findExecutable, findQboot, requireExecutable } from './prerequisites.ts';
-
-export interface VmOptions {
-  name: string;
-  image: VmImage;
-  disk: DataDisk;
-  memoryMiB?: number;
-  /** Default: $DUROLAB_VM_ACCEL or 'auto' (KVM when usable and not seen hanging, else TCG). */
-  accel?: 'auto' | Accel;
-  /** Host 127.0.0.1 ports forwarded into the guest; hostPort 0 picks a free port. */
-  hostfwd: HostForward[];
-  /** Guest connections to guestIp:guestPort go to the host's 127.0.0.1:hostPort. */
-  guestfwd?: GuestForward[];
-  /** Holds the serial log; created if missing. */
-  workDir: string;
-  /** Spawn to agent answering; default 60 s. */
-  bootTimeoutMs?: number;
-  /** Guest port of the agent; forwarded (a free host port is picked unless hostfwd names one). */
-  agentPort: number;
-  /** Under auto: how long a KVM guest may stay silent before it counts as hung (default 5 s). */
-  kvmProbeMs?: number;
-  /** Appended to the kernel command line. */
-  kernelArgs?: string[];
-  /**
-   * Under TCG, resume the saved booted guest of this VM's shape (vm-template.ts) when one was
-   * made, instead of booting; default true unless $DUROLAB_VM_RESUME is 0.
-   */
-  resume?: boolean;
-}
-
-export interface BootReport {
-  accel: Accel;
-  /** Why an earlier accelerator was abandoned, e.g. "kvm: no guest output within 5000 ms". */
-  fallback?: string;
-  /** Host ms from QEMU spawn to the first line of /init. */
-  spawnToInitMs?: number;
-  /** Host ms from QEMU spawn to the agent's first answer. */
-  spawnToAgentMs: number;
-  /** Including abandoned attempts. */
-  totalMs: number;
-  /** Set when the guest was resumed from a saved template (its key) rather than booted. */
-  resumed?: { template: string };
-  /** Why a resume was wanted but the guest booted instead. */
-  resumeFallback?: string;
-}
-
-export interface GuestProcess {
-  pid: number;
-  argv: string[];
-  logPath: string;
-  running: boolean;
-  startedUptimeMs: number;
-  exitedUptimeMs?: number;
-  exitCode?: number | null;
-  signal?: string | null;
-}
-
-export interface ProbeResult {
-  vmstat: string;
-  diskstats: string;
-  /** Host Date.now() when the answer arrived. */
-  tMs: number;
-  guestUptimeMs: number;
-  processes: GuestProcess[];
-}
-
-export interface PowerCutReport {
-  /** Host Date.now() just before SIGKILL. */
-  cutAtMs: number;
-  /** Host ms from SIGKILL to QEMU's exit. */
-  killToExitMs: number;
-  /** Last status seen of each process started with exec(): was it still running before the cut? */
-  processes: Array<{ pid: number; lastSeenRunningAtMs?: number; exitedSeen: boolean; exitCode?: number | null }>;
-}
-
-export interface SetupResult {
-  /** Values read back from /proc/sys after writing. */
-  sysctls: Record<string, number>;
-  /** The data disk's /proc/mounts line. */
-  mount?: string;
-}
 
 class KvmUnusable extends Error {}
 /** QEMU could not load a saved template. */
@@ -104,37 +27,7 @@ class PortClash extends Error {}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function tailOf(file: string, lines = 15): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no serial output)';
-  }
-}
-
-interface HttpAnswer {
-  status: number;
-  body: Buffer;
-}
-
-function httpRequest(agent: http.Agent, url: string, method: string, body: unknown, timeoutMs: number): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = http.request(
-      url,
-      { method, agent, timeout: timeoutMs, headers: data ? { 'content-type': 'application/json', 'content-length': data.length } : {} },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+const tailOf = (file: string, lines = 15): string => tailOfFile(file, lines, '(no serial output)');
 
 export class Vm {
   readonly name: string;
