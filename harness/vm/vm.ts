@@ -301,6 +301,16 @@ export class Vm {
   /** Polls probe() every intervalMs (default 250) until stopped or the VM ends; errors go to onError. */
   pollProbes(onSample: (p: ProbeResult) => void, opts: { intervalMs?: number; onError?: (e: Error) => void } = {}): { stop: () => Promise<void> } {
     let stopped = false;
+    // stop() cuts the pause between readings short: a power cut waits for the poller to end.
+    let wake: (() => void) | null = null;
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     const loop = (async () => {
       while (!stopped && !this.ended) {
         const t = performance.now();
@@ -309,12 +319,13 @@ export class Vm {
         } catch (err) {
           if (!stopped && !this.ended) opts.onError?.(err as Error);
         }
-        await sleep(Math.max(0, (opts.intervalMs ?? 250) - (performance.now() - t)));
+        if (!stopped && !this.ended) await pause(Math.max(0, (opts.intervalMs ?? 250) - (performance.now() - t)));
       }
     })();
     return {
       stop: async () => {
         stopped = true;
+        wake?.();
         await loop;
       },
     };
