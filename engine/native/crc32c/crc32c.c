@@ -255,22 +255,24 @@ static int sole_batch_ok(const uint8_t *b, size_t size, int64_t max_batch_bytes,
   return 1;
 }
 
+/** The data and length of v when it is a typed array of `type` with at least min_length elements; 0 otherwise. */
+static int typed_array_arg(napi_env env, napi_value v, napi_typedarray_type type, size_t min_length, void **data, size_t *length) {
+  bool is_typedarray = false;
+  napi_typedarray_type t;
+  if (napi_is_typedarray(env, v, &is_typedarray) != napi_ok || !is_typedarray) return 0;
+  if (napi_get_typedarray_info(env, v, &t, length, data, NULL, NULL) != napi_ok) return 0;
+  return t == type && *length >= min_length;
+}
+
 static napi_value sole_batch_ok_js(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
   const char *usage = "soleBatchOk(buf, maxBatchBytes, verify, out): buf a Uint8Array or Buffer, out a Float64Array of 12";
   if (argc < 4) return throw_type_error(env, usage);
-  bool is_typedarray = false;
-  napi_typedarray_type type;
   size_t length = 0, out_length = 0;
   void *data = NULL, *out = NULL;
-  napi_is_typedarray(env, argv[0], &is_typedarray);
-  if (!is_typedarray || napi_get_typedarray_info(env, argv[0], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
-    return throw_type_error(env, usage);
-  }
-  napi_is_typedarray(env, argv[3], &is_typedarray);
-  if (!is_typedarray || napi_get_typedarray_info(env, argv[3], &type, &out_length, &out, NULL, NULL) != napi_ok || type != napi_float64_array || out_length < HEADER_FIELDS) {
+  if (!typed_array_arg(env, argv[0], napi_uint8_array, 0, &data, &length) || !typed_array_arg(env, argv[3], napi_float64_array, HEADER_FIELDS, &out, &out_length)) {
     return throw_type_error(env, usage);
   }
   int64_t max_batch_bytes = 0;
@@ -360,20 +362,10 @@ static napi_value append_sole_batch_js(napi_env env, napi_callback_info info) {
   if (argc < 4) return throw_type_error(env, usage);
   int32_t fd = -1;
   if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) return throw_type_error(env, usage);
-  bool is_typedarray = false;
-  napi_typedarray_type type;
   size_t length = 0, params_length = 0, out_length = 0;
   void *data = NULL, *params = NULL, *out = NULL;
-  napi_is_typedarray(env, argv[1], &is_typedarray);
-  if (!is_typedarray || napi_get_typedarray_info(env, argv[1], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
-    return throw_type_error(env, usage);
-  }
-  napi_is_typedarray(env, argv[2], &is_typedarray);
-  if (!is_typedarray || napi_get_typedarray_info(env, argv[2], &type, &params_length, &params, NULL, NULL) != napi_ok || type != napi_float64_array || params_length < APPEND_PARAMS) {
-    return throw_type_error(env, usage);
-  }
-  napi_is_typedarray(env, argv[3], &is_typedarray);
-  if (!is_typedarray || napi_get_typedarray_info(env, argv[3], &type, &out_length, &out, NULL, NULL) != napi_ok || type != napi_float64_array || out_length < APPEND_FIELDS) {
+  if (!typed_array_arg(env, argv[1], napi_uint8_array, 0, &data, &length) || !typed_array_arg(env, argv[2], napi_float64_array, APPEND_PARAMS, &params, &params_length) ||
+      !typed_array_arg(env, argv[3], napi_float64_array, APPEND_FIELDS, &out, &out_length)) {
     return throw_type_error(env, usage);
   }
   int32_t code = length <= (size_t)INT_MAX ? append_sole_batch(fd, (uint8_t *)data, length, (const double *)params, (double *)out) : 1;
