@@ -1,8 +1,9 @@
 // Compiles the engine's N-API addons with the system C compiler into dist/, against the N-API
 // headers of the npm package node-api-headers (or Node's own /usr/include/node): no node-gyp,
 // no header download.
-//   crc32c.node  engine/native/crc32c/crc32c.c over ISA-L's crc32_iscsi (libisal-dev), and the
-//                record-framing walk (engine/records/crc.ts loads it)
+//   crc32c.node  engine/native/crc32c/: CRC-32C (an own AVX-512 VPCLMULQDQ + crc32 kernel over
+//                ISA-L's crc32_iscsi, libisal-dev), the record-framing walk and the one-call
+//                append (engine/records/crc.ts loads it)
 //   pwrite.node  engine/native/pwrite/pwrite.c, the append's write step without fs.writeSync's
 //                per-call overhead (engine/storage/file-write.ts loads it)
 //
@@ -18,11 +19,18 @@ import { execa } from 'execa';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const require = createRequire(import.meta.url);
 
-/** Every addon: its source, the libraries it links and the header it needs beyond N-API's. */
+/** Every addon: its directory (every .c in it is compiled), the libraries it links and the header it needs beyond N-API's. */
 export const NATIVE_ADDONS = [
-  { name: 'crc32c', source: 'engine/native/crc32c/crc32c.c', libs: ['-lisal'], header: { file: 'isa-l.h', package: 'libisal-dev' } },
-  { name: 'pwrite', source: 'engine/native/pwrite/pwrite.c', libs: [], header: null },
+  { name: 'crc32c', dir: 'engine/native/crc32c', libs: ['-lisal'], header: { file: 'isa-l.h', package: 'libisal-dev' } },
+  { name: 'pwrite', dir: 'engine/native/pwrite', libs: [], header: null },
 ];
+
+/** The addon's files: its .c sources (sorted) and its headers. */
+function addonFiles(addon) {
+  const dir = path.join(root, addon.dir);
+  const names = fs.readdirSync(dir).filter((n) => n.endsWith('.c') || n.endsWith('.h')).sort();
+  return { sources: names.filter((n) => n.endsWith('.c')).map((n) => path.join(dir, n)), all: names.map((n) => path.join(dir, n)) };
+}
 
 export const addonPath = (name) => path.join(root, 'dist', `${name}.node`);
 export const unavailablePath = (name) => path.join(root, 'dist', `${name}.unavailable.txt`);
@@ -42,7 +50,7 @@ function napiIncludeDirs() {
 function upToDate(addon) {
   try {
     const out = fs.statSync(addonPath(addon.name)).mtimeMs;
-    return out >= fs.statSync(path.join(root, addon.source)).mtimeMs && out >= fs.statSync(fileURLToPath(import.meta.url)).mtimeMs;
+    return [...addonFiles(addon).all, fileURLToPath(import.meta.url)].every((f) => out >= fs.statSync(f).mtimeMs);
   } catch {
     return false;
   }
@@ -70,7 +78,7 @@ async function buildAddon(addon, force) {
   const out = addonPath(addon.name);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   const tmp = `${out}.tmp-${process.pid}`;
-  const args = ['-O3', '-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-I${includes[0]}`, '-o', tmp, path.join(root, addon.source), ...addon.libs];
+  const args = ['-O3', '-shared', '-fPIC', '-Wall', '-Wextra', '-Werror', `-I${includes[0]}`, '-o', tmp, ...addonFiles(addon).sources, ...addon.libs];
   try {
     const r = await execa(cc, args, { reject: false, timeout: 60_000 });
     if (r.failed) {

@@ -50,14 +50,15 @@ and record framing, the broker's default); buffered never also with verification
   --out FILE           JSON output (default results/engine/latest.json, written atomically)
   --json               print the JSON instead of the table
   --crc                instead of the write paths: CRC-32C GB/s of every implementation that
-                       loads here (the ISA-L addon, @node-rs/crc32) side by side at 4 KiB,
+                       runs here (native: the addon's own AVX-512 + crc32 kernel over ISA-L;
+                       isa-l: ISA-L alone; @node-rs/crc32) side by side at 4 KiB,
                        64 KiB, 1 MiB and 16 MiB buffers, the median of --reps (default 5)
                        runs of --seconds (default 0.25) each; goal >= 20 GB/s at 64 KiB and
                        larger. JSON to --out (default results/engine/crc-latest.json)
   -h, --help           this text
 
 Every result records which CRC-32C implementation the engine ran (environment.crc32c;
-DUROLAB_CRC32C=node-rs forces the @node-rs/crc32 fallback, to compare the two) and which
+DUROLAB_CRC32C=isa-l runs ISA-L alone, =node-rs the @node-rs/crc32 fallback, to compare) and which
 write path its appends took (environment.pwrite: pwrite(2) from the N-API addon, or
 fs.writeSync; DUROLAB_PWRITE=fs forces the latter; and whether leader appends check, stamp
 and write in one native call, engine/storage/native-append.ts).

@@ -1,6 +1,7 @@
 // CRC-32C: every implementation against RFC 3720's vectors and against @node-rs/crc32 (the
 // implementation Kafka-compatible results were checked with before), at every length 0..4096
-// and unaligned offsets; the ISA-L addon must be the one running under CI=true.
+// and unaligned offsets (the addon's own kernel takes over at 1,536 bytes), and at random
+// lengths and initial values past that; the addon must be the one running under CI=true.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -69,6 +70,21 @@ describe.each(crc32cImplementations().map((i) => [i.name, i] as const))('CRC-32C
     expect(impl.crc32c(buf, prev)).toBe(nodeRsCrc32c(buf, prev));
   });
 
+  it('equals @node-rs/crc32 at 400 random lengths up to 300,000 bytes with random initial values', () => {
+    const pool = randomBytes(300_064);
+    const first: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const offset = Math.floor(Math.random() * 64);
+      const len = 1536 + Math.floor(Math.random() * (300_000 - 1536));
+      const initial = Math.floor(Math.random() * 2 ** 32);
+      const view = pool.subarray(offset, offset + len);
+      const got = impl.crc32c(view, initial);
+      const want = nodeRsCrc32c(view, initial);
+      if (got !== want && first.length < 5) first.push(`offset ${offset} length ${len} initial ${initial}: ${got} != ${want}`);
+    }
+    expect(first).toEqual([]);
+  });
+
   it('equals @node-rs/crc32 on large and odd-sized buffers (up to 16 MiB + 3)', () => {
     for (const n of [65535, 65536, 65537, 1 << 20, (1 << 20) + 13, (16 << 20) + 3]) {
       const buf = randomBytes(n);
@@ -79,25 +95,29 @@ describe.each(crc32cImplementations().map((i) => [i.name, i] as const))('CRC-32C
 });
 
 describe('which CRC-32C runs', () => {
-  it('is the ISA-L addon (CI=true: a missing addon fails here with its reason)', () => {
+  it('is the native addon (CI=true: a missing addon fails here with its reason)', () => {
     const c = crc32cImplementation;
-    if (c.name !== 'isa-l') {
+    if (c.name !== 'native') {
       if (process.env.CI === 'true' || process.env.DUROLAB_CRC32C === undefined) {
         throw new Error(`the CRC-32C addon is not running: ${c.fallbackReason}`);
       }
-      // DUROLAB_CRC32C=node-rs outside CI: the fallback is asked for and must say so.
+      // DUROLAB_CRC32C=isa-l or =node-rs outside CI: asked for, and it must say so.
       expect(c.fallbackReason).toMatch(/DUROLAB_CRC32C/);
-      expect(crc32c).toBe(nodeRsCrc32c);
+      if (c.name === '@node-rs/crc32') expect(crc32c).toBe(nodeRsCrc32c);
       return;
     }
     expect(c.fallbackReason).toBeNull();
-    expect(c.detail).toMatch(/^ISA-L \d+\.\d+\.\d+ crc32_iscsi \(N-API addon .*crc32c\.node\)$/);
+    // The own kernel where the CPU has AVX-512 VPCLMULQDQ, ISA-L alone where it does not: either way the detail says which.
+    expect(c.detail).toMatch(
+      /^(AVX-512 VPCLMULQDQ folding interleaved with 4 SSE4\.2 crc32 streams \(crc32c-fold\.c\) from 1,536 bytes, ISA-L \d+\.\d+\.\d+ crc32_iscsi below|ISA-L \d+\.\d+\.\d+ crc32_iscsi alone: this CPU lacks AVX-512 VPCLMULQDQ for the own kernel) \(N-API addon .*crc32c\.node\)$/,
+    );
     expect(crc32c).not.toBe(nodeRsCrc32c);
-    expect(describeCrc32c()).toMatch(/^isa-l: ISA-L/);
+    expect(describeCrc32c()).toMatch(/^native: /);
+    expect(crc32cImplementations().map((i) => i.name)).toEqual(['native', 'isa-l', '@node-rs/crc32']);
   });
 
   it('rejects what is not a byte array with a TypeError naming the argument', () => {
-    for (const impl of crc32cImplementations().filter((i) => i.name === 'isa-l')) {
+    for (const impl of crc32cImplementations().filter((i) => i.name !== '@node-rs/crc32')) {
       expect(() => (impl.crc32c as (x: unknown) => number)('abc')).toThrow(/data must be a Uint8Array or Buffer/);
       expect(() => (impl.crc32c as (x: unknown) => number)(new Uint32Array(4))).toThrow(/byte array/);
       expect(() => (impl.crc32c as (x: unknown, y: unknown) => number)(Buffer.alloc(1), '1')).toThrow(/initial must be a number/);
@@ -114,5 +134,24 @@ describe('which CRC-32C runs', () => {
     expect(out.fallbackReason).toBe('DUROLAB_CRC32C=node-rs asks for @node-rs/crc32');
     expect(out.line).toBe('@node-rs/crc32 (fallback: DUROLAB_CRC32C=node-rs asks for @node-rs/crc32)');
     expect(out.check).toBe(0xe3069283);
+  });
+
+  it('runs ISA-L alone when asked (DUROLAB_CRC32C=isa-l), its checks and appends too, in a fresh process', () => {
+    const script = `import('./engine/records/crc.ts').then((m) => { const b = Buffer.alloc(70000, 7); console.log(JSON.stringify({ ...m.crc32cImplementation, names: m.crc32cImplementations().map((i) => i.name), long: m.crc32c(b), framing: m.nativeRecordsFramingOk !== null })); })`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, env: { ...process.env, DUROLAB_CRC32C: 'isa-l' }, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout) as { name: string; fallbackReason: string; names: string[]; long: number; framing: boolean };
+    if (process.env.CI !== 'true' && crc32cImplementation.name === '@node-rs/crc32') {
+      expect(out.name).toBe('@node-rs/crc32'); // no addon here: nothing to force
+      return;
+    }
+    expect(out.name).toBe('isa-l');
+    expect(out.fallbackReason).toBe('DUROLAB_CRC32C=isa-l asks for ISA-L alone');
+    expect(out.names).toEqual(['isa-l', '@node-rs/crc32']);
+    expect(out.long).toBe(nodeRsCrc32c(Buffer.alloc(70000, 7)));
+    expect(out.framing).toBe(true);
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, env: { ...process.env, DUROLAB_CRC32C: 'fast' }, encoding: 'utf8', timeout: 30_000 });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('DUROLAB_CRC32C: expected native, isa-l or node-rs, found "fast"');
   });
 });

@@ -1,17 +1,20 @@
-// CRC-32C (Castagnoli), as Kafka's RecordBatch uses it. Two implementations:
-//   isa-l           the N-API addon dist/crc32c.node over ISA-L's crc32_iscsi (folding with
-//                   PCLMULQDQ / VPCLMULQDQ: memory speed), built by scripts/build-native.mjs;
-//   @node-rs/crc32  the npm package (SSE4.2 crc32 instruction, one stream), the fallback where
-//                   the addon was not built or does not load (e.g. inside the power-cut VMs).
+// CRC-32C (Castagnoli), as Kafka's RecordBatch uses it. Three implementations:
+//   native          the N-API addon dist/crc32c.node (engine/native/crc32c/), built by
+//                   scripts/build-native.mjs: its own AVX-512 VPCLMULQDQ folding interleaved
+//                   with SSE4.2 crc32 streams on inputs of 1,536 bytes and more where the CPU
+//                   has them (crc32c-fold.c), ISA-L's crc32_iscsi below that and elsewhere;
+//   isa-l           the same addon with ISA-L alone (folding with PCLMULQDQ / VPCLMULQDQ);
+//   @node-rs/crc32  the npm package (SSE4.2 crc32 instruction), the fallback where the addon
+//                   was not built or does not load (e.g. inside the power-cut VMs).
 // Which one runs is decided once, at load, and recorded in every result (crc32cImplementation).
-// DUROLAB_CRC32C=node-rs forces the fallback (to compare the two in the same build).
+// DUROLAB_CRC32C=isa-l or =node-rs forces the others (to compare them in the same build).
 import { createRequire } from 'node:module';
 import { loadNativeAddon } from '../common/native-addon.ts';
 
 /** Unsigned 32-bit CRC-32C of buf; pass a previous result as `initial` to continue it. */
 export type Crc32cFunction = (buf: Uint8Array, initial?: number) => number;
 
-export type Crc32cName = 'isa-l' | '@node-rs/crc32';
+export type Crc32cName = 'native' | 'isa-l' | '@node-rs/crc32';
 
 export interface Crc32cImplementation {
   name: Crc32cName;
@@ -62,60 +65,96 @@ const NODE_RS: Crc32cImplementation = {
 const CHECK_INPUT = Buffer.from('123456789');
 const CHECK_VALUE = 0xe3069283;
 
-function loadAddon(): {
-  impl: Crc32cImplementation | null;
+interface LoadedAddon {
+  native: Crc32cImplementation;
+  isal: Crc32cImplementation;
+  /** Turns the own kernel off or on in the addon (it runs nowhere else); returns whether it runs. */
+  setFoldKernel: (on: boolean) => boolean;
   framing: RecordsFramingFunction | null;
   soleBatch: SoleBatchFunction | null;
   append: AppendSoleBatchFunction | null;
-  reason: string | null;
-} {
+}
+
+function loadAddon(): { addon: LoadedAddon | null; reason: string | null } {
   const r = loadNativeAddon('crc32c', (mod) => {
-    if (typeof mod.crc32c !== 'function') return 'exports no crc32c function';
-    const got = (mod.crc32c as Crc32cFunction)(CHECK_INPUT);
-    return got === CHECK_VALUE ? null : `computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`;
+    for (const name of ['crc32c', 'crc32cIsal', 'setFoldKernel']) if (typeof mod[name] !== 'function') return `exports no ${name} function`;
+    for (const name of ['crc32c', 'crc32cIsal']) {
+      const got = (mod[name] as Crc32cFunction)(CHECK_INPUT);
+      if (got !== CHECK_VALUE) return `${name} computes 0x${got.toString(16)} for "123456789", expected 0x${CHECK_VALUE.toString(16)}`;
+    }
+    // The own kernel takes over from 1,536 bytes: it must agree with ISA-L there (and across its tail).
+    const long = Buffer.alloc(4099, 0).map((_, i) => (i * 131 + 7) & 0xff);
+    const own = (mod.crc32c as Crc32cFunction)(long, 0x1234);
+    const isal = (mod.crc32cIsal as Crc32cFunction)(long, 0x1234);
+    return own === isal ? null : `crc32c computes 0x${own.toString(16)} for a 4,099-byte pattern where ISA-L computes 0x${isal.toString(16)}`;
   });
-  if (r.module === null) return { impl: null, framing: null, soleBatch: null, append: null, reason: `${r.reason} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
+  if (r.module === null) return { addon: null, reason: `${r.reason} (run node scripts/build-native.mjs; it needs a C compiler and libisal-dev)` };
   const mod = r.module;
-  const framing = typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null;
-  const soleBatch = typeof mod.soleBatchOk === 'function' ? (mod.soleBatchOk as SoleBatchFunction) : null;
-  const append = typeof mod.appendSoleBatch === 'function' ? (mod.appendSoleBatch as AppendSoleBatchFunction) : null;
-  return { impl: { name: 'isa-l', detail: `ISA-L ${String(mod.isalVersion)} crc32_iscsi (N-API addon ${r.file})`, crc32c: mod.crc32c as Crc32cFunction }, framing, soleBatch, append, reason: null };
+  const isal = `ISA-L ${String(mod.isalVersion)} crc32_iscsi`;
+  const kernel = typeof mod.foldKernel === 'string' ? mod.foldKernel : null;
+  const nativeDetail =
+    kernel === null
+      ? `${isal} alone: this CPU lacks AVX-512 VPCLMULQDQ for the own kernel (N-API addon ${r.file})`
+      : `${kernel} from ${Number(mod.foldMinBytes).toLocaleString('en-US')} bytes, ${isal} below (N-API addon ${r.file})`;
+  return {
+    addon: {
+      native: { name: 'native', detail: nativeDetail, crc32c: mod.crc32c as Crc32cFunction },
+      isal: { name: 'isa-l', detail: `${isal} (N-API addon ${r.file})`, crc32c: mod.crc32cIsal as Crc32cFunction },
+      setFoldKernel: mod.setFoldKernel as (on: boolean) => boolean,
+      framing: typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null,
+      soleBatch: typeof mod.soleBatchOk === 'function' ? (mod.soleBatchOk as SoleBatchFunction) : null,
+      append: typeof mod.appendSoleBatch === 'function' ? (mod.appendSoleBatch as AppendSoleBatchFunction) : null,
+    },
+    reason: null,
+  };
 }
 
-/** DUROLAB_CRC32C=node-rs: the fallback even where the addon loads. */
-function forcedFallback(): string | null {
+/** DUROLAB_CRC32C: which implementation to run (unset or native: the addon's best). */
+function forcedChoice(): { name: Crc32cName; why: string } | null {
   const forced = process.env.DUROLAB_CRC32C;
-  if (forced === undefined || forced === '' || forced === 'isa-l') return null;
-  if (forced === 'node-rs' || forced === '@node-rs/crc32') return `DUROLAB_CRC32C=${forced} asks for @node-rs/crc32`;
-  throw new Error(`DUROLAB_CRC32C: expected isa-l or node-rs, found ${JSON.stringify(forced)}`);
+  if (forced === undefined || forced === '' || forced === 'native') return null;
+  if (forced === 'isa-l') return { name: 'isa-l', why: 'DUROLAB_CRC32C=isa-l asks for ISA-L alone' };
+  if (forced === 'node-rs' || forced === '@node-rs/crc32') return { name: '@node-rs/crc32', why: `DUROLAB_CRC32C=${forced} asks for @node-rs/crc32` };
+  throw new Error(`DUROLAB_CRC32C: expected native, isa-l or node-rs, found ${JSON.stringify(forced)}`);
 }
 
-const loaded = loadAddon();
-const forced = forcedFallback();
-const chosen: Crc32cImplementation = forced === null && loaded.impl ? loaded.impl : NODE_RS;
+const { addon, reason: addonReason } = loadAddon();
+const forced = forcedChoice();
+/** The addon runs this process's CRCs (and its framing walk, batch check and one-call append). */
+const addonRuns = addon !== null && forced?.name !== '@node-rs/crc32';
+// ISA-L alone: the addon's own kernel off, for its checks and appends too.
+if (addon !== null && forced?.name === 'isa-l') addon.setFoldKernel(false);
+const chosen: Crc32cImplementation = !addonRuns ? NODE_RS : forced?.name === 'isa-l' ? addon!.isal : addon!.native;
 
-/** The implementation every CRC in this process goes through, and why the addon is not it when it is not. */
-export const crc32cImplementation: Crc32cChoice = Object.freeze({ name: chosen.name, detail: chosen.detail, fallbackReason: forced ?? loaded.reason });
+/** The implementation every CRC in this process goes through, and why the addon's best is not it when it is not. */
+export const crc32cImplementation: Crc32cChoice = Object.freeze({
+  name: chosen.name,
+  detail: chosen.detail,
+  fallbackReason: chosen.name === 'native' ? null : forced?.why ?? addonReason,
+});
 
-/** One line for an environment record: "isa-l (…)" or "@node-rs/crc32 (fallback: …)". */
+/** One line for an environment record: "native: …" or "isa-l (fallback: …)" or "@node-rs/crc32 (fallback: …)". */
 export function describeCrc32c(): string {
   const c = crc32cImplementation;
   return c.fallbackReason === null ? `${c.name}: ${c.detail}` : `${c.name} (fallback: ${c.fallbackReason})`;
 }
 
-/** Every implementation that loads here, the chosen one first (for `durolab engine bench --crc`). */
+/** Every implementation that runs here, the chosen one first (for `durolab engine bench --crc`). */
 export function crc32cImplementations(): Crc32cImplementation[] {
-  return loaded.impl ? [loaded.impl, NODE_RS] : [NODE_RS];
+  if (addon === null) return [NODE_RS];
+  // Under DUROLAB_CRC32C=isa-l the addon's own kernel is off, so its crc32c is ISA-L too.
+  const all = forced?.name === 'isa-l' ? [addon.isal, NODE_RS] : [addon.native, addon.isal, NODE_RS];
+  return [chosen, ...all.filter((i) => i !== chosen)];
 }
 
 /** CRC-32C (Castagnoli), unsigned 32-bit; pass a previous result as `initial` to continue it. */
 export const crc32c: Crc32cFunction = chosen.crc32c;
 
 /** The addon's framing walk when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
-export const nativeRecordsFramingOk: RecordsFramingFunction | null = chosen === loaded.impl ? loaded.framing : null;
+export const nativeRecordsFramingOk: RecordsFramingFunction | null = addonRuns ? addon!.framing : null;
 
 /** The addon's one-call batch check when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
-export const nativeSoleBatchOk: SoleBatchFunction | null = chosen === loaded.impl ? loaded.soleBatch : null;
+export const nativeSoleBatchOk: SoleBatchFunction | null = addonRuns ? addon!.soleBatch : null;
 
 /** The addon's one-call check + stamp + write of an append when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
-export const nativeAppendSoleBatch: AppendSoleBatchFunction | null = chosen === loaded.impl ? loaded.append : null;
+export const nativeAppendSoleBatch: AppendSoleBatchFunction | null = addonRuns ? addon!.append : null;

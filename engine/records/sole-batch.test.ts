@@ -55,10 +55,10 @@ function agree(buf: Buffer): void {
 
 describe('checkSoleBatch: the native one-call check agrees with the JS path', () => {
   it('runs natively where the addon runs (CI=true: required) and passes clean batches of every bench size', () => {
-    if (crc32cImplementation.name !== 'isa-l' && (process.env.CI === 'true' || process.env.DUROLAB_CRC32C === undefined)) {
+    if (crc32cImplementation.name === '@node-rs/crc32' && (process.env.CI === 'true' || process.env.DUROLAB_CRC32C === undefined)) {
       throw new Error(`the CRC-32C addon is not running: ${crc32cImplementation.fallbackReason}`);
     }
-    expect(nativeSoleBatchOk === null).toBe(crc32cImplementation.name !== 'isa-l');
+    expect(nativeSoleBatchOk === null).toBe(crc32cImplementation.name === '@node-rs/crc32');
     for (const size of [61 + 8, 4096, 65536, 1048576]) {
       const b = encodeSizedBatch(size, Math.max(1, Math.floor(size / 1024)), { producerId: 7, producerEpoch: 3, baseSequence: 11 });
       if (nativeSoleBatchOk) {

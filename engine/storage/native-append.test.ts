@@ -46,7 +46,7 @@ function filesOf(dir: string): Record<string, string> {
 
 describe('native append', () => {
   it('runs where both addons load, and the environment record says which path appends took', () => {
-    expect(nativeAppendAvailable).toBe(crc32cImplementation.name === 'isa-l' && pwriteImplementation.name === 'native' && nativeAppendSoleBatch !== null);
+    expect(nativeAppendAvailable).toBe(crc32cImplementation.name !== '@node-rs/crc32' && pwriteImplementation.name === 'native' && nativeAppendSoleBatch !== null);
     if (process.env.CI === 'true') expect(nativeAppendAvailable).toBe(true);
     expect(describeWritePath()).toMatch(nativeAppendAvailable ? /in one native call \(crc32c\.node appendSoleBatch\)$/ : /no one-call append/);
   });

@@ -24,7 +24,7 @@ export function describeWritePath(): string {
   const why =
     native !== null
       ? 'leader appends check, stamp and write in one native call (crc32c.node appendSoleBatch)'
-      : `leader appends check in ${crc32cImplementation.name === 'isa-l' ? 'one native call' : 'JavaScript'}, then write (no one-call append: ${
+      : `leader appends check in ${crc32cImplementation.name !== '@node-rs/crc32' ? 'one native call' : 'JavaScript'}, then write (no one-call append: ${
           pwriteImplementation.name !== 'native' ? 'the pwrite addon does not run' : 'the crc32c addon does not run or lacks appendSoleBatch'
         })`;
   return `${describePwrite()}; ${why}`;

@@ -166,7 +166,7 @@ describe('durolab publish', () => {
     for (const fact of ['cores', 'memory', 'kernel', 'disk', 'accelerator', 'engine CRC-32C', 'engine write path']) expect(env).toContain(fact);
     expect(env).not.toMatch(/^host\t|^data directory\t/m);
     // The engine's native parts by name only: their recorded detail holds local paths.
-    expect(env).toMatch(/^engine CRC-32C\t(isa-l|@node-rs\/crc32)( \(fallback\))?$/m);
+    expect(env).toMatch(/^engine CRC-32C\t(native|isa-l|@node-rs\/crc32)( \(fallback\))?$/m);
     expect(env).toMatch(/^engine write path\t(native|fs\.writeSync)( \(fallback\))?$/m);
     expect(env).not.toContain('/dist/');
     expect(await runPage.page.locator('#answer-table').isVisible()).toBe(true);

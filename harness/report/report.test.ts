@@ -81,14 +81,16 @@ describe('renderRunReport', () => {
 
   it("names the engine's CRC-32C and write path in the Machine table: whole locally, without local paths when published", () => {
     const run = processRun();
-    run.environment.crc32c = 'isa-l: ISA-L 2.30.0 crc32_iscsi (N-API addon /home/someone/durolab/dist/crc32c.node)';
+    run.environment.crc32c = 'native: ISA-L 2.30.0 crc32_iscsi alone: this CPU lacks AVX-512 VPCLMULQDQ for the own kernel (N-API addon /home/someone/durolab/dist/crc32c.node)';
     run.environment.pwrite = 'fs.writeSync (fallback: /home/someone/durolab/dist/pwrite.node does not exist (run node scripts/build-native.mjs; it needs a C compiler))';
     const env = (html: string) => html.slice(html.indexOf('id="environment-table"'), html.indexOf('</table>', html.indexOf('id="environment-table"')));
     const local = env(renderRunReport(run));
-    expect(local).toContain('<th scope="row">engine CRC-32C</th><td>isa-l: ISA-L 2.30.0 crc32_iscsi (N-API addon /home/someone/durolab/dist/crc32c.node)</td>');
+    expect(local).toContain(
+      '<th scope="row">engine CRC-32C</th><td>native: ISA-L 2.30.0 crc32_iscsi alone: this CPU lacks AVX-512 VPCLMULQDQ for the own kernel (N-API addon /home/someone/durolab/dist/crc32c.node)</td>',
+    );
     expect(local).toContain('<th scope="row">engine write path</th><td>fs.writeSync (fallback: /home/someone');
     const published = env(renderRunReport(run, { publish: true }));
-    expect(published).toContain('<th scope="row">engine CRC-32C</th><td>isa-l</td>');
+    expect(published).toContain('<th scope="row">engine CRC-32C</th><td>native</td>');
     expect(published).toContain('<th scope="row">engine write path</th><td>fs.writeSync (fallback)</td>');
     expect(published).not.toContain('/home/someone');
     // Runs from before these were recorded show neither row.

@@ -253,7 +253,7 @@ function settingValue(v: unknown): string {
 }
 
 /**
- * An environment line of the engine's native parts ("isa-l: ISA-L 2.30.0 … (N-API addon /path)",
+ * An environment line of the engine's native parts ("native: AVX-512 … ISA-L 2.30.0 … (N-API addon /path)",
  * "fs.writeSync (fallback: /path … does not exist)"): whole in a local report; published, only the
  * implementation's name and whether it was a fallback, since the rest names local paths.
  */

@@ -136,7 +136,7 @@ export async function buildGuestBundle(opts: GuestBundleOptions): Promise<GuestB
     }
   }
   // Native packages are copied even when loaded lazily (createRequire, unseen by esbuild): the
-  // CRC fallback needs @node-rs/crc32 where the isa-l addon is missing.
+  // CRC fallback needs @node-rs/crc32 where the crc32c addon is missing.
   for (const p of NATIVE_PACKAGES) natives.add(p);
   // The deps check imports what the CLI imports natively; copy those even when the CLI is left out.
   const packages = await packageClosure(opts.root, [...natives].sort());

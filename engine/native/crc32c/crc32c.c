@@ -1,19 +1,23 @@
-// CRC-32C (Castagnoli) for Node through N-API, over ISA-L's crc32_iscsi (Debian libisal),
-// and the batch's record-framing walk that follows it on the append path:
-// ISA-L dispatches at load time to its fastest kernel for this CPU (PCLMULQDQ / VPCLMULQDQ
-// folding), which runs at memory speed where @node-rs/crc32 does not.
+// CRC-32C (Castagnoli) for Node through N-API, and the batch checks that follow it on the
+// append path. The CRC runs through crc32c-fold.c: its own AVX-512 VPCLMULQDQ + SSE4.2 crc32
+// kernel on inputs of at least 1,536 bytes where the CPU has them, ISA-L's crc32_iscsi (Debian
+// libisal, dispatched at load to its fastest kernel for the CPU) below that and elsewhere.
+// Both run at memory speed where @node-rs/crc32 does not.
 //
-// Convention. ISA-L's crc32_iscsi(buf, len, init) is the bare reflected CRC register update:
-// no inversion on entry or exit. The standard CRC-32C (RFC 3720, Kafka's RecordBatch CRC,
-// @node-rs/crc32's crc32c) starts from 0xFFFFFFFF and inverts the result, and continuing
+// Convention. crc32_iscsi(buf, len, init) (and crc32c_update) is the bare reflected CRC register
+// update: no inversion on entry or exit. The standard CRC-32C (RFC 3720, Kafka's RecordBatch
+// CRC, @node-rs/crc32's crc32c) starts from 0xFFFFFFFF and inverts the result, and continuing
 // a previous result `prev` means starting from ~prev. So:
-//   crc32c(buf, prev) = ~crc32_iscsi(buf, len, ~prev),   prev = 0 for a fresh CRC.
+//   crc32c(buf, prev) = ~crc32c_update(buf, len, ~prev),   prev = 0 for a fresh CRC.
 //
-// Exports: crc32c(data: Uint8Array, initial?: number): number (unsigned 32-bit),
-// recordsFramingOk(buf, batchPos, size): boolean, soleBatchOk(buf, maxBatchBytes, verify, out):
-// boolean (below: the append's whole batch check in one call), appendSoleBatch(fd, buf, params,
-// out): number (the check, the offset stamp and the write of an append in one call), and
-// isalVersion: string.
+// Exports: crc32c(data: Uint8Array, initial?: number): number (unsigned 32-bit), crc32cIsal
+// (the same through ISA-L alone, for the side-by-side bench), recordsFramingOk(buf, batchPos,
+// size): boolean (records-framing.c), soleBatchOk(buf, maxBatchBytes, verify, out): boolean
+// (below: the append's whole batch check in one call), appendSoleBatch(fd, buf, params, out):
+// number (the check, the offset stamp and the write of an append in one call), isalVersion:
+// string, foldKernel: a description of the own kernel, or null where the CPU lacks it,
+// foldMinBytes: number, and setFoldKernel(on: boolean): boolean (off: ISA-L alone, for
+// DUROLAB_CRC32C=isa-l; returns whether the kernel now runs).
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -23,18 +27,22 @@
 #include <isa-l.h>
 #include <node_api.h>
 
-// crc32_iscsi takes an int length: larger inputs go in chunks.
-#define MAX_CHUNK (1u << 30)
+#include "crc32c-fold.h"
+#include "records-framing.h"
 
 static napi_value throw_type_error(napi_env env, const char *msg) {
   napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", msg);
   return NULL;
 }
 
+typedef uint32_t (*crc_update_fn)(const uint8_t *, size_t, uint32_t);
+
+/** crc32c and crc32cIsal: the function's data is the register update it runs. */
 static napi_value crc32c_js(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  void *fn_data = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, &fn_data) != napi_ok) return NULL;
   if (argc < 1) return throw_type_error(env, "crc32c(data, initial?): data must be a Uint8Array or Buffer, got nothing");
 
   bool is_typedarray = false;
@@ -59,14 +67,8 @@ static napi_value crc32c_js(napi_env env, napi_callback_info info) {
     }
   }
 
-  uint32_t crc = ~initial;
-  unsigned char *p = (unsigned char *)data;
-  while (length > 0) {
-    size_t n = length < MAX_CHUNK ? length : MAX_CHUNK;
-    crc = crc32_iscsi(p, (int)n, crc);
-    p += n;
-    length -= n;
-  }
+  crc_update_fn update = (crc_update_fn)fn_data;
+  uint32_t crc = update((const uint8_t *)data, length, ~initial);
   napi_value result;
   napi_create_uint32(env, ~crc, &result);
   return result;
@@ -79,106 +81,6 @@ static napi_value crc32c_js(napi_env env, napi_callback_info info) {
 // record is well framed; false = "ask the full walker", which throws the precise error or
 // accepts (a timestamp delta longer than 7 bytes is left to it). Bounds: never reads outside
 // [batchPos, batchPos + size).
-
-#define LOG_OVERHEAD 12
-#define BATCH_HEADER_BYTES 61
-#define MIN_RECORD_BYTES 7
-#define LOG_APPEND_TIME_FLAG 8
-#define MAX_SAFE_INTEGER 9007199254740991LL
-
-static int32_t be32(const uint8_t *p) { return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]); }
-static int64_t be64(const uint8_t *p) { return (int64_t)((uint64_t)(uint32_t)be32(p) << 32 | (uint32_t)be32(p + 4)); }
-
-/** Zigzag int32 at *p below limit (at most 5 bytes, no bits beyond 32); 0 when malformed. */
-static int varint_at(const uint8_t *b, size_t *p, size_t limit, int32_t *out) {
-  size_t q = *p;
-  uint32_t u = 0;
-  for (int shift = 0;; shift += 7) {
-    if (q >= limit) return 0;
-    uint32_t x = b[q++];
-    if (shift == 28) {
-      if (x > 0x0f) return 0;
-      u |= x << 28;
-      break;
-    }
-    u |= (x & 0x7f) << shift;
-    if (x < 0x80) break;
-  }
-  *p = q;
-  *out = (int32_t)((u >> 1) ^ (0u - (u & 1)));
-  return 1;
-}
-
-/** Zigzag int64 of at most 7 bytes at *p below limit; 0 when longer or past limit. */
-static int varlong7_at(const uint8_t *b, size_t *p, size_t limit, int64_t *out) {
-  size_t q = *p;
-  uint64_t u = 0;
-  for (int i = 0; i < 7; i++) {
-    if (q >= limit) return 0;
-    uint64_t x = b[q++];
-    u |= (x & 0x7f) << (7 * i);
-    if (x < 0x80) {
-      *p = q;
-      *out = (u & 1) ? -(int64_t)((u + 1) / 2) : (int64_t)(u / 2);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-/** Length-prefixed bytes (-1 = null) at *p below limit; 0 when malformed. */
-static int skip_bytes_at(const uint8_t *b, size_t *p, size_t limit) {
-  int32_t len;
-  if (!varint_at(b, p, limit, &len)) return 0;
-  if (len == -1) return 1;
-  if (len < -1 || (size_t)len > limit - *p) return 0;
-  *p += (size_t)len;
-  return 1;
-}
-
-static int records_framing_ok(const uint8_t *b, size_t size) {
-  if (size < BATCH_HEADER_BYTES) return 0;
-  int32_t count = be32(b + 57);
-  int32_t last_offset_delta = be32(b + 23);
-  if (count <= 0 || last_offset_delta != count - 1) return 0;
-  if ((int64_t)count * MIN_RECORD_BYTES > (int64_t)(size - BATCH_HEADER_BYTES)) return 0;
-  int log_append_time = (((uint32_t)b[21] << 8 | b[22]) & LOG_APPEND_TIME_FLAG) != 0;
-  int64_t first_timestamp = be64(b + 27);
-  size_t end = size;
-  size_t p = BATCH_HEADER_BYTES;
-  for (int32_t i = 0; i < count; i++) {
-    if (p >= end) return 0;
-    int32_t record_length;
-    if (!varint_at(b, &p, end, &record_length)) return 0;
-    if (record_length < 0 || (size_t)record_length > end - p) return 0;
-    size_t record_end = p + (size_t)record_length;
-    if (p >= record_end) return 0; // attributes
-    size_t q = p + 1;
-    int64_t timestamp_delta;
-    if (!varlong7_at(b, &q, record_end, &timestamp_delta)) return 0;
-    if (!log_append_time) {
-      int64_t ts;
-      if (__builtin_add_overflow(first_timestamp, timestamp_delta, &ts) || ts > MAX_SAFE_INTEGER || ts < -MAX_SAFE_INTEGER) return 0;
-    }
-    int32_t offset_delta;
-    if (!varint_at(b, &q, record_end, &offset_delta) || offset_delta != i) return 0;
-    if (!skip_bytes_at(b, &q, record_end)) return 0; // key
-    if (!skip_bytes_at(b, &q, record_end)) return 0; // value
-    int32_t header_count;
-    if (!varint_at(b, &q, record_end, &header_count)) return 0;
-    if (header_count < 0 || (int64_t)header_count * 2 > (int64_t)(record_end - q)) return 0;
-    for (int32_t j = 0; j < header_count; j++) {
-      int32_t key_length;
-      if (!varint_at(b, &q, record_end, &key_length)) return 0;
-      if (key_length < 0 || (size_t)key_length > record_end - q) return 0;
-      q += (size_t)key_length;
-      if (!skip_bytes_at(b, &q, record_end)) return 0; // header value
-    }
-    if (q != record_end) return 0;
-    p = record_end;
-  }
-  return p == end;
-}
 
 static napi_value records_framing_ok_js(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -236,7 +138,7 @@ static int sole_batch_ok(const uint8_t *b, size_t size, int64_t max_batch_bytes,
   uint32_t stored_crc = (uint32_t)be32(b + CRC_OFFSET);
   int16_t attributes = be16(b + ATTRIBUTES_OFFSET);
   if (verify) {
-    if ((uint32_t)~crc32_iscsi((unsigned char *)b + ATTRIBUTES_OFFSET, (int)(size - ATTRIBUTES_OFFSET), 0xffffffffu) != stored_crc) return 0;
+    if ((uint32_t)~crc32c_update(b + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET, 0xffffffffu) != stored_crc) return 0;
     if ((attributes & COMPRESSION_MASK) != 0) return 0;
     if (!records_framing_ok(b, size)) return 0;
   }
@@ -280,7 +182,7 @@ static napi_value sole_batch_ok_js(napi_env env, napi_callback_info info) {
   if (napi_get_value_int64(env, argv[1], &max_batch_bytes) != napi_ok || napi_get_value_bool(env, argv[2], &verify) != napi_ok) {
     return throw_type_error(env, usage);
   }
-  // crc32_iscsi takes an int length; a batch never comes near it (its length field is an int32).
+  // A batch's length field is an int32: a longer buffer is never one batch.
   int ok = length <= (size_t)INT_MAX && sole_batch_ok((const uint8_t *)data, length, max_batch_bytes, verify, (double *)out);
   napi_value result;
   napi_get_boolean(env, ok, &result);
@@ -374,23 +276,43 @@ static napi_value append_sole_batch_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
-NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+static napi_value set_fold_kernel_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  bool on = false;
+  if (argc < 1 || napi_get_value_bool(env, argv[0], &on) != napi_ok) return throw_type_error(env, "setFoldKernel(on): on must be a boolean");
+  napi_value result;
+  napi_get_boolean(env, crc32c_fold_enable(on), &result);
+  return result;
+}
+
+static int export_function(napi_env env, napi_value exports, const char *name, napi_callback cb, void *data) {
   napi_value fn;
-  if (napi_create_function(env, "crc32c", NAPI_AUTO_LENGTH, crc32c_js, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "crc32c", fn) != napi_ok) return NULL;
-  napi_value framing;
-  if (napi_create_function(env, "recordsFramingOk", NAPI_AUTO_LENGTH, records_framing_ok_js, NULL, &framing) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "recordsFramingOk", framing) != napi_ok) return NULL;
-  napi_value sole;
-  if (napi_create_function(env, "soleBatchOk", NAPI_AUTO_LENGTH, sole_batch_ok_js, NULL, &sole) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "soleBatchOk", sole) != napi_ok) return NULL;
-  napi_value append;
-  if (napi_create_function(env, "appendSoleBatch", NAPI_AUTO_LENGTH, append_sole_batch_js, NULL, &append) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "appendSoleBatch", append) != napi_ok) return NULL;
+  return napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, data, &fn) == napi_ok && napi_set_named_property(env, exports, name, fn) == napi_ok;
+}
+
+NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+  int fold = crc32c_fold_init();
+  if (!export_function(env, exports, "crc32c", crc32c_js, (void *)crc32c_update) || !export_function(env, exports, "crc32cIsal", crc32c_js, (void *)crc32c_isal_update) ||
+      !export_function(env, exports, "recordsFramingOk", records_framing_ok_js, NULL) || !export_function(env, exports, "soleBatchOk", sole_batch_ok_js, NULL) ||
+      !export_function(env, exports, "appendSoleBatch", append_sole_batch_js, NULL) || !export_function(env, exports, "setFoldKernel", set_fold_kernel_js, NULL)) {
+    return NULL;
+  }
   char version[32];
   snprintf(version, sizeof version, "%d.%d.%d", ISAL_MAJOR_VERSION, ISAL_MINOR_VERSION, ISAL_PATCH_VERSION);
   napi_value v;
   napi_create_string_utf8(env, version, NAPI_AUTO_LENGTH, &v);
   napi_set_named_property(env, exports, "isalVersion", v);
+  napi_value kernel;
+  if (fold) {
+    napi_create_string_utf8(env, "AVX-512 VPCLMULQDQ folding interleaved with 4 SSE4.2 crc32 streams (crc32c-fold.c)", NAPI_AUTO_LENGTH, &kernel);
+  } else {
+    napi_get_null(env, &kernel);
+  }
+  napi_set_named_property(env, exports, "foldKernel", kernel);
+  napi_value min_bytes;
+  napi_create_uint32(env, (uint32_t)crc32c_fold_min_bytes(), &min_bytes);
+  napi_set_named_property(env, exports, "foldMinBytes", min_bytes);
   return exports;
 }

@@ -11,7 +11,7 @@ for (const v of [100, 200, 300]) h.recordValue(v);
 const result = {
   crc32c: crc32c(Buffer.from('123456789')), // check value of CRC-32C: 0xe3069283
   p50: h.getValueAtPercentile(50),
-  // The engine's CRC-32C in the guest: the ISA-L addon copied beside the bundle, or the fallback and why.
+  // The engine's CRC-32C in the guest: the crc32c addon copied beside the bundle (ISA-L alone under TCG, which has no AVX-512), or the fallback and why.
   engineCrc32c: engineCrc32c(Buffer.from('123456789')),
   engineCrc32cImplementation: crc32cImplementation.name,
   engineCrc32cFallback: crc32cImplementation.fallbackReason ?? null,
