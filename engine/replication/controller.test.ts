@@ -80,6 +80,51 @@ describe('Controller', () => {
     expect(c.state().brokers.find((b) => b.id === 1)!.alive).toBe(true);
   });
 
+  it('a leader back as a new process within its session (a crash and a fast restart) is fenced first and rejoins as a follower (KIP-966)', () => {
+    const { c, clock } = setup();
+    const url = (id: number) => `http://127.0.0.1:${9000 + id}`;
+    for (const id of [1, 2, 3]) c.heartbeat(id, url(id), undefined, `inc-${id}-a`);
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    clock.advance(300);
+    // The same incarnation: nothing changes.
+    c.heartbeat(1, url(1), undefined, 'inc-1-a');
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 1, leaderEpoch: 0, isr: [1, 2, 3] });
+    // Broker 1 crashed and its new process registers 600 ms later, before the 1500 ms session ends.
+    clock.advance(600);
+    c.heartbeat(1, url(1), undefined, 'inc-1-b');
+    const p = c.assignment('t', 0)!;
+    expect(p).toMatchObject({ leader: 2, leaderEpoch: 1, isr: [2, 3] });
+    const ev = c.state().events;
+    const fenced = ev.find((e) => e.kind === 'fenced')!;
+    expect(fenced.brokerId).toBe(1);
+    expect(fenced.reason).toBe('broker 1 fenced: a new process (incarnation inc-1-a -> inc-1-b) registered 600 ms after the last heartbeat, within the session timeout of 1500 ms');
+    expect(ev.find((e) => e.kind === 'unfenced')).toMatchObject({ brokerId: 1 });
+    const b1 = c.state().brokers.find((b) => b.id === 1)!;
+    expect(b1).toMatchObject({ alive: true, incarnation: 'inc-1-b' });
+    // The new process heartbeats on: no more fencing, and it stays out of the ISR until the leader adds it.
+    clock.advance(100);
+    c.heartbeat(1, url(1), undefined, 'inc-1-b');
+    c.tick();
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 2, leaderEpoch: 1, isr: [2, 3] });
+    expect(c.state().events.filter((e) => e.kind === 'fenced')).toHaveLength(1);
+  });
+
+  it('a last ISR member back as a new process: offline for a moment, then elected again at a new epoch; no incarnation sent: nothing seen', () => {
+    const { c, clock } = setup({ brokers: [1] });
+    c.heartbeat(1, 'http://127.0.0.1:9001', undefined, 'a');
+    c.createTopic('solo', 1, 1, [1]);
+    clock.advance(200);
+    c.heartbeat(1, 'http://127.0.0.1:9001', undefined, 'b');
+    expect(c.assignment('solo', 0)).toMatchObject({ leader: 1, leaderEpoch: 2, isr: [1] });
+    expect(c.state().events.map((e) => `${e.kind}:${e.leader}:${e.leaderEpoch}`)).toEqual(['election:1:0', 'fenced:-1:-1', 'election:-1:1', 'unfenced:-1:-1', 'election:1:2']);
+    // A broker that sends no incarnation (an older one) is only fenced when its session expires.
+    const legacy = setup();
+    legacy.c.createTopic('t', 1, 3, [1, 2, 3]);
+    legacy.clock.advance(300);
+    legacy.c.heartbeat(1, 'http://127.0.0.1:9001');
+    expect(legacy.c.assignment('t', 0)).toMatchObject({ leader: 1, leaderEpoch: 0 });
+  });
+
   it('a fenced follower leaves the ISR without a leader epoch bump', () => {
     const { c, clock, beatAll } = setup();
     c.createTopic('t', 1, 3, [1, 2, 3]);

@@ -18,6 +18,8 @@ export interface ControllerBroker {
   kafka?: string;
   alive: boolean;
   lastHeartbeatMs: number;
+  /** The broker process's incarnation (a random id per process start), when it sends one. */
+  incarnation?: string;
 }
 
 export type ControllerEventKind = 'election' | 'isr-change' | 'fenced' | 'unfenced';
@@ -61,6 +63,10 @@ function copyAssignment(p: PartitionAssignment): PartitionAssignment {
  * Cluster metadata and leadership, as Kafka's KRaft controller keeps it: brokers register and
  * heartbeat; a broker whose session expires is fenced, leaves every ISR (unless it is the last
  * member, KIP-841) and loses its leaderships to the first alive ISR replica with leaderEpoch+1.
+ * A broker that comes back as a new process (another incarnation) before its session expired
+ * is handled as Kafka handles an unclean shutdown (KIP-966): its previous incarnation is fenced
+ * first, so the new process, whose log may lack what the old one acknowledged, rejoins as a
+ * follower instead of carrying on as the leader it was.
  * Pure logic: time comes from `now`, every decision is appended to `events`, no timers.
  */
 export class Controller {
@@ -130,14 +136,21 @@ export class Controller {
     return false;
   }
 
-  registerBroker(id: number, url: string, kafka?: string): void {
+  /** `incarnation`: the broker process's id for this start (absent: the broker sends none, and a restart is only seen when its session expires). */
+  registerBroker(id: number, url: string, kafka?: string, incarnation?: string): void {
     if (!Number.isInteger(id) || id < 0) throw new BrokerError('INVALID_REQUEST', `registerBroker: broker id must be an integer >= 0, got ${id}`);
     const b = this.brokers.get(id);
     const now = this.now();
     if (!b) {
-      this.brokers.set(id, { id, url, alive: true, lastHeartbeatMs: now, ...(kafka ? { kafka } : {}) });
+      this.brokers.set(id, { id, url, alive: true, lastHeartbeatMs: now, ...(kafka ? { kafka } : {}), ...(incarnation ? { incarnation } : {}) });
       return;
     }
+    if (incarnation !== undefined && b.incarnation !== undefined && incarnation !== b.incarnation && b.alive) {
+      // A crash and a restart within the session timeout: the old process never said goodbye.
+      const why = `a new process (incarnation ${b.incarnation} -> ${incarnation}) registered ${now - b.lastHeartbeatMs} ms after the last heartbeat, within the session timeout of ${this.sessionTimeoutMs} ms`;
+      this.fence(b, now, why);
+    }
+    if (incarnation !== undefined) b.incarnation = incarnation;
     b.url = url;
     if (kafka) b.kafka = kafka;
     b.lastHeartbeatMs = now;
@@ -146,11 +159,12 @@ export class Controller {
 
   /**
    * A broker is alive. Answers with every partition it replicates. A broker that had been
-   * fenced is unfenced but stays out of every ISR until a leader proposes it back; partitions
-   * that were offline waiting for it (it was their last ISR member) elect it at once.
+   * fenced (or came back as a new incarnation) is unfenced but stays out of every ISR until a
+   * leader proposes it back; partitions that were offline waiting for it (it was their last ISR
+   * member) elect it at once.
    */
-  heartbeat(brokerId: number, url: string, kafka?: string): HeartbeatAnswer {
-    this.registerBroker(brokerId, url, kafka);
+  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): HeartbeatAnswer {
+    this.registerBroker(brokerId, url, kafka, incarnation);
     this.electLeaderless();
     return this.heartbeatAnswer(brokerId);
   }
@@ -238,9 +252,9 @@ export class Controller {
     return p && copyAssignment(p);
   }
 
-  private fence(b: ControllerBroker, now: number): void {
+  private fence(b: ControllerBroker, now: number, why?: string): void {
     b.alive = false;
-    const reason = `broker ${b.id} fenced: no heartbeat for ${now - b.lastHeartbeatMs} ms (session timeout ${this.sessionTimeoutMs} ms)`;
+    const reason = `broker ${b.id} fenced: ${why ?? `no heartbeat for ${now - b.lastHeartbeatMs} ms (session timeout ${this.sessionTimeoutMs} ms)`}`;
     this.events.push({ atMs: now, topic: '', partition: -1, kind: 'fenced', leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason });
     for (const p of this.partitions.values()) {
       const inIsr = p.isr.includes(b.id);

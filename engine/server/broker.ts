@@ -1,6 +1,7 @@
 // One broker: its partitions (opened lazily as the controller assigns them), heartbeats that
 // carry leadership and ISR changes in, follower fetchers, the periodic partition tick and the
 // HTTP server. Replication decisions live in engine/replication; this is the process glue.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,6 +41,13 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   readonly settings: BrokerSettings;
   readonly dataDir: string;
   readonly startedAtMs = Date.now();
+  /**
+   * This process's incarnation, sent with every heartbeat: a restart under the same id is a new
+   * one, for which the controller fences the old one. The start time leads it because a guest
+   * resumed from a saved VM template resumes its random generators' state too (the broker
+   * zygote), while its clock is set from the host's before the broker starts.
+   */
+  readonly incarnation = `${this.startedAtMs.toString(36)}-${randomUUID({ disableEntropyCache: true })}`;
   readonly httpStats = new HttpStats();
   readonly openFailures: OpenFailure[] = [];
   readonly log: (msg: string) => void;
@@ -220,7 +228,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     while (!this.closed) {
       const started = Date.now();
       try {
-        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address);
+        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address, this.incarnation);
         if (this.closed) return;
         this.applyHeartbeat(answer);
         this.heartbeat.ok++;

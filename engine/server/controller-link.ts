@@ -8,7 +8,8 @@ export type { HeartbeatAnswer };
 
 export interface ControllerLink {
   readonly description: string;
-  heartbeat(brokerId: number, url: string, kafka?: string): Promise<HeartbeatAnswer>;
+  /** `incarnation`: this broker process's id for this start (Controller.registerBroker). */
+  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): Promise<HeartbeatAnswer>;
   alterPartition(req: AlterPartitionRequest): Promise<PartitionAssignment>;
   close(): void;
 }
@@ -24,9 +25,9 @@ export class HttpControllerLink implements ControllerLink {
     this.description = baseUrl;
   }
 
-  heartbeat(brokerId: number, url: string, kafka?: string): Promise<HeartbeatAnswer> {
+  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): Promise<HeartbeatAnswer> {
     return requestJson<HeartbeatAnswer>(`${this.baseUrl}/v1/controller/heartbeat`, {
-      json: kafka ? { brokerId, url, kafka } : { brokerId, url },
+      json: { brokerId, url, ...(kafka ? { kafka } : {}), ...(incarnation ? { incarnation } : {}) },
       agent: this.agent,
       timeoutMs: this.timeoutMs,
     });
@@ -59,8 +60,8 @@ export class LocalControllerLink implements ControllerLink {
     for (const t of topics) this.controller.createTopic(t.name, t.partitions, 1, [brokerId]);
   }
 
-  async heartbeat(brokerId: number, url: string, kafka?: string): Promise<HeartbeatAnswer> {
-    return this.controller.heartbeat(brokerId, url, kafka);
+  async heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): Promise<HeartbeatAnswer> {
+    return this.controller.heartbeat(brokerId, url, kafka, incarnation);
   }
 
   async alterPartition(req: AlterPartitionRequest): Promise<PartitionAssignment> {

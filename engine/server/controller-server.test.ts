@@ -55,6 +55,8 @@ describe('controller HTTP server', () => {
     expect(await call('POST', '/v1/controller/heartbeat', '{nope')).toMatchObject({ status: 400, json: { error: 'INVALID_REQUEST' } });
     const missing = await call('POST', '/v1/controller/heartbeat', { brokerId: 'one', url: 'x' });
     expect(missing).toMatchObject({ status: 400, json: { error: 'INVALID_REQUEST', field: 'brokerId' } });
+    const incarnation = await call('POST', '/v1/controller/heartbeat', { brokerId: 1, url: 'http://b1', incarnation: 7 });
+    expect(incarnation).toMatchObject({ status: 400, json: { error: 'INVALID_REQUEST', field: 'incarnation' } });
     const type = await call('POST', '/v1/controller/heartbeat', 'brokerId=1', 'application/x-www-form-urlencoded');
     expect(type).toMatchObject({ status: 415, json: { error: 'UNSUPPORTED_MEDIA_TYPE', accepted: ['application/json'] } });
     const route = await call('GET', '/v1/controller/nothing');

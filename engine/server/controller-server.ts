@@ -57,7 +57,8 @@ export function createControllerHandler(controller: Controller): (req: http.Inco
     if (method === 'POST' && path === '/v1/controller/heartbeat') {
       const o = obj(await readJsonBody(req), 'heartbeat');
       const kafka = o.kafka === undefined ? undefined : stringField(o, 'kafka', 'heartbeat');
-      return sendJson(res, 200, controller.heartbeat(intField(o, 'brokerId', 'heartbeat'), stringField(o, 'url', 'heartbeat'), kafka));
+      const incarnation = o.incarnation === undefined ? undefined : stringField(o, 'incarnation', 'heartbeat');
+      return sendJson(res, 200, controller.heartbeat(intField(o, 'brokerId', 'heartbeat'), stringField(o, 'url', 'heartbeat'), kafka, incarnation));
     }
     if (method === 'POST' && path === '/v1/controller/alter-partition') {
       const o = obj(await readJsonBody(req), 'alter-partition');

@@ -149,3 +149,55 @@ describe('unclean leader election (2 brokers, RF 2, unclean.leader.election.enab
     expect(await readAllValues(next.url, 'u')).toEqual(values);
   });
 });
+
+describe('a leader that crashes and restarts within its session timeout (3 brokers, RF 3)', () => {
+  let dir: string;
+  let c: Cluster;
+  beforeAll(async () => {
+    dir = tempDir('fast-restart');
+    c = await startCluster({
+      brokers: 3,
+      dir,
+      port: 0,
+      brokerCommand: brokerCommand(),
+      topics: [{ name: 'r', partitions: 1, replicationFactor: 3 }],
+      set: ['replica.lag.time.max.ms=1000', 'min.insync.replicas=2'],
+      // Far longer than the restart takes: only the new incarnation can tell the controller.
+      controller: { sessionTimeoutMs: 60_000 },
+    });
+  });
+  afterAll(async () => {
+    await c?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is fenced when its new process registers: another ISR member leads at a new epoch, the restarted one follows', async () => {
+    const old = c.leaderOf('r', 0)!;
+    const acked: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      expect((await produce(old.url, 'r', [`v-${i}`], 'all')).status).toBe(200);
+      acked.push(`v-${i}`);
+    }
+    await c.killBroker(old.id, 'SIGKILL');
+    await c.restartBroker(old.id);
+    const next = await waitFor('a leader other than the restarted broker', async () => {
+      const l = c.leaderOf('r', 0);
+      return l && l.id !== old.id ? l : null;
+    });
+    expect(next.leaderEpoch).toBeGreaterThan(old.leaderEpoch);
+    const fenced = c.controller.state().events.find((e) => e.kind === 'fenced' && e.brokerId === old.id);
+    expect(fenced?.reason).toMatch(new RegExp(`^broker ${old.id} fenced: a new process \\(incarnation .+ -> .+\\) registered \\d+ ms after the last heartbeat, within the session timeout of 60000 ms$`));
+    await c.waitForLeaders(10_000);
+    const restarted = c.broker(old.id);
+    await waitFor('the restarted broker following the new leader', async () => {
+      const m = await partitionMetrics(restarted.url, 'r');
+      return m.role === 'follower' && m.leaderEpoch === next.leaderEpoch ? m : null;
+    });
+    // A new leader keeps the HW it had as a follower until the ISR fetches from it: one more
+    // acks=all record moves it past everything acknowledged before the crash.
+    expect((await produce(next.url, 'r', ['after'], 'all')).status).toBe(200);
+    const values = await readAllValues(next.url, 'r');
+    expect(acked.filter((v) => !values.includes(v))).toEqual([]);
+    expect(values.at(-1)).toBe('after');
+  });
+});

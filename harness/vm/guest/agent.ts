@@ -142,7 +142,11 @@ async function startBrokerZygote(): Promise<object> {
   const out = fs.openSync('/dev/console', 'a');
   let child: ChildProcess;
   try {
-    child = spawn('/usr/bin/node', [ZYGOTE_PATH], { detached: true, stdio: ['pipe', out, out, 'pipe'], cwd: '/' });
+    // --no-lazy compiles every function of the broker's code now, before the guest is saved as
+    // a template, instead of on its first call in every trial (a TCG guest compiles slowly);
+    // --no-flush-bytecode keeps that bytecode through later GCs. Measured on power-cut-smoke:
+    // broker start, leaders and recovery ~0.9 s shorter per trial (README, "trial cycle").
+    child = spawn('/usr/bin/node', ['--no-lazy', '--no-flush-bytecode', ZYGOTE_PATH], { detached: true, stdio: ['pipe', out, out, 'pipe'], cwd: '/' });
   } finally {
     fs.closeSync(out);
   }
