@@ -5,7 +5,7 @@
 //                   has them (crc32c-fold.c), ISA-L's crc32_iscsi below that and elsewhere;
 //   isa-l           the same addon with ISA-L alone (folding with PCLMULQDQ / VPCLMULQDQ);
 //   @node-rs/crc32  the npm package (SSE4.2 crc32 instruction), the fallback where the addon
-//                   was not built or does not load (e.g. inside the power-cut VMs).
+//                   was not built or does not load.
 // Which one runs is decided once, at load, and recorded in every result (crc32cImplementation).
 // DUROLAB_CRC32C=isa-l or =node-rs forces the others (to compare them in the same build).
 import { createRequire } from 'node:module';
@@ -130,7 +130,8 @@ const chosen: Crc32cImplementation = !addonRuns ? NODE_RS : forced?.name === 'is
 export const crc32cImplementation: Crc32cChoice = Object.freeze({
   name: chosen.name,
   detail: chosen.detail,
-  fallbackReason: chosen.name === 'native' ? null : forced?.why ?? addonReason,
+  // Not native: the addon did not load (whatever was asked), or DUROLAB_CRC32C asked for another.
+  fallbackReason: chosen.name === 'native' ? null : addon === null ? addonReason : forced!.why,
 });
 
 /** One line for an environment record: "native: …" or "isa-l (fallback: …)" or "@node-rs/crc32 (fallback: …)". */
