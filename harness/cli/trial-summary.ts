@@ -90,9 +90,11 @@ export function cycleSummary(run: RunResult): string {
     `${b.loadAvg1.min.toFixed(1)}-${b.loadAvg1.max.toFixed(1)}/${b.cores}`,
   ]);
   const why = rows.filter((r) => r.b.verdict.state !== 'pass').map((r) => `  ${r.cell}: ${r.b.verdict.reason}`);
+  const cold = run.cells.flatMap((c) => (c.trials ?? []).flatMap((t) => (t.timing?.notResumed ?? []).map((n) => `  ${c.id} trial ${t.index + 1}: ${n}`)));
   return [
     'trial cycle step by step (median s over the trials; steps are contiguous, their medians need not add up to the cycle):',
     renderTable(headers, body, (i) => i > 0 && i < headers.length - 2),
     ...why,
+    ...(cold.length ? ['VM starts that booted instead of resuming the saved guest:', ...cold] : []),
   ].join('\n');
 }

@@ -42,6 +42,18 @@ describe('trial cycle breakdown', () => {
     expect(slow).toContain('data-verdict="unknown"');
     expect(slow).toContain('the machine was busy (load average 9.0 on 2 cores');
     expect(html).toContain('mount with journal replay 400 ms');
+    expect(html).not.toContain('class="cycle-cold"');
+  });
+
+  it('names the VM starts that booted instead of resuming the saved guest, and why', () => {
+    const run = timedRun();
+    run.cells[1].trials![1].timing!.notResumed = ['saving the guest failed: VM template 1234: migration to x failed', 'broker-1: no saved guest of this VM shape was found'];
+    const back = asRunResult(JSON.parse(JSON.stringify(run)), 'timed run.json');
+    const cold = cycleSection(back).split('class="cycle-cold"')[1]!;
+    expect(cold).toContain('<li><strong>vm fdatasync acks=1</strong> trial 2: saving the guest failed: VM template 1234: migration to x failed</li>');
+    expect(cold).toContain('trial 2: broker-1: no saved guest of this VM shape was found');
+    expect(cycleSummary(back)).toContain('VM starts that booted instead of resuming the saved guest:\n  vm fdatasync acks=1 trial 2: saving the guest failed');
+    expect(cycleSummary(timedRun())).not.toContain('booted instead');
   });
 
   it('is in the rendered report after a validation round trip, and absent for runs without timings', () => {

@@ -75,6 +75,10 @@ export function cycleSection(run: RunResult): string {
       return `<li><strong>${escapeHtml(cell)}</strong>: ${escapeHtml(parts.join('; '))}</li>`;
     })
     .join('');
+  // A VM start that booted instead of resuming the saved guest takes seconds longer: say which and why.
+  const cold = run.cells.flatMap((c) =>
+    (c.trials ?? []).flatMap((t) => (t.timing?.notResumed ?? []).map((why) => `<li><strong>${escapeHtml(c.id)}</strong> trial ${t.index + 1}: ${escapeHtml(why)}</li>`)),
+  );
   return `<section id="cycle">
 <h2>Trial cycle, step by step</h2>
 <p class="muted">Each trial's wall time split into contiguous steps (their sum is the trial's cycle); the median of each step over a cell's trials, so the step medians need not add up to the median cycle.
@@ -82,6 +86,7 @@ Goal (issue 14): a power-cut trial cycle of one VM under TCG at most 10 s, three
 <div class="table-wrap"><table class="sortable" id="cycle-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>
 <p class="cycle-legend">${legend}</p>
 ${details ? `<p class="muted">Inside the steps (medians):</p><ul class="cycle-detail">${details}</ul>` : ''}
+${cold.length ? `<p class="muted">VM starts that booted instead of resuming the saved guest:</p><ul class="cycle-cold">${cold.join('')}</ul>` : ''}
 </section>`;
 }
 

@@ -111,6 +111,7 @@ const trialTiming = z.object({
   detail: z
     .object(Object.fromEntries(TRIAL_DETAIL_KEYS.map((k) => [k, stepMs.optional()])) as Record<(typeof TRIAL_DETAIL_KEYS)[number], z.ZodOptional<typeof stepMs>>)
     .optional(),
+  notResumed: z.array(z.string()).optional(),
   loadAvg1: z.number(),
   cores: z.number(),
 });

@@ -62,6 +62,8 @@ export interface TrialTiming {
   steps: Partial<Record<TrialStepKey, number>>;
   totalMs: number;
   detail?: TrialStepDetail;
+  /** VM starts (first boots and restarts) that booted although they wanted to resume a saved guest, each with its reason. */
+  notResumed?: string[];
   /** 1-minute load average of the host at the end of the trial, and its core count. */
   loadAvg1: number;
   cores: number;

@@ -116,6 +116,7 @@ function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
   const d = clock.detail;
   if (slowest?.boot?.spawnToInitMs !== undefined) d.restartSpawnToInitMs = slowest.boot.spawnToInitMs;
   if (booted.length) d.resumedBoots = (d.resumedBoots ?? 0) + booted.filter((r) => r.boot!.resumed).length;
+  for (const r of booted) if (r.boot!.resumeFallback) clock.notResumed.push(`restart of broker ${r.brokerId}: ${r.boot!.resumeFallback}`);
   if (slowest?.boot?.setupMs !== undefined) d.restartMountMs = slowest.boot.setupMs;
   if (slowest?.boot?.brokerStartMs !== undefined) d.restartBrokerStartMs = slowest.boot.brokerStartMs;
   const logRecovery = recovery.recoveries.map((r) => r.partitions.reduce((a, p) => a + p.durationMs, 0));

@@ -85,6 +85,7 @@ export async function runCell(
       accelerator = cluster.accelerator;
       clock.lapSplit(cluster.startSteps?.steps ?? {}, 'brokerStart');
       Object.assign(clock.detail, cluster.startSteps?.detail);
+      clock.notResumed.push(...(cluster.startSteps?.notResumed ?? []));
       const running = cluster;
       const fault = scenario.faults[0];
       if (fault) assertCanInject(scenario.faults, cluster, opts.target);

@@ -9,6 +9,8 @@ export class TrialClock {
   private last = this.t0;
   private readonly ms: Partial<Record<TrialStepKey, number>> = {};
   readonly detail: TrialStepDetail = {};
+  /** VM starts that booted instead of resuming a saved guest, with the reason (TrialTiming.notResumed). */
+  readonly notResumed: string[] = [];
 
   /** The time since the last lap goes to `step` (added to what it already has). */
   lap(step: TrialStepKey, now = performance.now()): void {
@@ -51,6 +53,7 @@ export class TrialClock {
       steps,
       totalMs,
       ...(Object.keys(detail).length ? { detail } : {}),
+      ...(this.notResumed.length ? { notResumed: [...this.notResumed] } : {}),
       loadAvg1: Math.round(os.loadavg()[0]! * 100) / 100,
       cores: os.cpus().length,
     };

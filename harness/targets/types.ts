@@ -48,6 +48,8 @@ export interface RunningCluster {
 export interface ClusterStartSteps {
   steps: Partial<Record<TrialStepKey, number>>;
   detail?: TrialStepDetail;
+  /** VM starts that booted although they wanted to resume a saved guest, each with its reason. */
+  notResumed?: string[];
 }
 
 export interface Target {
@@ -70,7 +72,7 @@ export interface BrokerRecovery {
   /** Time from restart to the broker serving again. */
   restartMs: number;
   /** A VM booted again (after a power cut): spawn to agent (with what precedes the spawn), /init, guest setup (mount), broker exec to serving. */
-  boot?: { bootMs: number; spawnToInitMs?: number; resumed?: boolean; setupMs?: number; brokerStartMs?: number };
+  boot?: { bootMs: number; spawnToInitMs?: number; resumed?: boolean; resumeFallback?: string; setupMs?: number; brokerStartMs?: number };
   /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart). */
   partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; batchesTruncated: number; durationMs: number }>;
 }

@@ -181,6 +181,7 @@ export class VmBroker {
       ...(vm.boot.spawnToInitMs !== undefined ? { spawnToInitMs: vm.boot.spawnToInitMs } : {}),
       ...(vm.boot.resumed ? { resumed: vm.boot.resumed } : {}),
       ...(vm.boot.resumeFallback ? { resumeFallback: vm.boot.resumeFallback } : {}),
+      ...(!resume && failedAttempts.length ? { resumeFallback: `booted after a resumed guest failed: ${failedAttempts.at(-1)}` } : {}),
       serialLogPath: vm.serialLogPath,
       qemuPid: vm.pid,
     };

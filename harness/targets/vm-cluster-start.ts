@@ -20,7 +20,10 @@ import { createDataDisk } from '../disk/nbd-disk.ts';
 import type { DataDisk } from '../vm/disk.ts';
 
 /** Contiguous stretches of start() for a trial's step timing (harness/results/trial-steps.ts). */
-function startSteps(t: { t0: number; tStaged: number; tDisks: number; tBooted: number; tEnd: number; templateMs: number; templateMadeMs: number | undefined }, boots: BootRecord[]): ClusterStartSteps {
+function startSteps(
+  t: { t0: number; tStaged: number; tDisks: number; tBooted: number; tEnd: number; templateMs: number; templateMadeMs: number | undefined; templateError: string | undefined },
+  boots: BootRecord[],
+): ClusterStartSteps {
   // The VMs boot in parallel: the slowest one's boot (spawn to agent, and what precedes the
   // spawn) is the boot step, the rest of that stretch (guest setup, broker start) broker start.
   const slowest = boots.reduce<BootRecord | undefined>((a, b) => ((b.toServingMs ?? 0) > (a?.toServingMs ?? -1) ? b : a), undefined);
@@ -38,7 +41,15 @@ function startSteps(t: { t0: number; tStaged: number; tDisks: number; tBooted: n
       resumedBoots: boots.filter((b) => b.resumed).length,
       ...(t.templateMadeMs !== undefined ? { templateMadeMs: t.templateMadeMs } : {}),
     },
+    ...notResumedOf(t.templateError, boots),
   };
+}
+
+/** Which first boots did not resume a saved guest they wanted, and why (a failed save of the guest first). */
+function notResumedOf(templateError: string | undefined, boots: BootRecord[]): Pick<ClusterStartSteps, 'notResumed'> {
+  const cold = boots.filter((b) => !b.resumed && b.resumeFallback).map((b) => `${b.name}: ${b.resumeFallback}`);
+  if (cold.length === 0) return {};
+  return { notResumed: templateError ? [`saving the guest failed: ${templateError}`, ...cold] : cold };
 }
 
 /** Live clusters of this process: the orphan sweep runs only when none is left (it would kill their VMs). */
@@ -142,14 +153,24 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
     // Under TCG every VM start resumes a guest booted once and saved (harness/vm/vm-template.ts):
     // the first start of a VM shape on this machine makes it, counted in the image step.
     const tTemplate = performance.now();
-    const template = await prepareVmTemplate(
-      { image: staged.image, memoryMiB: vmOpts.memoryMiB, agentPort: AGENT_GUEST_PORT, disk: disks[0]!, accel: vmOpts.accelerator, bootTimeoutMs: opts.bootTimeoutMs ?? 90_000 },
-      signal,
-    ).catch((err: Error) => {
-      if (signal?.aborted) throw new Error('interrupted while the VM guest template was made');
-      log(`VM template: ${err.message}; each VM boots instead`);
-      return undefined;
-    });
+    // A failed save is tried once more (its reason logged) before every VM boots instead.
+    const templateErrors: string[] = [];
+    let template: Awaited<ReturnType<typeof prepareVmTemplate>>;
+    for (;;) {
+      try {
+        template = await prepareVmTemplate(
+          { image: staged.image, memoryMiB: vmOpts.memoryMiB, agentPort: AGENT_GUEST_PORT, disk: disks[0]!, accel: vmOpts.accelerator, bootTimeoutMs: opts.bootTimeoutMs ?? 90_000 },
+          signal,
+        );
+        break;
+      } catch (err) {
+        if (signal?.aborted) throw new Error('interrupted while the VM guest template was made');
+        templateErrors.push((err as Error).message);
+        log(`VM template: ${(err as Error).message}; ${templateErrors.length === 1 ? 'trying once more' : 'each VM boots instead'}`);
+        if (templateErrors.length === 2) break;
+      }
+    }
+    const templateError = template === undefined && templateErrors.length ? templateErrors.join('; then: ') : undefined;
     const templateMs = performance.now() - tTemplate;
     if (template?.madeMs !== undefined) log(`VM template ${template.key} made in ${template.madeMs} ms`);
     for (const [i, id] of ids.entries()) {
@@ -207,7 +228,7 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
       leadersMs: Math.round(tEnd - tDisks),
       totalMs: Math.round(tEnd - t0),
     } satisfies VmStartTimings);
-    cluster.startSteps = startSteps({ t0, tStaged, tDisks, tBooted, tEnd, templateMs, templateMadeMs: template?.madeMs }, [...vmBrokers.values()].map((b) => b.boots[0]!).filter(Boolean));
+    cluster.startSteps = startSteps({ t0, tStaged, tDisks, tBooted, tEnd, templateMs, templateMadeMs: template?.madeMs, templateError }, [...vmBrokers.values()].map((b) => b.boots[0]!).filter(Boolean));
     log(`VM cluster up in ${Math.round(tEnd - t0)} ms (${cluster.accelerator}): ${JSON.stringify(cluster.timings.bootToServingMs)}`);
     return cluster;
   } catch (err) {

@@ -322,6 +322,7 @@ export class VmCluster implements FaultableCluster {
             bootMs: (r.toServingMs ?? 0) - (r.setupMs ?? 0) - (r.brokerStartMs ?? 0),
             ...(r.spawnToInitMs !== undefined ? { spawnToInitMs: r.spawnToInitMs } : {}),
             ...(r.resumed ? { resumed: true } : {}),
+            ...(r.resumeFallback ? { resumeFallback: r.resumeFallback } : {}),
             ...(r.setupMs !== undefined ? { setupMs: r.setupMs } : {}),
             ...(r.brokerStartMs !== undefined ? { brokerStartMs: r.brokerStartMs } : {}),
           };

@@ -14,4 +14,4 @@ export { checkAppendLog, fillRecord, type AppendLogCheck } from './append-log.ts
 export const GUEST_CLI = '/durolab/dist/durolab.mjs';
 export const GUEST_APPEND_WORKLOAD = '/durolab/dist/vm-append-workload.mjs';
 export const GUEST_DEPS_CHECK = '/durolab/dist/vm-deps-check.mjs';
-export { prepareVmTemplate } from './vm-template.ts';
+export { prepareVmTemplate, templateKey, templatePath, templateSpecOf } from './vm-template.ts';

@@ -22,6 +22,8 @@ import { checkVmPrerequisites, findExecutable, findQboot, requireExecutable } fr
 class KvmUnusable extends Error {}
 /** QEMU could not load a saved template. */
 class ResumeFailed extends Error {}
+/** What QEMU prints when the incoming state does not load (qemu/migration/savevm.c, migration.c). */
+const LOAD_FAILED = /load of migration failed|Unknown savevm section|Failed to load|not a migration stream|Unknown migration|incoming migration/i;
 /** A picked host port was taken between picking and QEMU's bind. */
 class PortClash extends Error {}
 
@@ -77,6 +79,7 @@ export class Vm {
     let resumeFallback: string | undefined;
     if (candidates[0] === 'tcg' && resumeWanted(opts)) {
       const template = await findTemplate(templateSpecOf(opts));
+      if (!template) resumeFallback = 'no saved guest of this VM shape was found';
       for (let attempt = 1; template; attempt++) {
         try {
           return await Vm.launch(opts, 'tcg', false, fallback, t0, template);
@@ -174,7 +177,9 @@ export class Vm {
           const r = await exited;
           const why = `QEMU exited during boot (code ${r.exitCode ?? '-'}${r.signal ? `, signal ${r.signal}` : ''}): ${r.stderr.trim().slice(0, 400) || 'no stderr'}`;
           if (/host forwarding rule/.test(r.stderr) && portsPicked) throw new PortClash(why);
-          if (template) throw new ResumeFailed(`resuming template ${template.state}: ${why}`);
+          // Only a state QEMU could not load is the template's fault (a QEMU whose format changed,
+          // a damaged file); anything else (a taken forwarding port, ...) leaves it for the next start.
+          if (template && LOAD_FAILED.test(r.stderr)) throw new ResumeFailed(`resuming template ${template.state}: ${why}`);
           if (probeKvm) throw new KvmUnusable(why);
           throw new Error(`VM ${opts.name} (accel ${accel}): ${why}; serial log: ${serialLogPath}\n${tailOf(serialLogPath)}`);
         }

@@ -18,6 +18,9 @@ import {
   ensureNoOrphans,
   findQemusMatching,
   prepareVmTemplate,
+  templateKey,
+  templatePath,
+  templateSpecOf,
   GUEST_APPEND_WORKLOAD,
   GUEST_CLI,
   GUEST_DEPS_CHECK,
@@ -238,12 +241,22 @@ describe('VM target under QEMU', () => {
     expect((await waitExited(vm, date.pid, 10_000)).exitCode).toBe(0);
     expect(Math.abs(Number((await vm.processLog(date.pid)).trim()) - Date.now() / 1000)).toBeLessThan(5);
     await vm.powerCut();
-    // Another shape (disk size) has no template: that start boots.
+    // Another shape (disk size) whose saved state is damaged: QEMU refuses it, the state is
+    // dropped (the next start makes a new one) and this start boots, saying why.
     const other = await createFileDisk(path.join(work, 'resume-other.img'), 48);
+    const otherSpec = templateSpecOf({ image, disk: other, agentPort: AGENT_PORT, memoryMiB: 512 });
+    const damaged = templatePath(await templateKey(otherSpec));
+    await fs.writeFile(damaged, Buffer.concat([Buffer.from('QEVM\0\0\0\x03'), Buffer.alloc(1000, 0x5a)]));
     const cold = await startVm('not-resumed', other, { memoryMiB: 512 });
     expect(cold.boot.resumed).toBeUndefined();
+    expect(cold.boot.resumeFallback).toMatch(new RegExp(`^resuming template ${damaged.replaceAll('.', '\\.')}: QEMU exited during boot [\\s\\S]*load of migration failed`));
     expect(cold.boot.spawnToInitMs).toBeGreaterThan(0);
+    expect(existsSync(damaged)).toBe(false);
     await cold.powerCut();
+    // With no saved state at all, the start boots and says so.
+    const none = await startVm('no-template', other, { memoryMiB: 512 });
+    expect(none.boot.resumeFallback).toBe('no saved guest of this VM shape was found');
+    await none.powerCut();
   }, 120_000);
 
   it('a VM that cannot boot fails with an error naming its serial log', async () => {
