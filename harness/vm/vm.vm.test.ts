@@ -233,6 +233,9 @@ describe('VM target under QEMU', () => {
     console.log(`[vm] resume: spawn->agent ${vm.boot.spawnToAgentMs} ms (template ${template!.key}${template!.madeMs !== undefined ? `, made in ${template!.madeMs} ms` : ''}), total ${Math.round(performance.now() - t0)} ms`);
     expect(vm.boot.resumed).toEqual({ template: template!.key });
     expect(vm.boot.spawnToInitMs).toBeUndefined();
+    // The saved guest's broker zygote ran its warm-up broker (guest/broker-warmup.ts) before the save.
+    const templateLog = await fs.readFile(templatePath(template!.key).replace(/\.state$/, '.serial.log'), 'utf8');
+    expect(templateLog).toMatch(/durolab-agent: broker zygote \d+ ready; warm-up \{"ms":\d+,"produced":40\}/);
     await vm.setup({ sysctls: {} });
     expect((await vm.readGuestFile('/data/marker')).toString()).toBe('disk B\n');
     const health = (await (await fetch(`${vm.agentUrl}/v1/health`)).json()) as { hostname: string };

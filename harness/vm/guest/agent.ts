@@ -152,12 +152,14 @@ async function startBrokerZygote(): Promise<object> {
   }
   child.on('error', (err) => console.error(`durolab-agent: broker zygote: ${err.message}`));
   const control = child.stdio[3] as NodeJS.ReadableStream | null;
+  let said = '';
   const ready = await new Promise<boolean>((resolve) => {
     const t = setTimeout(() => resolve(false), 60_000);
     control?.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) {
+      said += d.toString();
+      if (said.includes('\n')) {
         clearTimeout(t);
-        resolve(true);
+        resolve(said.startsWith('ready'));
       }
     });
     child.once('exit', () => {
@@ -170,7 +172,15 @@ async function startBrokerZygote(): Promise<object> {
     throw new HttpError(500, `broker zygote (${ZYGOTE_PATH}) did not get ready within 60 s or exited (see the serial log)`);
   }
   zygote = child;
-  return { pid: child.pid };
+  // "ready {warm-up report}" (broker-warmup.ts): kept in the serial log and the answer.
+  let warmUp: unknown = null;
+  try {
+    warmUp = JSON.parse(said.slice('ready'.length).trim() || 'null');
+  } catch {
+    warmUp = said.trim();
+  }
+  console.log(`durolab-agent: broker zygote ${child.pid} ready; warm-up ${JSON.stringify(warmUp)}`);
+  return { pid: child.pid, warmUp };
 }
 
 /** `node <…/durolab.mjs> broker ARGS` with the console as output and no env or cwd: the zygote can run it. */

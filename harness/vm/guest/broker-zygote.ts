@@ -1,5 +1,6 @@
-// A broker process started before its command line is known: it loads the broker's code and
-// compiles its latency summaries, says "ready" on fd 3, then waits for one JSON line on stdin
+// A broker process started before its command line is known: it loads the broker's code,
+// compiles its latency summaries, runs a throwaway broker once (broker-warmup.ts), says "ready"
+// and the warm-up's outcome on fd 3, then waits for one JSON line on stdin
 // (the arguments after `durolab broker`) and runs the broker with them. The agent starts one
 // when the host asks (POST /v1/broker-zygote), before a guest is saved as a template
 // (harness/vm/vm-template.ts), so every guest resumed from it starts its broker without paying
@@ -9,9 +10,13 @@
 import fs from 'node:fs';
 import { warmLatencySummaries } from '../../../engine/common/latency.ts';
 import { main } from '../../../engine/server/broker-command.ts';
+import { warmUpBroker } from './broker-warmup.ts';
 
 warmLatencySummaries();
-fs.writeSync(3, 'ready\n');
+// A throwaway broker runs the start, produce and read paths once (broker-warmup.ts). Its
+// outcome goes on fd 3 with "ready": the agent hands it to the host, which logs it.
+const warm = await warmUpBroker();
+fs.writeSync(3, `ready ${JSON.stringify(warm)}\n`);
 fs.closeSync(3);
 
 let text = '';
