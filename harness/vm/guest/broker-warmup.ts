@@ -43,12 +43,12 @@ export async function warmUpBroker(batches = 40): Promise<WarmUpReport> {
     for (let i = 0; i < batches; i++) {
       // The harness's load: idempotent batches of 16 records of ~1 KiB, acks=1.
       const batch = encodeSizedBatch(16 * 1024, 16, { producerId: 1, producerEpoch: 0, baseSequence: i * 16 });
-      const a = await request(`${records}?acks=1`, { method: 'POST', body: batch, headers: { 'content-type': RECORD_BATCH_TYPE }, agent });
+      const a = await request(`${records}?acks=1`, { method: 'POST', body: batch, headers: { 'content-type': RECORD_BATCH_TYPE }, agent, timeoutMs: 20_000 });
       if (a.status !== 200) throw new Error(`produce ${i}: HTTP ${a.status} ${a.body.toString('utf8').slice(0, 200)}`);
       produced++;
     }
     for (const route of [`${records}?offset=0&maxBytes=65536`, `${broker.url}/v1/health`, `${broker.url}/v1/metrics`]) {
-      const a = await request(route, { agent });
+      const a = await request(route, { agent, timeoutMs: 20_000 });
       if (a.status !== 200) throw new Error(`GET ${route}: HTTP ${a.status} ${a.body.toString('utf8').slice(0, 200)}`);
     }
     return { ms: Math.round(performance.now() - t0), produced };
