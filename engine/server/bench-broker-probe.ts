@@ -2,7 +2,10 @@
 // previous run's backlog is replicated (so one run's followers catching up is not billed to
 // the next), and snapshots the leader's event-loop delay, segment rolls and flush times so a
 // tail stall can be matched to its cause. Also: where in a run the slowest requests finished.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { execa } from 'execa';
 import type { EventLoopDelaySummary } from './event-loop-delay.ts';
 import { requestJson } from './http-client.ts';
 
@@ -63,6 +66,56 @@ export async function waitReplicated(url: string, topic: string, partition: numb
     }
     await sleep(50);
   }
+}
+
+/** The page cache's dirty and under-writeback KiB now (/proc/vmstat nr_dirty + nr_writeback, 4 KiB pages); null where there is no /proc/vmstat. */
+export function dirtyKiB(): number | null {
+  let text: string;
+  try {
+    text = readFileSync('/proc/vmstat', 'utf8');
+  } catch {
+    return null;
+  }
+  const pages = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  return (pages('nr_dirty') + pages('nr_writeback')) * 4;
+}
+
+/**
+ * Writes back the dirty pages of the filesystem holding `dir` (`sync -f`, syncfs(2)) and returns
+ * the milliseconds it took. Without it, earlier runs' data (GBs at these rates) crosses the
+ * kernel's background threshold (vm.dirty_background_ratio) and its writeback competes with
+ * later runs for the cores: the rows would then measure their order in the run.
+ */
+export async function writeBack(dir: string): Promise<number> {
+  const t0 = Date.now();
+  const r = await execa('sync', ['-f', dir], { reject: false, timeout: 120_000 });
+  if (r.exitCode !== 0) throw new Error(`bench-broker: sync -f ${dir} exited with ${r.exitCode ?? r.signal}: ${String(r.stderr || r.shortMessage).trim()}`);
+  return Date.now() - t0;
+}
+
+/**
+ * Writes back and drops from the page cache every file of a finished run's partition
+ * directories (GNU dd's idiom: `dd of=F oflag=nocache conv=notrunc,fdatasync count=0`, i.e.
+ * fdatasync then posix_fadvise DONTNEED; nothing is written to the file). No run reads them
+ * again, and the next run's writes then reuse those pages. It matters on a VM whose freed memory
+ * goes back to its host (virtio-balloon free page reporting, as on this lab's machine): a page
+ * the guest has not used lately costs ~15-25 µs to fault in there, against ~0.1 µs on hardware,
+ * so a broker whose page cache only grows paid that for every page it wrote from its ~2nd GB on
+ * (CPU per request 67 -> 160 µs) while the null server writes nothing. Missing directories (a
+ * broker without that replica) are skipped. Returns the milliseconds it took.
+ */
+export async function dropFromPageCache(dirs: string[]): Promise<number> {
+  const t0 = Date.now();
+  for (const dir of dirs) {
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir)) {
+      const file = path.join(dir, name);
+      const r = await execa('dd', [`of=${file}`, 'oflag=nocache', 'conv=notrunc,fdatasync', 'count=0', 'status=none'], { reject: false, timeout: 120_000 });
+      // A file the broker removed meanwhile (a deleted segment) has nothing left to drop.
+      if (r.exitCode !== 0 && existsSync(file)) throw new Error(`bench-broker: dropping ${file} from the page cache: dd exited with ${r.exitCode ?? r.signal}: ${String(r.stderr || r.shortMessage).trim()}`);
+    }
+  }
+  return Date.now() - t0;
 }
 
 /** Completion time (ms since the run started) and latency (µs) of each answer of one run. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseTimeline } from './bench-broker-probe.ts';
-import { goals, machineTailLine, medianRow, type Row } from './bench-broker-report.ts';
+import { goals, machineTailLine, medianRow, runLine, throughputRatio, type Row } from './bench-broker-report.ts';
 
 function row(over: Partial<Row> & Pick<Row, 'name' | 'target'>): Row {
   return {
@@ -17,6 +17,8 @@ function row(over: Partial<Row> & Pick<Row, 'name' | 'target'>): Row {
     errors: 0,
     timeouts: 0,
     loadAvg1: 1.5,
+    writeBackMs: null,
+    dirtyKiB: null,
     ...over,
   };
 }
@@ -52,6 +54,18 @@ describe('bench-broker goals and rows', () => {
     expect(medianRow('n', [row({ name: 'n', target: 'null' })]).leader).toBeUndefined();
   });
 
+  it('a median row keeps the longest write-back and the most dirty memory over its runs, and a run line shows them', () => {
+    const a = row({ name: 'x', target: 'broker', writeBackMs: 40, dirtyKiB: { start: 2048, end: 300 * 1024 } });
+    const b = row({ name: 'x', target: 'broker', writeBackMs: 700, dirtyKiB: { start: 1024, end: 600 * 1024 } });
+    const m = medianRow('x', [a, b]);
+    expect(m.writeBackMs).toBe(700);
+    expect(m.dirtyKiB).toEqual({ start: 2048, end: 600 * 1024 });
+    expect(runLine(b)).toContain('dirty 1 -> 600 MiB (written back in 700 ms before)');
+    // --no-settle: nothing written back, and a row that lacks the figure in one run has none.
+    expect(medianRow('x', [a, { ...b, writeBackMs: null }]).writeBackMs).toBeNull();
+    expect(runLine({ ...b, writeBackMs: null })).toMatch(/dirty 1 -> 600 MiB(?! \()/);
+  });
+
   it('the response timeline finds one stall: how many answers, when they finished and the worst', () => {
     const t = new ResponseTimeline();
     for (let i = 0; i < 100_000; i++) t.add(i / 10, 500); // grows past its first 65,536 slots
@@ -59,5 +73,21 @@ describe('bench-broker goals and rows', () => {
     const s = t.slow(5 * 500);
     expect(s).toEqual({ count: 32, firstAtMs: 2166, lastAtMs: 2174, worstUs: 120_031, worstAtMs: 2174 });
     expect(t.slow(1e9)).toEqual({ count: 0, firstAtMs: -1, lastAtMs: -1, worstUs: 0, worstAtMs: -1 });
+  });
+
+  it('the throughput goal is the median of back-to-back pairs when the acks=1 RF 1 runs have them', () => {
+    const a1 = row({ name: 'broker RF 1 acks=1', target: 'broker', rf: 1, acks: '1', reqPerSec: 6_000 });
+    const nullRow = row({ name: 'null server', target: 'null', reqPerSec: 20_000 });
+    // The host slowed down in the second pair: both of its runs are slower, the pair's ratio is not.
+    const runs = [
+      { ...a1, reqPerSec: 12_000, pairedNullReqPerSec: 20_000 },
+      { ...a1, reqPerSec: 6_000, pairedNullReqPerSec: 10_000 },
+      { ...a1, reqPerSec: 5_000, pairedNullReqPerSec: 11_000 },
+    ];
+    expect(throughputRatio(runs, a1, nullRow.reqPerSec)).toEqual({ ratio: 0.6, figure: '0.6 (median of 3 back-to-back pairs: 0.6, 0.6, 0.45; row medians 6,000 / 20,000)' });
+    const g = goals([nullRow, a1], nullRow.reqPerSec, runs);
+    expect(g[0]).toMatchObject({ pass: true, figure: expect.stringMatching(/^0.6 \(median of 3/) });
+    // Without pairs (runs of an older file, or none given) the row medians decide: 6,000 / 20,000 = 0.3.
+    expect(goals([nullRow, a1], nullRow.reqPerSec)[0]).toMatchObject({ pass: false, figure: '0.3 (6,000 / 20,000)' });
   });
 });
