@@ -126,7 +126,7 @@ export function formatBench(r: BenchResult, out: string): string {
   return [
     `engine bench${r.options.quick ? ' (quick)' : ''}: ${r.rows.length} rows, ${r.options.reps}${r.options.maxReps > r.options.reps ? `-${r.options.maxReps} (until ${r.options.minRowSeconds} s measured)` : ''} repetition(s), <= ${r.options.volumeMiB} MiB / ${r.options.maxSecondsPerRun} s per run, ${r.durationSeconds} s` +
       (r.interrupted ? ` — INTERRUPTED (${r.interrupted}), partial results` : ''),
-    `host: kernel ${e.kernel}; ${e.cores} cores; fs ${e.fsType} (${e.filesystem}); device ${e.device}; baseline ${r.options.fio ? r.options.fio : 'fs.writeSync (fio not used)'}`,
+    `host: kernel ${e.kernel}; ${e.cores} cores; fs ${e.fsType} (${e.filesystem}); device ${e.device}; memory: ${e.memoryReturn ?? 'not recorded'}; baseline ${r.options.fio ? r.options.fio : 'fs.writeSync (fio not used)'}`,
     `crc32c: ${e.crc32c ?? 'not recorded'}; write: ${e.pwrite ?? 'not recorded'}; load average ${r.loadAverage ? `${r.loadAverage.start.join(' ')} -> ${r.loadAverage.end.join(' ')}` : 'not recorded'} (2 cores shared with other work: re-measure doubtful rows)`,
     `note: ${r.note}`,
     'MB = 10^6 bytes. Latencies: engine around Log.append (flush included); base p50 = the baseline write alone (fio clat); base op p50 = write + fdatasync when it syncs every write',

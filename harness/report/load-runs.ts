@@ -189,6 +189,7 @@ const runSchema = z.object({
     device: z.string(),
     crc32c: z.string().optional(),
     pwrite: z.string().optional(),
+    memoryReturn: z.string().optional(),
     note: z.string().optional(),
   }),
   settings: z.record(z.string(), z.unknown()),

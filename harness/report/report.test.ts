@@ -95,6 +95,9 @@ describe('renderRunReport', () => {
     expect(published).not.toContain('/home/someone');
     // Runs from before these were recorded show neither row.
     expect(env(renderRunReport(processRun()))).not.toContain('engine CRC-32C');
+    expect(env(renderRunReport(processRun()))).not.toContain('freed memory');
+    run.environment.memoryReturn = 'virtio-balloon free page reporting (virtio0, blocks of 2 MiB and up): freed memory goes back to the host';
+    expect(env(renderRunReport(run))).toContain('<th scope="row">freed memory</th><td>virtio-balloon free page reporting (virtio0, blocks of 2 MiB and up)');
   });
 
   it('keeps hostile text inert: a </script> in a cell id or the question cannot end a script element', () => {

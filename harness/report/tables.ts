@@ -280,6 +280,7 @@ export function environmentTable(run: RunResult, opts: { publish?: boolean } = {
     ['CPU', e.cpu],
     ['cores', String(e.cores)],
     ['memory', fmtBytes(e.memoryBytes)],
+    ...(e.memoryReturn ? ([['freed memory', e.memoryReturn]] as Array<[string, string]>) : []),
     ['kernel', e.kernel],
     ['OS', e.os],
     ['Node.js', e.node],
