@@ -1,18 +1,18 @@
 import { crc32c, nativeSoleBatchOk } from './crc.ts';
 import { COMPRESSION_MASK, LOG_APPEND_TIME_FLAG } from './encode.ts';
-import { CorruptBatchError } from './errors.ts';
+import { corruptBatchAt } from './errors.ts';
 import { recordsFramingOk } from './framing-check.ts';
 import { readI64 } from './int64.ts';
+import { walkRecords } from './record-walk.ts';
 import {
   ATTRIBUTES_OFFSET,
   BATCH_HEADER_BYTES,
   CRC_OFFSET,
+  RECORD_COUNT_OFFSET,
   LOG_OVERHEAD,
   MAGIC_V2,
   type BatchHeader,
-  type CorruptionReason,
   type DecodedRecord,
-  type RecordHeader,
   type ValidateOptions,
 } from './types.ts';
 
@@ -21,24 +21,6 @@ export const DEFAULT_MAX_BATCH_BYTES = 1048588;
 /** Smallest legal length field: the header after the length field, with no records. */
 export const MIN_BATCH_LENGTH = BATCH_HEADER_BYTES - LOG_OVERHEAD;
 const MAGIC_OFFSET = 16;
-const RECORD_COUNT_OFFSET = 57;
-
-function peekBaseOffset(buf: Buffer, pos: number): number | null {
-  if (buf.length - pos < 8) return null;
-  const v = readI64(buf, pos);
-  return Number.isSafeInteger(v) ? v : null;
-}
-
-function corrupt(
-  reason: CorruptionReason,
-  detail: string,
-  buf: Buffer,
-  pos: number,
-  base: number,
-  at: number = pos,
-): CorruptBatchError {
-  return new CorruptBatchError(reason, detail, base + pos, peekBaseOffset(buf, pos), base + at);
-}
 
 function checkPosition(fn: string, buf: Buffer, pos: number): void {
   if (!Number.isInteger(pos) || pos < 0 || pos > buf.length) {
@@ -56,11 +38,11 @@ export function batchSizeAt(buf: Buffer, pos = 0): number | null {
 function checkPrefix(buf: Buffer, pos: number, base: number, maxBatchBytes: number): number {
   const avail = buf.length - pos;
   if (avail < LOG_OVERHEAD) {
-    throw corrupt('short', `need ${LOG_OVERHEAD} bytes for offset and length, ${avail} present`, buf, pos, base);
+    throw corruptBatchAt('short', `need ${LOG_OVERHEAD} bytes for offset and length, ${avail} present`, buf, pos, base);
   }
   const length = buf.readInt32BE(pos + 8);
   if (length < MIN_BATCH_LENGTH || length > maxBatchBytes - LOG_OVERHEAD) {
-    throw corrupt(
+    throw corruptBatchAt(
       'length-out-of-range',
       `length ${length} outside [${MIN_BATCH_LENGTH}, ${maxBatchBytes - LOG_OVERHEAD}] (batch size limit ${maxBatchBytes} bytes)`,
       buf,
@@ -70,11 +52,11 @@ function checkPrefix(buf: Buffer, pos: number, base: number, maxBatchBytes: numb
     );
   }
   if (avail <= MAGIC_OFFSET) {
-    throw corrupt('short', `need ${MAGIC_OFFSET + 1} bytes to read the magic byte, ${avail} present`, buf, pos, base);
+    throw corruptBatchAt('short', `need ${MAGIC_OFFSET + 1} bytes to read the magic byte, ${avail} present`, buf, pos, base);
   }
   const magic = buf.readInt8(pos + MAGIC_OFFSET);
   if (magic !== MAGIC_V2) {
-    throw corrupt('bad-magic', `magic ${magic}, expected ${MAGIC_V2}`, buf, pos, base, pos + MAGIC_OFFSET);
+    throw corruptBatchAt('bad-magic', `magic ${magic}, expected ${MAGIC_V2}`, buf, pos, base, pos + MAGIC_OFFSET);
   }
   return length;
 }
@@ -83,7 +65,7 @@ function i64At(buf: Buffer, pos: number, base: number, at: number, name: string)
   const v = readI64(buf, pos + at);
   if (!Number.isSafeInteger(v)) {
     const exact = buf.readBigInt64BE(pos + at);
-    throw corrupt('value-out-of-range', `${name} ${exact} is not a safe JS integer`, buf, pos, base, pos + at);
+    throw corruptBatchAt('value-out-of-range', `${name} ${exact} is not a safe JS integer`, buf, pos, base, pos + at);
   }
   return v;
 }
@@ -92,7 +74,7 @@ function parseHeader(buf: Buffer, pos: number, base: number, length: number, int
   const baseOffset = i64At(buf, pos, base, 0, 'baseOffset');
   const lastOffsetDelta = buf.readInt32BE(pos + 23);
   if (!Number.isSafeInteger(baseOffset + lastOffsetDelta)) {
-    throw corrupt('value-out-of-range', `last offset ${baseOffset} + ${lastOffsetDelta} is not a safe JS integer`, buf, pos, base, pos + 23);
+    throw corruptBatchAt('value-out-of-range', `last offset ${baseOffset} + ${lastOffsetDelta} is not a safe JS integer`, buf, pos, base, pos + 23);
   }
   const h: BatchHeader = into ?? {
     baseOffset: 0,
@@ -131,7 +113,7 @@ export function readBatchHeader(buf: Buffer, pos = 0, opts?: ValidateOptions): B
   const base = opts?.positionBase ?? 0;
   const length = checkPrefix(buf, pos, base, opts?.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES);
   if (buf.length - pos < BATCH_HEADER_BYTES) {
-    throw corrupt('short', `need ${BATCH_HEADER_BYTES} header bytes, ${buf.length - pos} present`, buf, pos, base);
+    throw corruptBatchAt('short', `need ${BATCH_HEADER_BYTES} header bytes, ${buf.length - pos} present`, buf, pos, base);
   }
   return parseHeader(buf, pos, base, length, opts?.into);
 }
@@ -142,16 +124,16 @@ function validate(buf: Buffer, pos: number, opts: ValidateOptions | undefined, f
   const length = checkPrefix(buf, pos, base, opts?.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES);
   const size = LOG_OVERHEAD + length;
   if (buf.length - pos < size) {
-    throw corrupt('short', `batch needs ${size} bytes, ${buf.length - pos} present`, buf, pos, base);
+    throw corruptBatchAt('short', `batch needs ${size} bytes, ${buf.length - pos} present`, buf, pos, base);
   }
   const stored = buf.readUInt32BE(pos + CRC_OFFSET);
   const computed = crc32c(buf.subarray(pos + ATTRIBUTES_OFFSET, pos + size));
   if (stored !== computed) {
-    throw corrupt('crc-mismatch', `stored ${hex32(stored)}, computed ${hex32(computed)}`, buf, pos, base);
+    throw corruptBatchAt('crc-mismatch', `stored ${hex32(stored)}, computed ${hex32(computed)}`, buf, pos, base);
   }
   const header = parseHeader(buf, pos, base, length, opts?.into);
   if ((header.attributes & COMPRESSION_MASK) !== 0) {
-    throw corrupt(
+    throw corruptBatchAt(
       'unsupported-compression',
       `compression codec ${header.attributes & COMPRESSION_MASK} (attributes 0x${(header.attributes & 0xffff).toString(16)}); only 0 (none) is supported`,
       buf,
@@ -227,200 +209,4 @@ export function decodeBatch(
   const records: DecodedRecord[] = [];
   walkRecords(buf, pos, header, opts?.positionBase ?? 0, records, opts?.checkRecords === true);
   return { header, records };
-}
-
-/** Smallest record: length, attributes, timestampDelta, offsetDelta, key, value, header count. */
-const MIN_RECORD_BYTES = 7;
-
-/**
- * Walks the records of a CRC-checked batch. With out === null nothing is allocated beyond
- * the cursor; otherwise decoded records are appended to out.
- */
-export function walkRecords(
-  buf: Buffer,
-  batchPos: number,
-  h: BatchHeader,
-  base: number,
-  out: DecodedRecord[] | null,
-  strict: boolean,
-): void {
-  const end = batchPos + LOG_OVERHEAD + h.length;
-  const c = new Cursor(buf, batchPos, base);
-  const count = h.recordCount;
-  const countAt = batchPos + RECORD_COUNT_OFFSET;
-  if (count < 0) c.fail('record-count-mismatch', `recordCount ${count} is negative`, countAt);
-  if (strict) {
-    if (count === 0) c.fail('record-count-mismatch', 'recordCount 0: empty batch', countAt);
-    if (h.lastOffsetDelta !== count - 1) {
-      c.fail('record-count-mismatch', `lastOffsetDelta ${h.lastOffsetDelta} with recordCount ${count} (expected ${count - 1})`, batchPos + 23);
-    }
-  }
-  const recordBytes = end - batchPos - BATCH_HEADER_BYTES;
-  if (count > recordBytes / MIN_RECORD_BYTES) {
-    c.fail('record-count-mismatch', `recordCount ${count} cannot fit in ${recordBytes} bytes of records`, countAt);
-  }
-  const logAppendTime = (h.attributes & LOG_APPEND_TIME_FLAG) !== 0;
-  let p = batchPos + BATCH_HEADER_BYTES;
-  for (let i = 0; i < count; i++) {
-    if (p >= end) c.fail('record-count-mismatch', `batch ends after ${i} of ${count} records`, p);
-    c.pos = p;
-    c.end = end;
-    const recordLength = c.varint('record length');
-    const bodyStart = c.pos;
-    if (recordLength < 0 || recordLength > end - bodyStart) {
-      c.fail('record-overflow', `record ${i} length ${recordLength} but ${end - bodyStart} bytes left in the batch`, p);
-    }
-    const recordEnd = bodyStart + recordLength;
-    c.end = recordEnd;
-    c.byte('attributes'); // record attributes are unused in v2
-    const tsAt = c.pos;
-    const timestampDelta = c.varlong('timestampDelta');
-    const odAt = c.pos;
-    const offsetDelta = c.varint('offsetDelta');
-    if (strict && offsetDelta !== i) {
-      c.fail('record-count-mismatch', `record ${i} has offsetDelta ${offsetDelta}`, odAt);
-    }
-    const timestamp = logAppendTime ? h.maxTimestamp : h.firstTimestamp + timestampDelta;
-    if (!Number.isSafeInteger(timestamp)) {
-      c.fail('value-out-of-range', `record ${i} timestamp ${h.firstTimestamp} + ${timestampDelta} is not a safe JS integer`, tsAt);
-    }
-    const offset = h.baseOffset + offsetDelta;
-    if (!Number.isSafeInteger(offset)) {
-      c.fail('value-out-of-range', `record ${i} offset ${h.baseOffset} + ${offsetDelta} is not a safe JS integer`, odAt);
-    }
-    const key = c.bytes('key', out !== null);
-    const value = c.bytes('value', out !== null);
-    const hcAt = c.pos;
-    const headerCount = c.varint('header count');
-    // Each header takes at least 2 bytes; bounds the array before allocating it.
-    if (headerCount < 0 || headerCount > (recordEnd - c.pos) / 2) {
-      c.fail('record-overflow', `record ${i} header count ${headerCount} with ${recordEnd - c.pos} bytes left in the record`, hcAt);
-    }
-    let headers: RecordHeader[] = [];
-    if (out !== null && headerCount > 0) headers = new Array<RecordHeader>(headerCount);
-    for (let j = 0; j < headerCount; j++) {
-      const hkAt = c.pos;
-      const kl = c.varint('header key length');
-      if (kl < 0 || kl > recordEnd - c.pos) {
-        c.fail('record-overflow', `record ${i} header ${j} key length ${kl} with ${recordEnd - c.pos} bytes left in the record`, hkAt);
-      }
-      const hk = out !== null ? buf.toString('utf8', c.pos, c.pos + kl) : '';
-      c.pos += kl;
-      const hv = c.bytes('header value', out !== null);
-      if (out !== null) headers[j] = { key: hk, value: hv };
-    }
-    if (c.pos !== recordEnd) {
-      c.fail('record-overflow', `record ${i} declares ${recordLength} bytes but its fields end ${recordEnd - c.pos} bytes early`, c.pos);
-    }
-    if (out !== null) out.push({ offset, timestamp, key, value, headers });
-    p = recordEnd;
-  }
-  if (p !== end) {
-    c.fail('record-count-mismatch', `${end - p} bytes left after ${count} records`, p);
-  }
-}
-
-/** Reads varints within [pos, end) of a batch and reports failures with the batch's context. */
-class Cursor {
-  pos = 0;
-  end = 0;
-  constructor(
-    private readonly buf: Buffer,
-    private readonly batchPos: number,
-    private readonly base: number,
-  ) {}
-
-  fail(reason: CorruptionReason, detail: string, at: number): never {
-    throw corrupt(reason, detail, this.buf, this.batchPos, this.base, at);
-  }
-
-  private pastEnd(what: string, start: number): never {
-    this.fail('record-overflow', `${what} runs past the end of its record or batch at ${this.base + this.end}`, start);
-  }
-
-  byte(what: string): number {
-    if (this.pos >= this.end) this.pastEnd(what, this.pos);
-    return this.buf[this.pos++];
-  }
-
-  /** Zigzag int32, at most 5 bytes. Kafka silently drops bits beyond 32 in the 5th byte; we reject them. */
-  varint(what: string): number {
-    const buf = this.buf;
-    const start = this.pos;
-    let p = start;
-    let u = 0;
-    for (let shift = 0; ; shift += 7) {
-      if (p >= this.end) this.pastEnd(what, start);
-      const b = buf[p++];
-      if (shift === 28) {
-        if (b > 0x0f) this.fail('varint-overflow', `${what} varint longer than 5 bytes or wider than 32 bits`, start);
-        u |= b << 28;
-        break;
-      }
-      u |= (b & 0x7f) << shift;
-      if (b < 0x80) break;
-    }
-    this.pos = p;
-    return (u >>> 1) ^ -(u & 1);
-  }
-
-  /** Zigzag int64 as a safe integer, at most 10 bytes. */
-  varlong(what: string): number {
-    const buf = this.buf;
-    const start = this.pos;
-    let p = start;
-    let u = 0;
-    let mul = 1;
-    // 7 bytes carry 49 bits: exact in a double, so the common case needs no BigInt.
-    for (let i = 0; i < 7; i++) {
-      if (p >= this.end) this.pastEnd(what, start);
-      const b = buf[p++];
-      u += (b & 0x7f) * mul;
-      if (b < 0x80) {
-        this.pos = p;
-        return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
-      }
-      mul *= 128;
-    }
-    return this.varlongBig(what, start);
-  }
-
-  private varlongBig(what: string, start: number): number {
-    const buf = this.buf;
-    let p = start;
-    let u = 0n;
-    for (let shift = 0n; ; shift += 7n) {
-      if (p >= this.end) this.pastEnd(what, start);
-      const b = buf[p++];
-      if (shift === 63n) {
-        if (b > 0x01) this.fail('varint-overflow', `${what} varlong longer than 10 bytes or wider than 64 bits`, start);
-        u |= BigInt(b) << 63n;
-        break;
-      }
-      u |= BigInt(b & 0x7f) << shift;
-      if (b < 0x80) break;
-    }
-    const v = (u >> 1n) ^ -(u & 1n);
-    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) {
-      this.fail('value-out-of-range', `${what} ${v} is not a safe JS integer`, start);
-    }
-    this.pos = p;
-    return Number(v);
-  }
-
-  /** Length-prefixed bytes (-1 = null); a copy when materialize, else skipped. */
-  bytes(what: string, materialize: boolean): Buffer | null {
-    const at = this.pos;
-    const len = this.varint(`${what} length`);
-    if (len === -1) return null;
-    if (len < -1 || len > this.end - this.pos) {
-      this.fail('record-overflow', `${what} length ${len} with ${this.end - this.pos} bytes left in the record`, at);
-    }
-    const start = this.pos;
-    this.pos += len;
-    if (!materialize) return null;
-    const copy = Buffer.allocUnsafe(len);
-    this.buf.copy(copy, 0, start, start + len);
-    return copy;
-  }
 }

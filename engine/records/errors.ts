@@ -1,3 +1,4 @@
+import { readI64 } from './int64.ts';
 import type { CorruptionReason } from './types.ts';
 
 /**
@@ -46,4 +47,22 @@ export class CorruptBatchError extends Error {
     this.baseOffset = baseOffset;
     this.detail = detail;
   }
+}
+
+function peekBaseOffset(buf: Buffer, pos: number): number | null {
+  if (buf.length - pos < 8) return null;
+  const v = readI64(buf, pos);
+  return Number.isSafeInteger(v) ? v : null;
+}
+
+/** The error for the batch at pos of buf (positions absolute from `base`), the offending byte at `at`. */
+export function corruptBatchAt(
+  reason: CorruptionReason,
+  detail: string,
+  buf: Buffer,
+  pos: number,
+  base: number,
+  at: number = pos,
+): CorruptBatchError {
+  return new CorruptBatchError(reason, detail, base + pos, peekBaseOffset(buf, pos), base + at);
 }

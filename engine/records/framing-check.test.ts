@@ -1,11 +1,11 @@
 // The fast record-framing checks (the addon's C loop and the JS loop) against the full walker
-// (decode.ts walkRecords, strict): on every batch where the walker accepts, both must accept
+// (record-walk.ts walkRecords, strict): on every batch where the walker accepts, both must accept
 // or defer; where the walker throws, both must refuse. Valid batches from the encoder, and the
 // same batches with bytes overwritten, truncated or extended.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { crc32c, crc32cImplementation, nativeRecordsFramingOk } from './crc.ts';
-import { walkRecords } from './decode.ts';
+import { walkRecords } from './record-walk.ts';
 import { encodeSizedBatch } from '../cli/sized-batch.ts';
 import { recordsFramingOkJs } from './framing-check.ts';
 import { encodeBatch, readBatchHeader, validateBatch, type BatchHeader, type EncodeBatchOptions } from './index.ts';

@@ -1,4 +1,4 @@
-// The record-framing check of validateBatch (decode.ts walkRecords, strict, nothing decoded)
+// The record-framing check of validateBatch (record-walk.ts walkRecords, strict, nothing decoded)
 // as one tight loop over plain byte reads: no cursor object, no per-field strings, nothing
 // allocated. It answers only "is every record well framed?"; when it says no (or meets what
 // it leaves to the full walker: a timestamp delta longer than 7 bytes), validateBatch runs

@@ -1,4 +1,5 @@
-import { validateBatch, walkRecords } from './decode.ts';
+import { validateBatch } from './decode.ts';
+import { walkRecords } from './record-walk.ts';
 import { CorruptBatchError } from './errors.ts';
 import { LOG_OVERHEAD, type BatchHeader, type DecodedRecord, type ValidateOptions } from './types.ts';
 

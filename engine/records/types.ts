@@ -10,6 +10,7 @@ export const MAGIC_V2 = 2;
 /** Position of the CRC field and of the first byte it covers (attributes). */
 export const CRC_OFFSET = 17;
 export const ATTRIBUTES_OFFSET = 21;
+export const RECORD_COUNT_OFFSET = 57;
 
 export interface RecordHeader {
   key: string;

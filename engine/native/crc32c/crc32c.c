@@ -76,7 +76,7 @@ static napi_value crc32c_js(napi_env env, napi_callback_info info) {
 
 // ---- Record framing ------------------------------------------------------------------
 // recordsFramingOk(buf, batchPos, size): the record-framing check of validateBatch
-// (engine/records/decode.ts walkRecords, strict, nothing decoded; the same rules as
+// (engine/records/record-walk.ts walkRecords, strict, nothing decoded; the same rules as
 // engine/records/framing-check.ts) over the batch of `size` bytes at batchPos. true = every
 // record is well framed; false = "ask the full walker", which throws the precise error or
 // accepts (a timestamp delta longer than 7 bytes is left to it). Bounds: never reads outside

@@ -1,4 +1,4 @@
-// The record-framing walk: engine/records/decode.ts walkRecords's strict check of every record
+// The record-framing walk: engine/records/record-walk.ts walkRecords's strict check of every record
 // of a batch (length, attributes, timestamp delta, offset delta = index, key, value, headers),
 // nothing decoded; the same rules as engine/records/framing-check.ts. 1 = every record is well
 // framed; 0 = "ask the full walker", which throws the precise error or accepts (a timestamp
