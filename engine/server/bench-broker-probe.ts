@@ -99,8 +99,8 @@ export async function writeBack(dir: string): Promise<number> {
  * fdatasync then posix_fadvise DONTNEED; nothing is written to the file). No run reads them
  * again, and the next run's writes then reuse those pages. It matters on a VM whose freed memory
  * goes back to its host (virtio-balloon free page reporting, as on this lab's machine): a page
- * the guest has not used lately costs ~15-25 µs to fault in there, against ~0.1 µs on hardware,
- * so a broker whose page cache only grows paid that for every page it wrote from its ~2nd GB on
+ * the guest has not used lately costs ~15-25 µs to fault in there (a 1 GiB write: 0.2 s on
+ * recycled pages, 1-3.4 s on fresh ones), so a broker whose page cache only grows paid that for every page it wrote from its ~2nd GB on
  * (CPU per request 67 -> 160 µs) while the null server writes nothing. Missing directories (a
  * broker without that replica) are skipped. Returns the milliseconds it took.
  */
