@@ -1,7 +1,7 @@
 // A partition's log (Kafka's UnifiedLog/LocalLog): segments by base offset, the append path the
-// broker calls, rolls, truncation and close. Reads are in log-read.ts; flushes, the recovery
-// point and its checkpoint, and the background flush of a rolled segment in log-flush.ts;
-// opening a directory (LogLoader) in load.ts.
+// broker calls, rolls, truncation and close. Reads are in log-read.ts; cutting the segment list
+// back in log-truncate.ts; flushes, the recovery point and its checkpoint, and the background
+// flush of a rolled segment in log-flush.ts; opening a directory (LogLoader) in load.ts.
 //
 // After a failed write, flush or checkpoint the log refuses appends (StorageError 'offline')
 // until it is reopened, as Kafka takes the log directory offline: after a failed fsync the
@@ -20,7 +20,8 @@ import { LatencyRecorder, usSince } from '../common/latency.ts';
 import { loadSegments, type Loaded, type LoadOptions } from './load.ts';
 import { errText, LogFlusher } from './log-flush.ts';
 import { validateAndAssignOffsets } from './log-validator.ts';
-import { offsetForTimestamp, readBatches, segmentIndexFor, type ReadContext } from './log-read.ts';
+import { offsetForTimestamp, readBatches, type ReadContext } from './log-read.ts';
+import { truncateSegments } from './log-truncate.ts';
 import { LogSegment, type SegmentInfo } from './segment.ts';
 import { NativeAppender, WRITTEN } from './native-append.ts';
 import { writeError } from './file-write.ts';
@@ -314,23 +315,9 @@ export class Log {
     try {
       // Rolled segments still flushing in the background are flushed now: truncation may drop or reopen them.
       flusher.settleSync();
-      const idx = segmentIndexFor(this.segments, offset);
-      const keep = idx < 0 ? 0 : idx + 1;
-      const drop = this.segments.splice(keep);
       this.active.closeWriter();
-      for (const seg of drop) {
-        seg.close();
-        for (const p of [seg.paths.log, seg.paths.index, seg.paths.timeIndex]) fs.rmSync(p, { force: true });
-      }
-      if (this.segments.length === 0) {
-        // Below the log start: start over at offset (Kafka's truncateFullyAndStartAt).
-        this.segments.push(LogSegment.create(this.dir, offset, this.config));
-      } else {
-        this.segments[this.segments.length - 1].truncateTo(offset, this.config.maxBatchBytes, this.window);
-      }
-      this.active = this.segments[this.segments.length - 1];
+      this.active = truncateSegments(this.dir, this.segments, this.config, this.window, offset);
       this.active.openWriter(this.config.io, this.staging);
-      if (drop.length > 0) fsyncDir(this.dir);
     } catch (e) {
       throw this.fail(`truncating ${this.dir} to offset ${offset} failed`, e);
     }

@@ -5,10 +5,10 @@
 import type * as z from 'zod';
 import type { ScenarioIssue } from './errors.ts';
 import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
-import { effectiveParams, isSyntaxError, parseExpectation } from './expectations.ts';
+import { checkExpectations } from './expectation-checks.ts';
+import { checkFaults } from './fault-checks.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
-import { SECTION_SCHEMAS, TOP_LEVEL_KEYS, faultSchema } from './schema.ts';
-import { canDeliver, deliverableKinds } from '../faults/registry.ts';
+import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
 import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
@@ -18,7 +18,7 @@ import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { MatrixCell } from './types.ts';
-import type { Expectation, Fault, Scenario } from './types.ts';
+import type { Scenario } from './types.ts';
 
 export interface CompileOptions {
   /** Scenario name when the file has no `name:` (the file's stem). */
@@ -247,86 +247,18 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       }
     : undefined;
 
-  // Faults against the cluster, the target and the load's length.
-  // Item by item, so one malformed fault does not hide what is wrong with the others.
-  const faultItems: Array<Fault | undefined> = Array.isArray(doc.faults)
-    ? doc.faults.map((item) => {
-        const r = faultSchema.safeParse(item);
-        return r.success ? r.data : undefined;
-      })
-    : [];
-  faultItems.forEach((f, i) => {
-    if (!f) return;
-    for (const target of targetKnown ? kinds : []) {
-      if (capabilitiesOf(target).faultsNeedCommands && s.external && !s.external.kill) {
-        issues.push(
-          src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
-        );
-      }
-      // Refused here, with the target named, not only when its cluster starts.
-      if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
-        const can = deliverableKinds(capabilitiesOf(target).faultActions);
-        const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
-        issues.push(
-          src.issue(
-            ['faults', i, 'kind'],
-            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'})`,
-            `'${f.kind}'`,
-          ),
-        );
-      }
-    }
-    if (f.kind === 'crash-states') {
-      // One recorded disk, one partition: the states are built from one broker's write log.
-      if ((f as { states?: number }).states === undefined) issues.push(src.issue(['faults', i], 'states: N (crash states per trial, 1 .. 100000)', 'none'));
-      if (s.cluster && (s.cluster.brokers !== 1 || s.cluster.partitions !== 1)) {
-        issues.push(src.issue(['cluster'], 'brokers: 1 and partitions: 1 with a crash-states fault', `${s.cluster.brokers} broker(s), ${s.cluster.partitions} partition(s)`));
-      }
-      if ('afterAcked' in f.when) issues.push(src.issue(['faults', i, 'when'], 'at or between with a crash-states fault', 'afterAcked'));
-    }
-    if (typeof f.target === 'object' && s.cluster && f.target.broker >= s.cluster.brokers) {
-      issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${s.cluster.brokers - 1} | leader | all`, String(f.target.broker)));
-    }
-    if (workload) {
-      const loadSec = workload.warmupSec + workload.durationSec;
-      const expected = `a time within the load (warm-up + duration = ${loadSec} s${opts.durationSec !== undefined ? ', duration set by DURATION' : ''})`;
-      if ('at' in f.when && f.when.at >= loadSec) issues.push(src.issue(['faults', i, 'when', 'at'], expected, `${f.when.at} s`));
-      if ('between' in f.when && f.when.between[1] > loadSec) {
-        issues.push(src.issue(['faults', i, 'when', 'between', 1], expected, `${f.when.between[1]} s`));
-      }
-    }
-  });
-
-  // Expectations: syntax now, and `where` clauses that can never match.
-  const expectations: Expectation[] = [];
-  s.expectations?.forEach((text, i) => {
-    const node = src.nodeAt(['expectations', i]);
-    const parsed = parseExpectation(text);
-    if (isSyntaxError(parsed)) {
-      issues.push(expectationIssue(src, i, text, node, parsed.offset, parsed.expected, parsed.found));
-      return;
-    }
-    const start = node?.range ? src.positionOf(node.range[0]) : src.position(['expectations', i]);
-    const e: Expectation = { ...parsed, ...start };
-    expectations.push(e);
-    if (!cells || !s.cluster || !s.settings) return;
-    const partial = { cluster: { minInsyncReplicas: s.cluster.minInsyncReplicas }, settings: s.settings } as Scenario;
-    const sides = [e.left.where, e.right.kind === 'metric' ? e.right.metric.where : []];
-    for (const where of sides) {
-      if (where.length === 0) continue;
-      const hit = cells.some((c) => {
-        const p = effectiveParams(partial, c.params);
-        return where.every((w) => p[w.param] === w.value);
-      });
-      if (!hit) {
-        const clause = `where ${where.map((w) => w.text).join(' and ')}`;
-        const at = text.indexOf(clause);
-        issues.push(
-          expectationIssue(src, i, text, node, at < 0 ? 0 : at, `a where clause that matches a cell (${cells.map((c) => c.id).join('; ')})`, `'${clause}', which matches none`),
-        );
-      }
-    }
-  });
+  issues.push(
+    ...checkFaults({
+      src,
+      rawFaults: doc.faults,
+      kinds: targetKnown ? kinds : null,
+      cluster: s.cluster,
+      external: s.external,
+      load: workload && { warmupSec: workload.warmupSec, durationSec: workload.durationSec, durationFromCommandLine: opts.durationSec !== undefined },
+    }),
+  );
+  const checked = checkExpectations({ src, texts: s.expectations, cells, minInsyncReplicas: s.cluster?.minInsyncReplicas, settings: s.settings as Record<string, SettingValue> | undefined });
+  issues.push(...checked.issues);
 
   if (issues.length > 0) {
     issues.sort((a, b) => a.line - b.line || a.column - b.column);
@@ -353,7 +285,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     matrix: cells!,
     workload: workload!,
     faults: s.faults!,
-    expectations,
+    expectations: checked.expectations,
     ...(s.requiresRoot ? { requiresRoot: true } : {}),
     raw,
   };
@@ -381,25 +313,4 @@ function settingsOf(entry: Record<string, unknown>, rawEntry?: unknown): Record<
   const out: Record<string, SettingValue> = {};
   for (const k of order) if (SETTING_NAMES.includes(k) && entry[k] !== undefined) out[k] = entry[k] as SettingValue;
   return out;
-}
-
-function expectationIssue(
-  src: SourceFile,
-  index: number,
-  text: string,
-  node: ReturnType<SourceFile['nodeAt']>,
-  offset: number,
-  expected: string,
-  found: string,
-): ScenarioIssue {
-  const path: PropertyKey[] = ['expectations', index];
-  let pos = src.position(path);
-  // Point into the expression when the YAML scalar maps 1:1 onto it (plain or quoted, one line).
-  const range = node?.range;
-  if (range && !text.includes('\n')) {
-    const source = src.text.slice(range[0], range[1]);
-    const quote = source.startsWith('"') || source.startsWith("'") ? 1 : 0;
-    if (source.slice(quote, quote + text.length) === text) pos = src.positionOf(range[0] + quote + offset);
-  }
-  return { file: src.file, ...pos, path: `expectations[${index}]`, expected, found };
 }

@@ -1,0 +1,76 @@
+// Checks of a scenario's faults: against the target(s) of the run (what each can deliver and
+// whether an external cluster has the commands to do it), the cluster (broker ids, the shape a
+// crash-states fault needs) and the load's length (a fault after the load never happens).
+// Item by item, so one malformed fault does not hide what is wrong with the others.
+import type { ScenarioIssue } from './errors.ts';
+import { faultSchema } from './schema.ts';
+import type { SourceFile } from './source.ts';
+import type { Fault } from './types.ts';
+import { canDeliver, deliverableKinds } from '../faults/registry.ts';
+import { TARGET_KINDS, capabilitiesOf, type TargetKind } from '../targets/registry.ts';
+
+export interface FaultChecksInput {
+  src: SourceFile;
+  /** The file's `faults:` as written (each item is parsed on its own here). */
+  rawFaults: unknown;
+  /** The run's targets, or null when the target is misspelt (reported elsewhere). */
+  kinds: TargetKind[] | null;
+  cluster: { brokers: number; partitions: number } | undefined;
+  /** Whether the file has an external: block with kill commands (target: external). */
+  external: { kill?: unknown } | undefined;
+  /** The load's length in seconds (warm-up + duration), when the workload parsed. */
+  load: { warmupSec: number; durationSec: number; durationFromCommandLine: boolean } | undefined;
+}
+
+export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
+  const { src, kinds, cluster, external, load } = input;
+  const issues: ScenarioIssue[] = [];
+  const items: Array<Fault | undefined> = Array.isArray(input.rawFaults)
+    ? input.rawFaults.map((item) => {
+        const r = faultSchema.safeParse(item);
+        return r.success ? r.data : undefined;
+      })
+    : [];
+  items.forEach((f, i) => {
+    if (!f) return;
+    for (const target of kinds ?? []) {
+      if (capabilitiesOf(target).faultsNeedCommands && external && !external.kill) {
+        issues.push(
+          src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
+        );
+      }
+      // Refused here, with the target named, not only when its cluster starts.
+      if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
+        const can = deliverableKinds(capabilitiesOf(target).faultActions);
+        const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
+        issues.push(
+          src.issue(
+            ['faults', i, 'kind'],
+            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'})`,
+            `'${f.kind}'`,
+          ),
+        );
+      }
+    }
+    if (f.kind === 'crash-states') {
+      // One recorded disk, one partition: the states are built from one broker's write log.
+      if ((f as { states?: number }).states === undefined) issues.push(src.issue(['faults', i], 'states: N (crash states per trial, 1 .. 100000)', 'none'));
+      if (cluster && (cluster.brokers !== 1 || cluster.partitions !== 1)) {
+        issues.push(src.issue(['cluster'], 'brokers: 1 and partitions: 1 with a crash-states fault', `${cluster.brokers} broker(s), ${cluster.partitions} partition(s)`));
+      }
+      if ('afterAcked' in f.when) issues.push(src.issue(['faults', i, 'when'], 'at or between with a crash-states fault', 'afterAcked'));
+    }
+    if (typeof f.target === 'object' && cluster && f.target.broker >= cluster.brokers) {
+      issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${cluster.brokers - 1} | leader | all`, String(f.target.broker)));
+    }
+    if (load) {
+      const loadSec = load.warmupSec + load.durationSec;
+      const expected = `a time within the load (warm-up + duration = ${loadSec} s${load.durationFromCommandLine ? ', duration set by DURATION' : ''})`;
+      if ('at' in f.when && f.when.at >= loadSec) issues.push(src.issue(['faults', i, 'when', 'at'], expected, `${f.when.at} s`));
+      if ('between' in f.when && f.when.between[1] > loadSec) {
+        issues.push(src.issue(['faults', i, 'when', 'between', 1], expected, `${f.when.between[1]} s`));
+      }
+    }
+  });
+  return issues;
+}
