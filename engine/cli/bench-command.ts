@@ -6,7 +6,7 @@ import { FULL_BUDGET, QUICK_BUDGET, type Budget } from './bench-plan.ts';
 import { writeJsonAtomic } from '../common/atomic-file.ts';
 import { runBench, type BaselineChoice, type BenchResult } from './bench-runner.ts';
 import { formatCrcBench, runCrcBench } from './bench-crc.ts';
-import { rowLabel, verifyCosts } from './bench-goals.ts';
+import { orderEffects, rowLabel, verifyCosts } from './bench-goals.ts';
 import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from '../common/flags.ts';
 import { renderTable } from '../common/text-table.ts';
 import { fmtBatch, fmtMBps } from './text-format.ts';
@@ -25,9 +25,13 @@ Appends to a fresh partition in every write path and flush policy at batch sizes
 the same run measures the physical baseline the same way: fio appending to a fresh file
 with bs = the batch size and the same sync mode (--direct=1, --fdatasync=N, --sync=dsync),
 or a raw fs.writeSync loop with the same open flags and sync cadence when fio is missing.
-Each row is the median of the repetitions, engine and baseline in alternating order; the
-ratio is the median of the per-repetition ratios (the engine and the baseline run of one
-repetition are back to back, so load from other work on the machine hits both alike).
+Each row is the median of the repetitions, engine and baseline in alternating order. The
+ratio is order-balanced: over blocks of two repetitions (engine first, then baseline first;
+each pair of runs back to back, so load from other work on the machine hits both alike), the
+geometric mean of the two ratios, and the median of those. A run right after the other
+side's run can be slower (here: direct never 1 MiB 1.06 engine-first, 0.75 baseline-first);
+within a block that cancels. With an odd --reps the last repetition has no partner and only
+counts when it is the only one.
 
 Rows: buffered x {never, per-batch, messages:32}, direct x {never, per-batch},
 dsync x {never}, each x {4096, 65536, 1048576} bytes, with batch verification on (CRC-32C
@@ -39,7 +43,7 @@ and record framing, the broker's default); buffered never also with verification
                        it must be a disk filesystem (ext4, xfs) for the numbers and io=direct
   --mb N               at most N MiB per run (default 256; quick 16)
   --seconds S          at most S seconds per run (default 1.5; quick 0.25)
-  --reps N             repetitions per row (default 5, and rows with short runs up to 15
+  --reps N             repetitions per row (default 6, and rows with short runs up to 16
                        until engine + baseline have run 4 s in all; quick 1)
   --modes LIST         only these write paths (buffered,direct,dsync)
   --flushes LIST       only these flush policies (never,per-batch,messages:N)
@@ -117,6 +121,11 @@ function formatGoals(r: BenchResult): string {
   if (costs.length > 0) {
     out.push('info  what batch verification (CRC-32C + record framing) costs, verify on vs off (not a target):');
     for (const c of costs) out.push(`        ${c.row}: ratio ${c.ratioOn.toFixed(2)} vs ${c.ratioOff.toFixed(2)}, append p50 ${c.p50OnUs} vs ${c.p50OffUs} µs`);
+  }
+  const orders = orderEffects(r.rows);
+  if (orders.length > 0) {
+    out.push('info  rows whose ratio depends on which side ran first (> 10 % apart; the ratio above balances both orders):');
+    for (const o of orders) out.push(`        ${o.row}: engine first ${o.engineFirst}, baseline first ${o.baselineFirst}, balanced ${o.balanced}`);
   }
   return out.join('\n');
 }

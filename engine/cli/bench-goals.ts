@@ -1,6 +1,7 @@
 // The engine's performance goals, judged on one bench run's rows (ratios against the
 // baseline measured in the same run, never absolute numbers).
 import type { BenchRow } from './bench-row.ts';
+import { median } from '../common/stats.ts';
 import { fmtBatch } from './text-format.ts';
 
 export interface GoalCheck {
@@ -80,6 +81,33 @@ export function verifyCosts(rows: BenchRow[]): VerifyCost[] {
     const on = rows.find((r) => r.verify !== false && !r.error && r.mode === off.mode && r.flush === off.flush && r.batchBytes === off.batchBytes);
     if (!on) continue;
     out.push({ row: rowLabel(on), ratioOn: on.ratio, ratioOff: off.ratio, p50OnUs: on.p50Us, p50OffUs: off.p50Us });
+  }
+  return out;
+}
+
+export interface OrderEffect {
+  row: string;
+  /** Median engine/baseline ratio of the repetitions that ran the engine first, and the baseline first. */
+  engineFirst: number;
+  baselineFirst: number;
+  /** The row's ratio (orderBalancedRatio). */
+  balanced: number;
+}
+
+/**
+ * Rows whose two orders disagree by more than `threshold` (relative): there a run right after
+ * the other side's run measured differently, which the order-balanced ratio cancels and a
+ * plain median of single ratios would not.
+ */
+export function orderEffects(rows: BenchRow[], threshold = 0.1): OrderEffect[] {
+  const out: OrderEffect[] = [];
+  for (const r of rows) {
+    if (r.error) continue;
+    const of = (order: string) => median(r.reps.filter((x) => x.order === order).map((x) => x.engine.mbps / x.baseline.mbps));
+    const e = of('engine-first');
+    const b = of('baseline-first');
+    if (e === null || b === null || Math.abs(e - b) / Math.min(e, b) <= threshold) continue;
+    out.push({ row: rowLabel(r), engineFirst: Math.round(e * 1000) / 1000, baselineFirst: Math.round(b * 1000) / 1000, balanced: r.ratio });
   }
   return out;
 }

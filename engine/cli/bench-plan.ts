@@ -99,6 +99,6 @@ export interface Budget {
   maxReps?: number;
 }
 
-export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 5, minRowSeconds: 4, maxReps: 15 };
+export const FULL_BUDGET: Budget = { volumeBytes: 256 * 2 ** 20, maxSeconds: 1.5, reps: 6, minRowSeconds: 4, maxReps: 16 };
 export const QUICK_BUDGET: Budget = { volumeBytes: 16 * 2 ** 20, maxSeconds: 0.25, reps: 1, minRowSeconds: 0, maxReps: 1 };
 

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeCrc32c } from '../records/index.ts';
 import { formatBench } from './bench-command.ts';
 import { planRows, syncEveryFor } from './bench-plan.ts';
-import { runBench, type BenchResult } from './bench-runner.ts';
+import { orderBalancedRatio, runBench, type BenchResult } from './bench-runner.ts';
+import type { BenchRep, BenchRow } from './bench-row.ts';
+import { orderEffects } from './bench-goals.ts';
 import { fioArgs, fioAvailable, parseFioJson, runFioSide } from './bench-side.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 
@@ -112,7 +114,7 @@ describe('engine bench', () => {
     expect(file.rows).toHaveLength(1);
   });
 
-  it('gives rows with short runs more repetitions, up to maxReps, and the ratio is the median of per-repetition ratios', async () => {
+  it('gives rows with short runs more repetitions, up to maxReps, and the ratio is the order-balanced one', async () => {
     const out = path.join(tmp, 'adaptive', 'latest.json');
     const r = await runBench({
       // Runs of 256 KiB last milliseconds: 1000 s of measurement is never reached, so maxReps bounds it.
@@ -125,9 +127,49 @@ describe('engine bench', () => {
     });
     const row = r.rows[0];
     expect(row.reps.map((x) => x.order)).toEqual(['engine-first', 'baseline-first', 'engine-first']);
-    const ratios = row.reps.map((x) => x.engine.mbps / x.baseline.mbps).sort((a, b) => a - b);
-    expect(row.ratio).toBeCloseTo(ratios[1], 3);
+    // One complete block (the first two); the third repetition has no partner.
+    const [a, b] = row.reps.map((x) => x.engine.mbps / x.baseline.mbps);
+    expect(row.ratio).toBeCloseTo(Math.sqrt(a * b), 3);
+    expect(row.ratio).toBeCloseTo(orderBalancedRatio(row.reps), 3);
     expect(r.options).toMatchObject({ reps: 1, minRowSeconds: 1000, maxReps: 3 });
+  });
+
+  it('ends a row extended for its measured time on a complete block of both orders', async () => {
+    const r = await runBench({
+      // The first repetition already passes minRowSeconds; its block partner still runs.
+      budget: { volumeBytes: 256 * 1024, maxSeconds: 0.05, reps: 1, minRowSeconds: 1e-6, maxReps: 8 },
+      quick: false,
+      dir: tmp,
+      out: path.join(tmp, 'blocks', 'latest.json'),
+      baseline: 'writeSync',
+      filter: { modes: ['buffered'], flushes: ['never'], batches: [65536], verify: [true] },
+    });
+    expect(r.rows[0].reps.map((x) => x.order)).toEqual(['engine-first', 'baseline-first']);
+  });
+
+  it('cancels an order effect within each block: the ratio is the median of the blocks\' geometric means', () => {
+    // A true ratio of 0.9 and a run right after the other side's run 1.3x slower.
+    const rep = (order: BenchRep['order'], engine: number, baseline: number) => ({ order, engine: { mbps: engine }, baseline: { mbps: baseline } }) as BenchRep;
+    const block = (k: number) => [rep('engine-first', 900 * k, 1000 * k / 1.3), rep('baseline-first', (900 * k) / 1.3, 1000 * k)];
+    const reps = [...block(1), ...block(1.1), ...block(0.8), rep('engine-first', 900, 1000 / 1.3)];
+    expect(orderBalancedRatio(reps)).toBeCloseTo(0.9, 9);
+    // The median of single ratios would land on the more frequent order (4 engine-first, 3 baseline-first).
+    const single = reps.map((x) => x.engine.mbps / x.baseline.mbps).sort((x, y) => x - y)[3];
+    expect(single).toBeCloseTo(1.17, 9);
+    // A lone repetition (an interrupted row) is the ratio when no block is complete.
+    expect(orderBalancedRatio([rep('engine-first', 500, 1000)])).toBe(0.5);
+  });
+
+  it('names the rows whose two orders disagree, beside their balanced ratio', () => {
+    const rep = (order: BenchRep['order'], engine: number, baseline: number) => ({ order, engine: { mbps: engine }, baseline: { mbps: baseline } }) as BenchRep;
+    const row = (mode: string, reps: BenchRep[]) => ({ mode, flush: 'never', batchBytes: 1 << 20, verify: true, ratio: orderBalancedRatio(reps), reps, notes: [] }) as unknown as BenchRow;
+    const skewed = row('direct', [rep('engine-first', 1060, 1000), rep('baseline-first', 750, 1000), rep('engine-first', 1050, 1000), rep('baseline-first', 760, 1000)]);
+    const even = row('buffered', [rep('engine-first', 900, 1000), rep('baseline-first', 880, 1000)]);
+    const found = orderEffects([skewed, even]);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ engineFirst: 1.055, baselineFirst: 0.755 });
+    expect(found[0].row).toContain('direct');
+    expect(found[0].balanced).toBeCloseTo(Math.sqrt(1.055 * 0.755), 2);
   });
 
   it('reads fio JSON: write clat apart from fdatasync latency', async (ctx) => {
