@@ -1,6 +1,8 @@
 // From YAML text to a Scenario: syntax, then each section's schema, then the relations
-// between sections. Every problem found is collected; any problem throws one ScenarioError
-// listing them all, so nothing starts on a bad file.
+// between sections (the client settings', faults' and expectations' own checks are in
+// client-settings-checks.ts, fault-checks.ts and expectation-checks.ts). Every problem found
+// is collected; any problem throws one ScenarioError listing them all, so nothing starts on a
+// bad file.
 
 import type * as z from 'zod';
 import type { ScenarioIssue } from './errors.ts';
