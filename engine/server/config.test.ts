@@ -51,6 +51,13 @@ describe('broker settings', () => {
     expect(() => brokerSettings(parseProperties('max.connections=many', 'c.properties'))).toThrow(/c\.properties:1 \(max\.connections\): expected an integer/);
   });
 
+  it('a negative integer setting parses from text where its range allows one (kafka.port=-1: no Kafka listener)', () => {
+    expect(brokerSettings(applySetFlags(['kafka.port=-1'])).kafkaPort).toBe(-1);
+    expect(brokerSettings(parseProperties('kafka.port = -1', 'c.properties')).kafkaPort).toBe(-1);
+    expect(() => brokerSettings(applySetFlags(['kafka.port=-2']))).toThrow(/--set kafka\.port=-2: expected an integer from -1 to 65535, got '-2'/);
+    expect(() => brokerSettings(applySetFlags(['max.connections=-5']))).toThrow(/--set max\.connections=-5: expected an integer from 1 to 1000000, got '-5'/);
+  });
+
   it('parses --topic and --listen', () => {
     expect(parseTopicSpec('orders:3', false)).toEqual({ name: 'orders', partitions: 3, replicationFactor: 1 });
     expect(parseTopicSpec('orders:3:2', true)).toEqual({ name: 'orders', partitions: 3, replicationFactor: 2 });

@@ -134,7 +134,7 @@ export function integerType(min: number, max: number): ValueType {
     range: max === Number.MAX_SAFE_INTEGER ? `${min} .. unbounded` : `${min} .. ${max}`,
     bounds: { min, max },
     parse: (v) => {
-      const n = typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v;
+      const n = typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v;
       return typeof n === 'number' && Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined;
     },
     display: String,
