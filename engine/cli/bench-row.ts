@@ -1,6 +1,7 @@
 // One row of `durolab engine bench`: per repetition the engine side and the baseline side,
 // and the medians over the repetitions that the table, the JSON and the goals read.
 import type { IoMode } from '../storage/index.ts';
+import type { CheckBound } from './bench-bound.ts';
 import type { SideKind, SideResult } from './bench-side.ts';
 
 export interface BenchRep {
@@ -23,9 +24,9 @@ export interface BenchRow {
   engineMBps: number;
   baselineMBps: number;
   /**
-   * Median over the repetitions of engine MB/s / baseline MB/s within each repetition (the two
-   * runs of a repetition are back to back, so a neighbour's load hits both alike); with one
-   * repetition engineMBps / baselineMBps.
+   * Engine MB/s / baseline MB/s within each repetition (its two runs are back to back, so a
+   * neighbour's load hits both alike), balanced over both run orders (orderBalancedRatio); with
+   * one repetition engineMBps / baselineMBps.
    */
   ratio: number;
   /** Engine append latency (around Log.append, flush included), µs. */
@@ -46,6 +47,8 @@ export interface BenchRow {
   engineFlushP50Us: number | null;
   baselineSyncs: number;
   reps: BenchRep[];
+  /** Buffered never rows with the check on: what a C loop of check + pwrite reaches against the same loop without the check (bench-bound.ts). */
+  checkBound?: CheckBound;
   /** Why a baseline other than fio was used, or why a run failed. */
   notes: string[];
   error?: string;

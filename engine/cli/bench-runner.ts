@@ -11,6 +11,7 @@ import type { BenchRep, BenchRow } from './bench-row.ts';
 import { fioAvailable, runDirFor, runEngineSide, runFioSide, runWriteSyncSide, type SideResult } from './bench-side.ts';
 import { evaluateGoals, type GoalResult } from './bench-goals.ts';
 import { writeJsonAtomic } from '../common/atomic-file.ts';
+import { balancedRatio, checkBoundApplies, measureCheckBound } from './bench-bound.ts';
 import { median } from '../common/stats.ts';
 
 export type BaselineChoice = 'auto' | 'fio' | 'writeSync';
@@ -100,10 +101,7 @@ function rowSummary(spec: BenchRowSpec, reps: BenchRep[], notes: string[]): Benc
  * without its block partner (an interrupted row) counts only when no block is complete.
  */
 export function orderBalancedRatio(reps: readonly BenchRep[]): number {
-  const ratio = (r: BenchRep) => r.engine.mbps / r.baseline.mbps;
-  const blocks: number[] = [];
-  for (let i = 0; i + 1 < reps.length; i += 2) blocks.push(Math.sqrt(ratio(reps[i]) * ratio(reps[i + 1])));
-  return median(blocks.length > 0 ? blocks : reps.map(ratio)) ?? NaN;
+  return balancedRatio(reps.map((r) => r.engine.mbps / r.baseline.mbps));
 }
 
 function loadAverage(): number[] {
@@ -273,6 +271,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         break;
       }
       const row = error !== null && reps.length === 0 ? errorRow(spec, error, notes) : rowSummary(spec, reps, error ? [...notes, `error: ${error}`] : notes);
+      if (error === null && reps.length > 0 && checkBoundApplies(spec)) {
+        try {
+          const bound = measureCheckBound(spec, root, opts.budget.volumeBytes, reps.length);
+          if (typeof bound === 'string') row.notes.push(bound);
+          else row.checkBound = bound;
+        } catch (e) {
+          row.notes.push(`check bound: ${(e as Error).message}`);
+        }
+      }
       result.rows.push(row);
       progress(
         row.error

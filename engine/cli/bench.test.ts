@@ -84,6 +84,14 @@ describe('engine bench', () => {
     expect(text).toMatch(/(PASS|FAIL) {2}engine\/baseline throughput ratio >= 0.85/);
     expect(text).toMatch(/info {2}what batch verification .* costs[^\n]*\n {8}buffered never 64 KiB: ratio \d\.\d\d vs \d\.\d\d, append p50 \d+ vs \d+ µs/);
     expect(text).toMatch(/sum of two p50s/);
+    // The check's bound: measured for the buffered never row with the check on, and only there.
+    const bound = file.rows.find((x) => x.flush === 'never' && x.verify)!.checkBound!;
+    expect(bound.runs).toBe(1);
+    expect(bound.checkedMBps).toBeGreaterThan(0);
+    expect(bound.bareMBps).toBeGreaterThan(0);
+    expect(bound.ratio).toBeCloseTo(bound.checkedMBps / bound.bareMBps, 2);
+    expect(file.rows.filter((x) => x.checkBound !== undefined)).toHaveLength(1);
+    expect(text).toMatch(/info {2}the check's bound[^\n]*\n[^\n]*\n {8}buffered never 64 KiB: bound \d\.\d{3} \(checked [\d,.]+, bare [\d,.]+ MB\/s, 1 run\(s\) each\); the engine's ratio to (fio|writeSync): \d\.\d{3}/);
     // The fresh bench directory is gone.
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith('durolab-engine-bench-'))).toEqual([]);
   });

@@ -39,6 +39,13 @@ export type SoleBatchFunction = (buf: Uint8Array, maxBatchBytes: number, verify:
  */
 export type AppendSoleBatchFunction = (fd: number, buf: Uint8Array, params: Float64Array, out: Float64Array) => number;
 
+/**
+ * The addon's loop of `count` pwrite(2)s of one batch at consecutive positions from 0, each after
+ * the append's check and offset stamp when `check` (crc32c.c checkedWriteLoop): its µs, or -errno
+ * when a write failed. Throws a RangeError when `check` and the batch fails the check.
+ */
+export type CheckedWriteLoopFunction = (fd: number, buf: Uint8Array, count: number, check: boolean) => number;
+
 export interface Crc32cChoice {
   name: Crc32cName;
   detail: string;
@@ -73,6 +80,7 @@ interface LoadedAddon {
   framing: RecordsFramingFunction | null;
   soleBatch: SoleBatchFunction | null;
   append: AppendSoleBatchFunction | null;
+  checkedWriteLoop: CheckedWriteLoopFunction | null;
 }
 
 function loadAddon(): { addon: LoadedAddon | null; reason: string | null } {
@@ -104,6 +112,7 @@ function loadAddon(): { addon: LoadedAddon | null; reason: string | null } {
       framing: typeof mod.recordsFramingOk === 'function' ? (mod.recordsFramingOk as RecordsFramingFunction) : null,
       soleBatch: typeof mod.soleBatchOk === 'function' ? (mod.soleBatchOk as SoleBatchFunction) : null,
       append: typeof mod.appendSoleBatch === 'function' ? (mod.appendSoleBatch as AppendSoleBatchFunction) : null,
+      checkedWriteLoop: typeof mod.checkedWriteLoop === 'function' ? (mod.checkedWriteLoop as CheckedWriteLoopFunction) : null,
     },
     reason: null,
   };
@@ -159,3 +168,6 @@ export const nativeSoleBatchOk: SoleBatchFunction | null = addonRuns ? addon!.so
 
 /** The addon's one-call check + stamp + write of an append when the addon runs (not under DUROLAB_CRC32C=node-rs), else null. */
 export const nativeAppendSoleBatch: AppendSoleBatchFunction | null = addonRuns ? addon!.append : null;
+
+/** The addon's check + write loop when the addon runs (engine bench's check bound), else null. */
+export const nativeCheckedWriteLoop: CheckedWriteLoopFunction | null = addonRuns ? addon!.checkedWriteLoop : null;

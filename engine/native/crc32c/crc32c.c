@@ -16,8 +16,9 @@
 // (below: the append's whole batch check in one call), appendSoleBatch(fd, buf, params, out):
 // number (the check, the offset stamp and the write of an append in one call), isalVersion:
 // string, foldKernel: a description of the own kernel, or null where the CPU lacks it,
-// foldMinBytes: number, and setFoldKernel(on: boolean): boolean (off: ISA-L alone, for
-// DUROLAB_CRC32C=isa-l; returns whether the kernel now runs).
+// foldMinBytes: number, setFoldKernel(on: boolean): boolean (off: ISA-L alone, for
+// DUROLAB_CRC32C=isa-l; returns whether the kernel now runs), and checkedWriteLoop (below: the
+// check's bound for engine bench).
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -276,6 +277,66 @@ static napi_value append_sole_batch_js(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// ---- The check's bound: check + write in a C loop -------------------------------------
+// checkedWriteLoop(fd, buf, count, check): `count` pwrite(2)s of buf at consecutive positions
+// from 0, each after soleBatchOk's check and the base-offset stamp when `check` is true (what
+// appendSoleBatch does, without the JS around it); returns the loop's µs, or -errno when a
+// write fails. `engine bench` runs it with check on and off: their ratio is the most any
+// one-thread append that performs Kafka's check can reach against a bare write loop here.
+
+static napi_value checked_write_loop_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  const char *usage = "checkedWriteLoop(fd, buf, count, check): fd an int32, buf a Uint8Array or Buffer, count an integer >= 1, check a boolean";
+  if (argc < 4) return throw_type_error(env, usage);
+  int32_t fd = -1;
+  int64_t count = 0;
+  bool check = false;
+  size_t length = 0;
+  void *data = NULL;
+  if (napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 || !typed_array_arg(env, argv[1], napi_uint8_array, 1, &data, &length) ||
+      napi_get_value_int64(env, argv[2], &count) != napi_ok || count < 1 || napi_get_value_bool(env, argv[3], &check) != napi_ok) {
+    return throw_type_error(env, usage);
+  }
+  uint8_t *b = (uint8_t *)data;
+  double fields[HEADER_FIELDS];
+  if (check && (length > (size_t)INT_MAX || !sole_batch_ok(b, length, INT_MAX, 1, fields))) {
+    napi_throw_range_error(env, "ERR_INVALID_ARG_VALUE", "checkedWriteLoop: buf is not one batch that passes the append's check");
+    return NULL;
+  }
+  double t0 = now_us();
+  double result = 0;
+  off_t at = 0;
+  for (int64_t i = 0; i < count && result == 0; i++) {
+    if (check) {
+      if (!sole_batch_ok(b, length, INT_MAX, 1, fields)) {
+        result = -EINVAL;
+        break;
+      }
+      put_be32(b, (uint32_t)((uint64_t)i >> 32));
+      put_be32(b + 4, (uint32_t)i);
+    }
+    const uint8_t *p = b;
+    size_t left = length;
+    while (left > 0) {
+      ssize_t n = pwrite(fd, p, left, at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        result = n < 0 ? -errno : -EIO;
+        break;
+      }
+      p += n;
+      at += n;
+      left -= (size_t)n;
+    }
+  }
+  if (result == 0) result = now_us() - t0;
+  napi_value out;
+  napi_create_double(env, result, &out);
+  return out;
+}
+
 static napi_value set_fold_kernel_js(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -296,7 +357,8 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   int fold = crc32c_fold_init();
   if (!export_function(env, exports, "crc32c", crc32c_js, (void *)crc32c_update) || !export_function(env, exports, "crc32cIsal", crc32c_js, (void *)crc32c_isal_update) ||
       !export_function(env, exports, "recordsFramingOk", records_framing_ok_js, NULL) || !export_function(env, exports, "soleBatchOk", sole_batch_ok_js, NULL) ||
-      !export_function(env, exports, "appendSoleBatch", append_sole_batch_js, NULL) || !export_function(env, exports, "setFoldKernel", set_fold_kernel_js, NULL)) {
+      !export_function(env, exports, "appendSoleBatch", append_sole_batch_js, NULL) || !export_function(env, exports, "setFoldKernel", set_fold_kernel_js, NULL) ||
+      !export_function(env, exports, "checkedWriteLoop", checked_write_loop_js, NULL)) {
     return NULL;
   }
   char version[32];
