@@ -1,6 +1,7 @@
 // `durolab broker`: runs one broker process until SIGTERM/SIGINT (clean shutdown: partitions
 // close and Log.close writes the clean-shutdown marker). Any other end (SIGKILL, crash, power
 // cut) leaves the logs to be recovered on the next start.
+import fs from 'node:fs';
 import path from 'node:path';
 import { Broker } from './broker.ts';
 import { warmLatencySummaries } from '../common/latency.ts';
@@ -14,8 +15,8 @@ Runs one broker. Prints {"event":"ready","brokerId","url","kafka","pid"} on stdo
 logs go to stderr. SIGTERM or SIGINT shuts down cleanly.
 
 options:
-  --id N                 broker id (integer >= 0)
-  --data DIR             data directory (DIR/<topic>-<partition>/ per replica)
+  --id N                 broker id (an integer from 0 to 2147483647, as Kafka's broker.id)
+  --data DIR             data directory (DIR/<topic>-<partition>/ per replica; made if missing)
   --listen HOST:PORT     bind address (default 127.0.0.1:9092; port 0 = any free port)
   --advertise URL        URL other brokers and clients use (default http://HOST:PORT)
   --controller URL       controller base URL (e.g. http://127.0.0.1:9095); without it the
@@ -37,10 +38,41 @@ export function parseListen(s: string): { host: string; port: number } {
   return { host: m[1] || m[2] || '127.0.0.1', port };
 }
 
-function parseId(s: string | undefined): number {
-  if (s === undefined) throw new Error('--id is required (broker id, an integer >= 0)');
-  if (!/^\d{1,9}$/.test(s)) throw new Error(`--id ${s}: expected an integer >= 0`);
+/** Kafka's broker.id is an int32. */
+const MAX_BROKER_ID = 2 ** 31 - 1;
+
+export function parseId(s: string | undefined): number {
+  if (s === undefined) throw new Error(`--id is required (broker id, an integer from 0 to ${MAX_BROKER_ID})`);
+  if (!/^\d{1,10}$/.test(s) || Number(s) > MAX_BROKER_ID) throw new Error(`--id ${s}: expected an integer from 0 to ${MAX_BROKER_ID}`);
   return Number(s);
+}
+
+export function parseParentPid(s: string | undefined): number | null {
+  if (s === undefined) return null;
+  const pid = /^\d{1,10}$/.test(s) ? Number(s) : NaN;
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`--parent-pid ${s}: expected a process id (an integer >= 1)`);
+  return pid;
+}
+
+const URL_SHAPE = /^https?:\/\/[^/]+/;
+
+/** The data directory, made if missing; refused with its reason when it cannot be one. */
+export function prepareDataDir(data: string | undefined): string {
+  if (!data) throw new Error('--data is required (the broker data directory)');
+  const dir = path.resolve(data);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(dir);
+  } catch {
+    // missing: made below
+  }
+  if (st !== undefined && !st.isDirectory()) throw new Error(`--data ${data}: not a directory (the broker data directory holds one directory per partition)`);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new Error(`--data ${data}: cannot make the data directory (${(e as Error).message})`);
+  }
+  return dir;
 }
 
 /** Exits cleanly when the parent (durolab cluster, a test) disappears, even after its SIGKILL. */
@@ -85,15 +117,16 @@ export async function main(argv: string[]): Promise<number> {
     });
   }
   const id = parseId(values.id);
-  if (!values.data) throw new Error('--data is required (the broker data directory)');
+  const parentPid = parseParentPid(values['parent-pid']);
   const { host, port } = parseListen(values.listen!);
   const topics = values.topic!.map((t) => parseTopicSpec(t, false));
   if (values.controller && topics.length > 0) {
     throw new Error('--topic is for a standalone broker; with --controller create topics on the controller (POST /v1/controller/topics or durolab cluster --topic)');
   }
-  if (values.controller && !/^https?:\/\/[^/]+/.test(values.controller)) throw new Error(`--controller ${values.controller}: expected a URL like http://127.0.0.1:9091`);
+  if (values.controller && !URL_SHAPE.test(values.controller)) throw new Error(`--controller ${values.controller}: expected a URL like http://127.0.0.1:9091`);
+  if (values.advertise !== undefined && !URL_SHAPE.test(values.advertise)) throw new Error(`--advertise ${values.advertise}: expected a URL like http://127.0.0.1:9092`);
   const settings = brokerSettings(loadRawSettings(values.config, values.set!));
-  const dataDir = path.resolve(values.data);
+  const dataDir = prepareDataDir(values.data);
 
   const broker = await Broker.start({
     id,
@@ -131,11 +164,7 @@ export async function main(argv: string[]): Promise<number> {
     const onInt = (): void => stop('SIGINT', 0);
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onInt);
-    if (values['parent-pid']) {
-      const ppid = Number(values['parent-pid']);
-      if (!Number.isSafeInteger(ppid) || ppid <= 0) throw new Error(`--parent-pid ${values['parent-pid']}: expected a process id`);
-      watchParent(ppid, () => stop(`parent process ${ppid} is gone`, 0));
-    }
+    if (parentPid !== null) watchParent(parentPid, () => stop(`parent process ${parentPid} is gone`, 0));
     process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, kafka: broker.kafka?.address ?? null, pid: process.pid })}\n`);
     // Compile the metrics' summary code now, before any load (latency.ts says why).
     setImmediate(warmLatencySummaries);

@@ -1,0 +1,58 @@
+// `durolab broker` refuses bad arguments before it serves: an exit code, a message naming the
+// flag, and no "ready" line (a process that printed an error and kept serving was the bug).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../common/repo-root.ts';
+import { parseId, parseParentPid, prepareDataDir } from './broker-command.ts';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-broker-command-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function broker(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(repoRoot(), 'bin', 'durolab.mjs'), 'broker', ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('durolab broker arguments', () => {
+  it('parses ids up to Kafka int32, parent pids and the data directory', () => {
+    expect(parseId('0')).toBe(0);
+    expect(parseId('2147483647')).toBe(2147483647);
+    expect(() => parseId('2147483648')).toThrow('--id 2147483648: expected an integer from 0 to 2147483647');
+    expect(() => parseId('-1')).toThrow(/--id -1: expected an integer/);
+    expect(parseParentPid(undefined)).toBeNull();
+    expect(parseParentPid('4242')).toBe(4242);
+    for (const bad of ['abc', '0', '-5', '1.5', '']) expect(() => parseParentPid(bad)).toThrow(`--parent-pid ${bad}: expected a process id`);
+    const made = path.join(tmp, 'new', 'data');
+    expect(prepareDataDir(made)).toBe(made);
+    expect(fs.statSync(made).isDirectory()).toBe(true);
+    const file = path.join(tmp, 'a-file');
+    fs.writeFileSync(file, 'x');
+    expect(() => prepareDataDir(file)).toThrow(`--data ${file}: not a directory`);
+    expect(() => prepareDataDir(path.join(file, 'below'))).toThrow(/cannot make the data directory \(ENOTDIR/);
+    expect(() => prepareDataDir(undefined)).toThrow('--data is required');
+  });
+
+  it('exits 1 with the reason, before serving, on a bad --parent-pid, --data, --advertise or --id', async () => {
+    const file = path.join(tmp, 'data-file');
+    fs.writeFileSync(file, 'x');
+    const data = path.join(tmp, 'cli-data');
+    const cases: Array<[string[], RegExp]> = [
+      [['--id', '1', '--data', data, '--parent-pid', 'abc'], /--parent-pid abc: expected a process id/],
+      [['--id', '1', '--data', file, '--topic', 't:1'], /--data .*data-file: not a directory/],
+      [['--id', '1', '--data', data, '--advertise', 'notaurl'], /--advertise notaurl: expected a URL like http:\/\/127\.0\.0\.1:9092/],
+      [['--id', '2147483648', '--data', data], /--id 2147483648: expected an integer from 0 to 2147483647/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => broker([...args, '--listen', '127.0.0.1:0', '--set', 'kafka.port=-1'])));
+    results.forEach((r, i) => {
+      expect(r.code, `${cases[i][0].join(' ')}: ${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(cases[i][1]);
+      expect(r.stdout).not.toContain('"event":"ready"');
+    });
+  });
+});
