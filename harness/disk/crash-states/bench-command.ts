@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { intFlag, parseChoice, parseCommandFlags, str } from '../../../engine/common/flags.ts';
 import { renderTable } from '../../../engine/common/text-table.ts';
+import { IO_MODES } from '../../../engine/settings/index.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { ON_CUT_POLICIES, type OnCutPolicy } from './plan.ts';
 import { runCrashStatesTrial } from './vm-trial.ts';
@@ -54,7 +55,8 @@ export async function main(argv: string[]): Promise<number> {
   const concurrency = intFlag('--concurrency', str(v.concurrency), 2, 1, 64);
   const boot = intFlag('--boot', str(v.boot), 0, 0, 20);
   const seed = intFlag('--seed', str(v.seed), 1, 0, 2 ** 31);
-  const settings = resolveSettings({ io: str(v.io) ?? 'buffered', flush: str(v.flush) ?? 'per-batch', acks: '1' }, 1);
+  const io = v.io === undefined ? 'buffered' : parseChoice('--io', String(v.io), IO_MODES);
+  const settings = resolveSettings({ io, flush: str(v.flush) ?? 'per-batch', acks: '1' }, 1);
   const workDir = str(v.keep) ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'durolab-bench-crash-states-')));
   try {
     const trial = await runCrashStatesTrial({
