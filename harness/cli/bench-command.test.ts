@@ -125,6 +125,26 @@ expectations:
     expect(r.stdout).toContain('verdict: NOTHING MEASURED (every cell was skipped or failed to run); exit 3');
   }, 60_000);
 
+  it('a bad command line is exit 2 (a failed run or a malformed scenario is 1), naming the flag and what was typed', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--bogus'], "Unknown option '--bogus'"],
+      [['acks-all', '--duration', '30s'], "--duration (DURATION): expected a number of seconds > 0, found '30s'"],
+      [['acks-all', '--repeat', '0'], "--repeat (REPEAT): expected a whole number >= 1, found '0'"],
+      [['acks-all', '--summary', 'bogus'], "--summary: expected one of text, markdown, json, found 'bogus'"],
+      [['acks-all', '--seed=-1'], "--seed: expected a whole number from 0 to 4294967295, found '-1'"],
+      [['acks-all', '--driver', 'grpc'], "--driver (DRIVER): expected http | kafka, found 'grpc'"],
+      [['--list', 'extra'], '--list takes no scenario, found extra'],
+      [['acks-all', 'io-modes'], 'expected one scenario name or file, found 2'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => execa(process.execPath, [cli, 'bench', ...args, '--results-dir', path.join(work, 'usage-results')], { reject: false, timeout: 30_000 })));
+    results.forEach((r, i) => {
+      expect(r.exitCode, `${cases[i][0].join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`durolab bench: ${cases[i][1]}`);
+      expect(r.stderr).not.toContain('durolab bench: durolab bench:');
+    });
+    expect(existsSync(path.join(work, 'usage-results'))).toBe(false);
+  });
+
   it('refuses a malformed scenario with file, line and field, and starts nothing', async () => {
     const file = scenarioFile('bad', tiny().replace('flush: never', 'flsuh: never').replace('connections: 4', 'connections: lots'));
     const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', path.join(work, 'bad-results')], { reject: false, timeout: 30_000 });

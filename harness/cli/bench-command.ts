@@ -2,7 +2,7 @@
 // on a bad file), runs every cell, prints a summary table, writes run.json and the report.
 import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
-import { loadScenario, listScenarios } from '../scenario/index.ts';
+import { listScenarios, loadScenario, parseOverrideFlags } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
 import { writeRunReport, writeReportsIndex } from '../report/index.ts';
@@ -68,7 +68,40 @@ exit codes:
   130  interrupted (Ctrl-C)`;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags('bench', argv, {
+  let parsed: CommandLine | 'help' | 'list';
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (e) {
+    // A bad command line is exit 2 (HELP), apart from a run that failed or a malformed scenario (1).
+    const message = (e as Error).message.replace(/^durolab bench: /, '');
+    console.error(`durolab bench: ${message} (durolab bench --help lists the options)`);
+    return EXIT.usage;
+  }
+  if (parsed === 'help') {
+    console.log(HELP);
+    return EXIT.passed;
+  }
+  if (parsed === 'list') {
+    for (const s of listScenarios()) console.log(`${s.name.padEnd(20)} ${s.question}`);
+    return 0;
+  }
+  if (parsed.positionals.length !== 1) {
+    console.error(`durolab bench: expected one scenario name or file, found ${parsed.positionals.length}\n\n${HELP}`);
+    return EXIT.usage;
+  }
+  return runBenchCommand(parsed);
+}
+
+interface CommandLine {
+  values: ReturnType<typeof parseBenchFlags>['values'];
+  positionals: string[];
+  summaryFormat: ReturnType<typeof parseSummaryFormat>;
+  overrides: ReturnType<typeof parseOverrideFlags>;
+  seed: number | undefined;
+}
+
+function parseBenchFlags(argv: string[]) {
+  return parseFlags('bench', argv, {
     duration: { type: 'string' },
     repeat: { type: 'string' },
     driver: { type: 'string' },
@@ -82,29 +115,30 @@ export async function main(argv: string[]): Promise<number> {
     list: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   }, true);
-  if (values.help) {
-    console.log(HELP);
-    return EXIT.passed;
-  }
+}
+
+/** Everything the command line says, checked before any scenario is read: throws on a bad flag or value. */
+function parseCommandLine(argv: string[]): CommandLine | 'help' | 'list' {
+  const { values, positionals } = parseBenchFlags(argv);
+  if (values.help) return 'help';
   if (values.list) {
-    for (const s of listScenarios()) console.log(`${s.name.padEnd(20)} ${s.question}`);
-    return 0;
-  }
-  if (positionals.length !== 1) {
-    console.error(`durolab bench: expected one scenario name or file, found ${positionals.length}\n\n${HELP}`);
-    return EXIT.usage;
+    if (positionals.length > 0) throw new Error(`--list takes no scenario, found ${positionals.join(' ')}`);
+    return 'list';
   }
   const summaryFormat = parseSummaryFormat('--summary', values.summary);
-  // With a pasteable summary, stdout carries only it; everything else goes to stderr.
-  const say = summaryFormat === 'text' ? (line: string) => console.log(line) : (line: string) => console.error(line);
-  const durationSec = parsePositive('--duration', values.duration);
-  const repeat = parsePositive('--repeat', values.repeat);
-  if (repeat !== undefined && !Number.isInteger(repeat)) throw new Error(`--repeat: expected a whole number >= 1, found '${values.repeat}'`);
-  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  const overrides = parseOverrideFlags({ duration: values.duration, repeat: values.repeat, driver: values.driver });
+  const seed = values.seed === undefined ? undefined : /^\d+$/.test(values.seed) ? Number(values.seed) : NaN;
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed < 2 ** 32)) {
     throw new Error(`--seed: expected a whole number from 0 to 4294967295, found '${values.seed}'`);
   }
-  const scenario = loadScenario(positionals[0], { durationSec, repeat, ...(values.driver !== undefined ? { driver: values.driver } : {}) });
+  return { values, positionals, summaryFormat, overrides, seed };
+}
+
+async function runBenchCommand(cmd: CommandLine): Promise<number> {
+  const { values, positionals, summaryFormat, seed } = cmd;
+  // With a pasteable summary, stdout carries only it; everything else goes to stderr.
+  const say = summaryFormat === 'text' ? (line: string) => console.log(line) : (line: string) => console.error(line);
+  const scenario = loadScenario(positionals[0], cmd.overrides);
   // Loaded only for the scenario's target: the process path never pulls in the QEMU code.
   const target = await loadTarget(scenario.target, { scenario, log: say });
   const root = findRepoRoot();
@@ -164,9 +198,4 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-function parsePositive(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag}: expected a number > 0, found '${v}'`);
-  return n;
-}
+

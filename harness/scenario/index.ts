@@ -15,7 +15,7 @@ export {
   type ResolvedSettings,
   type SettingValue,
 } from './settings.ts';
-export { compileScenario } from './validate.ts';
+export { compileScenario, parseOverrideFlags } from './validate.ts';
 export { formatDurationMs, formatSize, parseDuration, parseSize } from './units.ts';
 export type {
   ClusterSpec,

@@ -29,6 +29,21 @@ describe('durolab scenario', () => {
     for (const line of out) expect(line).toMatch(/^ok {4}.*\.yaml: \d+ cell\(s\), \d+ expectation\(s\)$/);
   });
 
+  it('refuses a --dir that is missing or a file, and overrides as typed (not NaN)', async () => {
+    const file = path.join(tmp, 'not-a-dir.yaml');
+    writeFileSync(file, 'question: q\n');
+    await expect(main(['list', '--dir', path.join(tmp, 'missing')])).rejects.toThrow(`--dir ${path.join(tmp, 'missing')}: no such directory`);
+    await expect(main(['list', '--dir', file])).rejects.toThrow(`--dir ${file}: not a directory`);
+    await expect(main(['check', '--dir', path.join(tmp, 'missing')])).rejects.toThrow(/no such directory/);
+    await expect(main(['check', 'acks-all', '--dir', SCENARIOS, '--duration', '30s'])).rejects.toThrow(
+      "--duration (DURATION): expected a number of seconds > 0, found '30s'",
+    );
+    await expect(main(['show', 'acks-all', '--dir', SCENARIOS, '--repeat', '1.5'])).rejects.toThrow("--repeat (REPEAT): expected a whole number >= 1, found '1.5'");
+    const out = capture();
+    expect(await main(['check', 'acks-all', '--dir', SCENARIOS, '--duration', '5'])).toBe(0);
+    expect(out[0]).toMatch(/^ok {4}.*acks-all\.yaml: /);
+  });
+
   it('check reports every problem of a bad file and exits 1', async () => {
     const file = path.join(tmp, 'bad.yaml');
     writeFileSync(file, 'question: q\nsettings:\n  flsuh: never\n  acks: 3\n');

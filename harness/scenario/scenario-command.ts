@@ -1,12 +1,14 @@
 // `durolab scenario list | check | show`: read and validate scenario files without running
 // anything, e.g. in CI or while writing a new file.
 
+import { statSync } from 'node:fs';
 import { parseFlags } from '../../engine/common/flags.ts';
 import { formatFlushPolicy } from '../../engine/settings/index.ts';
 import { ScenarioError } from './errors.ts';
 import { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
 import { SETTINGS } from './settings.ts';
 import type { Scenario } from './types.ts';
+import { parseOverrideFlags } from './validate.ts';
 import { formatDurationMs, formatSize } from './units.ts';
 
 const HELP = `usage: durolab scenario <list | check [name|file ...] | show <name|file>> [options]
@@ -65,11 +67,16 @@ export async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const dir = values.dir ?? defaultScenariosDir();
-  const opts = {
-    scenariosDir: dir,
-    durationSec: values.duration === undefined ? undefined : Number(values.duration),
-    repeat: values.repeat === undefined ? undefined : Number(values.repeat),
-  };
+  if (values.dir !== undefined) {
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      throw new Error(`--dir ${dir}: no such directory (the scenarios directory)`);
+    }
+    if (!isDir) throw new Error(`--dir ${dir}: not a directory (the scenarios directory)`);
+  }
+  const opts = { scenariosDir: dir, ...parseOverrideFlags({ duration: values.duration, repeat: values.repeat }) };
 
   switch (sub) {
     case 'list': {

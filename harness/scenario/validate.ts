@@ -48,6 +48,31 @@ function checkOverrides(opts: CompileOptions): void {
   }
 }
 
+/**
+ * The overrides as typed on a command line (durolab bench / scenario --duration, --repeat,
+ * --driver; make's DURATION, REPEAT, DRIVER): numbers parsed, every one checked, and an error
+ * that names the flag and quotes what was typed.
+ */
+export function parseOverrideFlags(flags: { duration?: string; repeat?: string; driver?: string }): Pick<CompileOptions, 'durationSec' | 'repeat' | 'driver'> {
+  const out: Pick<CompileOptions, 'durationSec' | 'repeat' | 'driver'> = {};
+  const numeric = (v: string) => (/^\s*[0-9.eE+]+\s*$/.test(v) ? Number(v) : NaN);
+  if (flags.duration !== undefined) {
+    const n = numeric(flags.duration);
+    if (!(Number.isFinite(n) && n > 0)) throw new Error(`--duration (DURATION): expected a number of seconds > 0, found '${flags.duration}'`);
+    out.durationSec = n;
+  }
+  if (flags.repeat !== undefined) {
+    const n = numeric(flags.repeat);
+    if (!(Number.isInteger(n) && n >= 1)) throw new Error(`--repeat (REPEAT): expected a whole number >= 1, found '${flags.repeat}'`);
+    out.repeat = n;
+  }
+  if (flags.driver !== undefined) {
+    if (!(DRIVER_NAMES as readonly string[]).includes(flags.driver)) throw new Error(`--driver (DRIVER): expected ${DRIVER_NAMES.join(' | ')}, found '${flags.driver}'`);
+    out.driver = flags.driver;
+  }
+  return out;
+}
+
 export function compileScenario(text: string, file: string, opts: CompileOptions): Scenario {
   checkOverrides(opts);
   const src = new SourceFile(file, text);
