@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../common/repo-root.ts';
 import { parseId, parseParentPid, prepareDataDir } from './broker-command.ts';
+import { checkPortRange } from './cluster-command.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-broker-command-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -54,5 +55,15 @@ describe('durolab broker arguments', () => {
       expect(r.stderr).toMatch(cases[i][1]);
       expect(r.stdout).not.toContain('"event":"ready"');
     });
+  });
+});
+
+describe('durolab cluster ports', () => {
+  it('brokers take P..P+N-1, the controller P+N unless --controller-port names its own', () => {
+    expect(() => checkPortRange(65535, 1, 0)).not.toThrow();
+    expect(() => checkPortRange(65534, 1, undefined)).not.toThrow();
+    expect(() => checkPortRange(65535, 1, undefined)).toThrow('--port 65535: brokers and controller take ports 65535..65536, past 65535');
+    expect(() => checkPortRange(65535, 2, 9000)).toThrow('--port 65535: brokers take ports 65535..65536, past 65535');
+    expect(() => checkPortRange(0, 64, undefined)).not.toThrow();
   });
 });

@@ -25,6 +25,17 @@ settings (broker and controller):
 ${settingsHelp()}
 `;
 
+/** Brokers take P..P+N-1 and the controller P+N unless --controller-port names its own (port 0: any free ports). */
+export function checkPortRange(port: number, brokers: number, controllerPort: number | undefined): void {
+  if (port === 0) return;
+  const last = port + brokers - 1 + (controllerPort === undefined ? 1 : 0);
+  if (last > 65535) {
+    throw new Error(
+      `--port ${port}: ${controllerPort === undefined ? `brokers and controller take ports ${port}..${last}` : `brokers take ports ${port}..${last}`}, past 65535`,
+    );
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const values = parseCommandFlags(
     'cluster',
@@ -46,7 +57,7 @@ export async function main(argv: string[]): Promise<number> {
   const brokers = intFlag('--brokers', values.brokers, 3, 1, 64);
   const port = intFlag('--port', values.port, 9092, 0, 65535);
   const controllerPort = values['controller-port'] === undefined ? undefined : intFlag('--controller-port', values['controller-port'], 0, 0, 65535);
-  if (port !== 0 && port + brokers > 65535) throw new Error(`--port ${port}: ports ${port}..${port + brokers} must be <= 65535`);
+  checkPortRange(port, brokers, controllerPort);
   const topics = values.topic!.map((t) => parseTopicSpec(t, true));
   for (const t of topics) {
     if (t.replicationFactor > brokers) throw new Error(`--topic ${t.name}: RF ${t.replicationFactor} exceeds --brokers ${brokers}`);
