@@ -47,6 +47,11 @@ export async function main(argv: string[]): Promise<number> {
   let page: string;
   let name: string;
   if (values.scenario !== undefined) {
+    // A name, as results/<scenario>/ spells it: an empty one or a path would read other scenarios' runs as this one's trend.
+    values.scenario = values.scenario.replace(/\/+$/, '');
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(values.scenario)) {
+      throw new Error(`durolab compare --scenario ${JSON.stringify(values.scenario)}: expected a scenario name (letters, digits, '.', '_', '-'; as in results/<name>/), not a path`);
+    }
     if (positionals.length) throw new Error(`durolab compare: give either --scenario or runs, not both (got ${positionals.join(' ')})`);
     const entries = await listRuns(dirs.resultsDir, values.scenario);
     const runs = entries.filter((e) => e.run).map((e) => e.run as RunResult);

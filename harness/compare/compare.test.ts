@@ -5,6 +5,10 @@ import { makeRun, powerCutRun } from '../report/test-fixtures.ts';
 import type { RunResult } from '../results/types.ts';
 import { compareRuns, comparisonText, difference, trendText } from './compare.ts';
 import { renderComparePage, renderTrendPage } from './compare-page.ts';
+import { main as compareMain } from './compare-command.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const lat = { medianUs: 500, sigma: 0.2, count: 1000 };
 
@@ -77,5 +81,23 @@ describe('compare', () => {
     expect(text).toContain('105 (100-110) rec/s, p99 900 µs, lost 0  205 (200-210) rec/s');
     expect(renderTrendPage('io-modes', [newer, older])).toContain('id="trend-table"');
     expect(() => compareRuns([older])).toThrow('compare needs at least two runs, got 1');
+  });
+});
+
+describe('compare --scenario', () => {
+  it('takes a scenario name (a trailing slash is dropped), never an empty name or a path that would mix scenarios', async () => {
+    const results = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-compare-cmd-'));
+    try {
+      for (const bad of ['', '../results/io-modes', 'a/b', '.', '..']) {
+        await expect(compareMain(['--scenario', bad, '--no-html', '--results-dir', results])).rejects.toThrow(
+          `durolab compare --scenario ${JSON.stringify(bad)}: expected a scenario name`,
+        );
+      }
+      await expect(compareMain(['--scenario', 'io-modes/', '--no-html', '--results-dir', results])).rejects.toThrow(
+        `durolab compare --scenario io-modes: no readable run under ${path.join(results, 'io-modes')}`,
+      );
+    } finally {
+      fs.rmSync(results, { recursive: true, force: true });
+    }
   });
 });
