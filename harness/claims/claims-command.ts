@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { listRuns } from '../report/load-runs.ts';
-import { defaultDirs } from '../report/repo-paths.ts';
+import { defaultDirs, requireResultsDir } from '../report/repo-paths.ts';
 import type { RunResult } from '../results/types.ts';
 import { CLAIMS_FILE, evaluateClaims, loadClaims } from './claims.ts';
 import { claimsText } from './claims-page.ts';
@@ -30,6 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   if (parsed === null) return 0;
   const { values } = parsed;
   const { resultsDir } = defaultDirs({ resultsDir: values['results-dir'] });
+  requireResultsDir(values['results-dir'], resultsDir);
   const claims = loadClaims(values.claims ? path.resolve(values.claims) : undefined);
   const runs = (await listRuns(resultsDir)).filter((e) => e.run).map((e) => e.run as RunResult);
   const outcomes = evaluateClaims(claims, runs);

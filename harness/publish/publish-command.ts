@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
-import { defaultDirs } from '../report/repo-paths.ts';
+import { defaultDirs, requireResultsDir } from '../report/repo-paths.ts';
 import { publishSite } from './publish.ts';
 
 const HELP = `usage: durolab publish [options]
@@ -34,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
   const { values } = parsed;
   const root = findRepoRoot();
   const { resultsDir } = defaultDirs({ root, resultsDir: values['results-dir'] });
+  requireResultsDir(values['results-dir'], resultsDir);
   const outDir = path.resolve(values.out ?? path.join(root, 'site'));
   let since: Date | undefined;
   if (values.since !== undefined) {

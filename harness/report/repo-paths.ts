@@ -1,6 +1,7 @@
 // Where results/ and reports/ live. The code runs both from sources (vitest) and from the
 // bundle dist/durolab.mjs, so the root is found from the working directory, not this file.
 
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
 
@@ -15,4 +16,20 @@ export function defaultDirs(opts: { root?: string; resultsDir?: string; reportsD
     resultsDir: path.resolve(opts.resultsDir ?? path.join(root, 'results')),
     reportsDir: path.resolve(opts.reportsDir ?? path.join(root, 'reports')),
   };
+}
+
+/**
+ * A --results-dir the user named must exist: a command that reads runs from a mistyped path
+ * would otherwise publish an empty site or call every claim unmeasured. (The default results/
+ * may be missing on a fresh checkout: nothing has run yet.)
+ */
+export function requireResultsDir(flagValue: string | undefined, resolved: string): void {
+  if (flagValue === undefined) return;
+  let isDir = false;
+  try {
+    isDir = statSync(resolved).isDirectory();
+  } catch {
+    throw new Error(`--results-dir ${flagValue}: no such directory`);
+  }
+  if (!isDir) throw new Error(`--results-dir ${flagValue}: not a directory`);
 }

@@ -1,0 +1,26 @@
+// A --results-dir the user names must exist before publish or claims read runs from it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main as claimsMain } from '../claims/claims-command.ts';
+import { main as publishMain } from '../publish/publish-command.ts';
+import { requireResultsDir } from './repo-paths.ts';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-results-dir-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe('--results-dir', () => {
+  it('is refused when named and missing or a file; the default may be missing (nothing has run yet)', async () => {
+    const missing = path.join(tmp, 'nonexist');
+    const file = path.join(tmp, 'a-file');
+    fs.writeFileSync(file, 'x');
+    expect(() => requireResultsDir(undefined, missing)).not.toThrow();
+    expect(() => requireResultsDir(tmp, tmp)).not.toThrow();
+    expect(() => requireResultsDir('nonexist', missing)).toThrow('--results-dir nonexist: no such directory');
+    expect(() => requireResultsDir(file, file)).toThrow(`--results-dir ${file}: not a directory`);
+    await expect(claimsMain(['--results-dir', missing])).rejects.toThrow(`--results-dir ${missing}: no such directory`);
+    await expect(publishMain(['--results-dir', missing, '--out', path.join(tmp, 'site')])).rejects.toThrow(`--results-dir ${missing}: no such directory`);
+    expect(fs.existsSync(path.join(tmp, 'site'))).toBe(false);
+  });
+});
