@@ -7,7 +7,7 @@ import { writeJsonAtomic } from '../common/atomic-file.ts';
 import { runBench, type BaselineChoice, type BenchResult } from './bench-runner.ts';
 import { formatCrcBench, runCrcBench } from './bench-crc.ts';
 import { orderEffects, rowLabel, verifyCosts } from './bench-goals.ts';
-import { parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from '../common/flags.ts';
+import { checkOutFile, parseByteSize, parseChoice, parseFlags, parseIntFlag, parseList, parseNumberFlag, str } from '../common/flags.ts';
 import { renderTable } from '../common/text-table.ts';
 import { fmtBatch, fmtMBps } from './text-format.ts';
 
@@ -222,7 +222,7 @@ export function parseBenchFlags(argv: string[]): BenchFlags | 'help' {
       maxReps: reps === undefined ? base.maxReps : undefined,
     },
     dir: str(values.dir),
-    out: path.resolve(str(values.out) ?? (values.crc === true ? DEFAULT_CRC_OUT : DEFAULT_OUT)),
+    out: checkOutFile('--out', str(values.out) ?? (values.crc === true ? DEFAULT_CRC_OUT : DEFAULT_OUT)),
     baseline: baseline === undefined ? 'auto' : parseChoice('--baseline', baseline, ['auto', 'fio', 'writeSync'] as const),
     filter: {
       modes: modes === undefined ? undefined : parseList('--modes', modes, (s) => parseChoice('--modes', s, IO_MODES)),

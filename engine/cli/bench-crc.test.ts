@@ -41,6 +41,7 @@ describe('engine bench --crc', () => {
   it('takes --reps and --seconds, and refuses the write-path flags', () => {
     expect(parseBenchFlags(['--crc'])).toMatchObject({ crc: { reps: 5, seconds: 0.25 }, out: path.resolve('results/engine/crc-latest.json') });
     expect(parseBenchFlags(['--crc', '--quick', '--reps', '3'])).toMatchObject({ crc: { reps: 3, seconds: 0.05 } });
+    expect(() => parseBenchFlags(['--out', os.tmpdir()])).toThrow(`--out ${os.tmpdir()}: is a directory`);
     expect(parseBenchFlags([])).toMatchObject({ crc: null, budget: { reps: 6, minRowSeconds: 4, maxReps: 16 } });
     // --reps N is exactly N repetitions per row.
     expect(parseBenchFlags(['--reps', '2'])).toMatchObject({ budget: { reps: 2, minRowSeconds: 0 } });

@@ -1,5 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { intFlag, parseByteSize, parseChoice, parseCommandFlags, parseFlags, parseIntFlag, parseList, parseNumberFlag, requireString } from './flags.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { checkOutFile, intFlag, parseByteSize, parseChoice, parseCommandFlags, parseFlags, parseIntFlag, parseList, parseNumberFlag, requireString } from './flags.ts';
 
 describe('parseFlags', () => {
   it('returns typed values, repeatable flags as arrays, and positionals when allowed', () => {
@@ -54,5 +57,21 @@ describe('value flags', () => {
     expect(parseList('--l', 'a, b', (s) => s.toUpperCase())).toEqual(['A', 'B']);
     expect(() => parseList('--l', ' , ', (s) => s)).toThrow('--l " , ": expected a comma-separated list');
     expect(() => requireString('engine dump', '--dir', undefined, 'the partition directory')).toThrow('durolab engine dump: --dir is required (the partition directory)');
+  });
+});
+
+describe('checkOutFile', () => {
+  it('refuses a directory or a path under a file at once, and resolves a file path', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-out-file-'));
+    try {
+      const file = path.join(dir, 'a-file');
+      fs.writeFileSync(file, 'x');
+      expect(() => checkOutFile('--out', dir)).toThrow(`--out ${dir}: is a directory (expected the path of a file to write)`);
+      expect(() => checkOutFile('--out', path.join(file, 'x.json'))).toThrow(`--out ${path.join(file, 'x.json')}: a parent of this path is a file, not a directory`);
+      expect(checkOutFile('--out', file)).toBe(file);
+      expect(checkOutFile('--out', path.join(dir, 'new', 'x.json'))).toBe(path.join(dir, 'new', 'x.json'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@
 // strict node:util parseArgs whose errors name the command, optional -h/--help, value checks
 // whose errors name the flag and the form it expects, and the direct-run entry the tests use
 // to start a command from source without the CLI bundle.
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -93,6 +94,22 @@ export function requireString(command: string, flag: string, v: unknown, form: s
 }
 
 /** The flag's value when given as a string, else undefined. */
+/**
+ * A file path a command writes its results to at the end: refused at once when it names a
+ * directory (or lies under a file), not after a run whose results would then be lost.
+ */
+export function checkOutFile(flag: string, file: string): string {
+  const resolved = path.resolve(file);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(resolved);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') throw new Error(`${flag} ${file}: a parent of this path is a file, not a directory`);
+  }
+  if (st?.isDirectory()) throw new Error(`${flag} ${file}: is a directory (expected the path of a file to write)`);
+  return resolved;
+}
+
 export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }

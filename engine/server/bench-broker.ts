@@ -11,7 +11,9 @@ import * as hdr from 'hdr-histogram-js';
 import { summarizeLatency } from '../common/latency.ts';
 import { repoRoot } from '../common/repo-root.ts';
 import { encodeBatch } from '../records/index.ts';
-import { intFlag, parseCommandFlags } from '../common/flags.ts';
+import { checkOutFile, intFlag, parseCommandFlags } from '../common/flags.ts';
+import { prepareDataDir } from './broker-command.ts';
+import { applySetFlags, brokerSettings } from './config.ts';
 import { dirtyKiB, dropFromPageCache, leaderSnapshot, ResponseTimeline, waitReplicated, writeBack, type LeaderSnapshot } from './bench-broker-probe.ts';
 import { fmt, goals, loadAvg1, machineTailLine, medianRow, runLine, table, throughputRatio, THROUGHPUT_GOAL, type Row } from './bench-broker-report.ts';
 import { startCluster, type Cluster } from './cluster.ts';
@@ -187,10 +189,12 @@ export async function main(argv: string[]): Promise<number> {
   const connections = intFlag('--connections', values.connections, 32, 1, 10_000);
   const recordBytes = intFlag('--record-bytes', values['record-bytes'], 1024, 1, 1 << 20);
   const perBatch = intFlag('--batch', values.batch, 16, 1, 10_000);
-  const out = path.resolve(values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
+  const out = checkOutFile('--out', values.out ?? path.join(repoRoot(), 'results', 'broker', 'latest.json'));
+  // Checked now, as the brokers would check them: not after the first runs.
+  brokerSettings(applySetFlags(values.set!));
   const settle = !values['no-settle'];
   const ownDir = !values.dir;
-  const root = values.dir ? path.resolve(values.dir) : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));
+  const root = values.dir ? prepareDataDir(values.dir, '--dir') : mkdtempSync(path.join(os.tmpdir(), 'durolab-bench-broker-'));
 
   const value = Buffer.alloc(recordBytes, 0x61);
   const body = encodeBatch({ records: Array.from({ length: perBatch }, (_, i) => ({ key: Buffer.from(`k${i}`), value })) });

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../common/repo-root.ts';
 import { parseId, parseParentPid, prepareDataDir } from './broker-command.ts';
 import { checkPortRange } from './cluster-command.ts';
+import { main as benchBrokerMain } from './bench-broker.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'durolab-broker-command-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -65,5 +66,20 @@ describe('durolab cluster ports', () => {
     expect(() => checkPortRange(65535, 1, undefined)).toThrow('--port 65535: brokers and controller take ports 65535..65536, past 65535');
     expect(() => checkPortRange(65535, 2, 9000)).toThrow('--port 65535: brokers take ports 65535..65536, past 65535');
     expect(() => checkPortRange(0, 64, undefined)).not.toThrow();
+  });
+});
+
+describe('durolab bench-broker arguments', () => {
+  it('refuses a bad --set, --dir or --out before any run', async () => {
+    const file = path.join(tmp, 'bb-file');
+    fs.writeFileSync(file, 'x');
+    const t0 = Date.now();
+    await expect(benchBrokerMain(['--set', 'bogus=1', '--out', path.join(tmp, 'bb.json')])).rejects.toThrow(/--set bogus=1: unknown setting 'bogus'/);
+    await expect(benchBrokerMain(['--set', 'io=bogus', '--out', path.join(tmp, 'bb.json')])).rejects.toThrow(/--set io=bogus: expected/);
+    await expect(benchBrokerMain(['--dir', file, '--out', path.join(tmp, 'bb.json')])).rejects.toThrow(`--dir ${file}: not a directory`);
+    await expect(benchBrokerMain(['--out', tmp])).rejects.toThrow(`--out ${tmp}: is a directory`);
+    // No warm-up or load run started: those take seconds each.
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(fs.existsSync(path.join(tmp, 'bb.json'))).toBe(false);
   });
 });
