@@ -4,15 +4,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseCommandFlags } from '../common/flags.ts';
 import { renderSettingsMarkdown, renderSettingsText, settingsReference, withSettingsTable } from './reference.ts';
 
-const HELP = `usage: durolab settings [--json | --markdown | --readme [FILE]]
+const HELP = `usage: durolab settings [--json | --markdown | --readme FILE]
 
 Every setting a scenario, a broker/controller config file (--config, --set) or an engine flag
 can name: Kafka's name, type, default, accepted range, where it applies, and what it means.
 
   --json          the same as data (one object per setting)
   --markdown      the README's table
-  --readme FILE   rewrite the table between the settings markers of FILE (README.md when
-                  given as --readme README.md; \`make readme-settings\` does this)
+  --readme FILE   rewrite the table between the settings markers of FILE, e.g. README.md
+                  (\`make readme-settings\` does this)
   -h, --help      this text`;
 
 export async function main(argv: string[]): Promise<number> {
