@@ -223,6 +223,22 @@ static double now_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/** pwrite(2) of all `left` bytes at `at`, across short writes and EINTR: 0, or -errno (a partial write may be in the file). */
+static int32_t pwrite_fully(int fd, const uint8_t *p, size_t left, off_t at) {
+  while (left > 0) {
+    ssize_t n = pwrite(fd, p, left, at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return -EIO;
+    p += n;
+    at += n;
+    left -= (size_t)n;
+  }
+  return 0;
+}
+
 static int32_t append_sole_batch(int fd, uint8_t *b, size_t size, const double *params, double *out) {
   double position = params[0], base_offset = params[3], room = params[4], max_delta = params[5];
   if (!(position >= 0 && position <= (double)MAX_SAFE_INTEGER) || !(base_offset >= 0 && base_offset <= (double)MAX_SAFE_INTEGER)) return 1;
@@ -239,20 +255,8 @@ static int32_t append_sole_batch(int fd, uint8_t *b, size_t size, const double *
     out[2] = (double)(int32_t)params[7];
   }
   double t0 = now_us();
-  const uint8_t *p = b;
-  size_t left = size;
-  off_t at = (off_t)position;
-  while (left > 0) {
-    ssize_t n = pwrite(fd, p, left, at);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) return -EIO;
-    p += n;
-    at += n;
-    left -= (size_t)n;
-  }
+  int32_t written = pwrite_fully(fd, b, size, (off_t)position);
+  if (written != 0) return written;
   out[HEADER_FIELDS] = now_us() - t0;
   return 0;
 }
@@ -307,7 +311,6 @@ static napi_value checked_write_loop_js(napi_env env, napi_callback_info info) {
   }
   double t0 = now_us();
   double result = 0;
-  off_t at = 0;
   for (int64_t i = 0; i < count && result == 0; i++) {
     if (check) {
       if (!sole_batch_ok(b, length, INT_MAX, 1, fields)) {
@@ -317,19 +320,7 @@ static napi_value checked_write_loop_js(napi_env env, napi_callback_info info) {
       put_be32(b, (uint32_t)((uint64_t)i >> 32));
       put_be32(b + 4, (uint32_t)i);
     }
-    const uint8_t *p = b;
-    size_t left = length;
-    while (left > 0) {
-      ssize_t n = pwrite(fd, p, left, at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        result = n < 0 ? -errno : -EIO;
-        break;
-      }
-      p += n;
-      at += n;
-      left -= (size_t)n;
-    }
+    result = pwrite_fully(fd, b, length, (off_t)(i * (int64_t)length));
   }
   if (result == 0) result = now_us() - t0;
   napi_value out;
