@@ -93,7 +93,6 @@ export function requireString(command: string, flag: string, v: unknown, form: s
   return v;
 }
 
-/** The flag's value when given as a string, else undefined. */
 /**
  * A file path a command writes its results to at the end: refused at once when it names a
  * directory (or lies under a file), not after a run whose results would then be lost.
@@ -110,6 +109,7 @@ export function checkOutFile(flag: string, file: string): string {
   return resolved;
 }
 
+/** The flag's value when given as a string, else undefined. */
 export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
