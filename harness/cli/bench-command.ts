@@ -197,5 +197,3 @@ async function runBenchCommand(cmd: CommandLine): Promise<number> {
     process.off('SIGTERM', onSignal);
   }
 }
-
-
