@@ -36,7 +36,7 @@ describe('durolab broker arguments', () => {
     const file = path.join(tmp, 'a-file');
     fs.writeFileSync(file, 'x');
     expect(() => prepareDataDir(file)).toThrow(`--data ${file}: not a directory`);
-    expect(() => prepareDataDir(path.join(file, 'below'))).toThrow(/cannot make the data directory \(ENOTDIR/);
+    expect(() => prepareDataDir(path.join(file, 'below'))).toThrow(/cannot make the directory \(ENOTDIR/);
     expect(() => prepareDataDir(undefined)).toThrow('--data is required');
   });
 

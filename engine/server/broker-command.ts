@@ -56,7 +56,7 @@ export function parseParentPid(s: string | undefined): number | null {
 
 const URL_SHAPE = /^https?:\/\/[^/]+/;
 
-/** The data directory, made if missing; refused with its reason when it cannot be one. */
+/** A data directory (--data, or a bench's or cluster's --dir), made if missing; refused with its reason when it cannot be one. */
 export function prepareDataDir(data: string | undefined, flag = '--data'): string {
   if (!data) throw new Error(`${flag} is required (the broker data directory)`);
   const dir = path.resolve(data);
@@ -66,11 +66,11 @@ export function prepareDataDir(data: string | undefined, flag = '--data'): strin
   } catch {
     // missing: made below
   }
-  if (st !== undefined && !st.isDirectory()) throw new Error(`${flag} ${data}: not a directory (the broker data directory holds one directory per partition)`);
+  if (st !== undefined && !st.isDirectory()) throw new Error(`${flag} ${data}: not a directory`);
   try {
     fs.mkdirSync(dir, { recursive: true });
   } catch (e) {
-    throw new Error(`${flag} ${data}: cannot make the data directory (${(e as Error).message})`);
+    throw new Error(`${flag} ${data}: cannot make the directory (${(e as Error).message})`);
   }
   return dir;
 }

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { intFlag, parseCommandFlags, runWhenDirect } from '../common/flags.ts';
 import { startCluster } from './cluster.ts';
+import { prepareDataDir } from './broker-command.ts';
 import { parseTopicSpec, settingsHelp } from './config.ts';
 
 const HELP = `usage: durolab cluster --brokers N --dir D [options]
@@ -62,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
   for (const t of topics) {
     if (t.replicationFactor > brokers) throw new Error(`--topic ${t.name}: RF ${t.replicationFactor} exceeds --brokers ${brokers}`);
   }
-  const dir = path.resolve(values.dir);
+  const dir = prepareDataDir(values.dir, '--dir');
 
   let interrupted = false;
   const early = (): void => {

@@ -1,9 +1,10 @@
-// The partition directory's file names (Kafka's), the recovery-point checkpoint and the
-// clean-shutdown marker, and the fsync of the directory that makes creations, renames and
-// deletions durable.
+// The partition directory itself (made if missing), its file names (Kafka's), the recovery-point
+// checkpoint and the clean-shutdown marker, and the fsync of the directory that makes creations,
+// renames and deletions durable.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../common/atomic-file.ts';
+import { StorageError } from './errors.ts';
 
 const LOG_SUFFIX = '.log';
 const INDEX_SUFFIX = '.index';
@@ -122,4 +123,17 @@ export function removeCleanMarker(dir: string): void {
   fs.rmSync(path.join(dir, CLEAN_SHUTDOWN_FILE), { force: true });
   // Durable before any new append: a crash must not find the marker of the previous run.
   fsyncDir(dir);
+}
+
+/** A partition's directory, made if missing; a path that is a file (or lies under one) is refused by name. */
+export function makeLogDir(abs: string): void {
+  try {
+    fs.mkdirSync(abs, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') {
+      throw new StorageError('invalid-argument', `${abs} is not a directory: a partition's log is a directory of segment files`, { code });
+    }
+    throw e;
+  }
 }

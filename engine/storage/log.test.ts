@@ -84,6 +84,13 @@ describe('Log append and read', () => {
     log.close();
   });
 
+  it('refuses a log directory that is a file, or lies under one, by name', () => {
+    const file = path.join(tmpDir(), 'a-file');
+    fs.writeFileSync(file, 'x');
+    expect(() => Log.open(file)).toThrow(`${file} is not a directory: a partition's log is a directory of segment files`);
+    expect(() => Log.open(path.join(file, 'p0'))).toThrow(`${path.join(file, 'p0')} is not a directory`);
+  });
+
   it('rejects oversized, corrupt and multi-batch input with clear errors and writes nothing', () => {
     const log = Log.open(tmpDir(), { maxBatchBytes: 2048 });
     log.append(makeBatch(0));

@@ -15,7 +15,7 @@ import { StorageError } from './errors.ts';
 import { resolveLogConfig } from './config.ts';
 import { allocAligned, checkDirectIoDir, DIRECT_ALIGNMENT, type AlignedBuffer } from './direct-io.ts';
 import { fsyncDir } from '../common/atomic-file.ts';
-import { removeCleanMarker, writeCleanMarker } from './files.ts';
+import { makeLogDir, removeCleanMarker, writeCleanMarker } from './files.ts';
 import { LatencyRecorder, usSince } from '../common/latency.ts';
 import { loadSegments, type Loaded, type LoadOptions } from './load.ts';
 import { errText, LogFlusher } from './log-flush.ts';
@@ -59,7 +59,7 @@ export class Log {
   static open(dir: string, config: Partial<LogConfig> = {}, opts: LogOpenOptions = {}): Log {
     const cfg = resolveLogConfig(config);
     const abs = path.resolve(dir);
-    fs.mkdirSync(abs, { recursive: true });
+    makeLogDir(abs);
     if (cfg.io === 'direct') checkDirectIoDir(abs);
     const loaded = loadSegments(abs, cfg, opts);
     try {

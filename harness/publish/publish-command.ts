@@ -1,5 +1,6 @@
 // `durolab publish [--out DIR]`: the static site of runs (harness/publish/publish.ts).
 
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
@@ -36,10 +37,15 @@ export async function main(argv: string[]): Promise<number> {
   const { resultsDir } = defaultDirs({ root, resultsDir: values['results-dir'] });
   requireResultsDir(values['results-dir'], resultsDir);
   const outDir = path.resolve(values.out ?? path.join(root, 'site'));
+  if (existsSync(outDir) && !statSync(outDir).isDirectory()) throw new Error(`--out ${values.out}: not a directory (the site is a directory of pages)`);
   let since: Date | undefined;
   if (values.since !== undefined) {
     since = new Date(values.since);
-    if (Number.isNaN(since.getTime())) throw new Error(`--since: expected a date like 2026-11-30 or an ISO time, found '${values.since}'`);
+    // Date rolls 2026-02-30 over to March 2: a calendar date must read back as typed.
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(values.since) ? values.since : null;
+    if (Number.isNaN(since.getTime()) || (day !== null && since.toISOString().slice(0, 10) !== day)) {
+      throw new Error(`--since: expected a date like 2026-11-30 or an ISO time, found '${values.since}'`);
+    }
   }
   const split = (xs: string[] | string | undefined) => (xs === undefined ? undefined : [xs].flat().flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean));
   const result = await publishSite({

@@ -23,4 +23,16 @@ describe('--results-dir', () => {
     await expect(publishMain(['--results-dir', missing, '--out', path.join(tmp, 'site')])).rejects.toThrow(`--results-dir ${missing}: no such directory`);
     expect(fs.existsSync(path.join(tmp, 'site'))).toBe(false);
   });
+
+  it('publish refuses an --out that is a file and a --since day that does not exist', async () => {
+    const results = path.join(tmp, 'results');
+    fs.mkdirSync(results, { recursive: true });
+    const file = path.join(tmp, 'site-file');
+    fs.writeFileSync(file, 'x');
+    await expect(publishMain(['--results-dir', results, '--out', file])).rejects.toThrow(`--out ${file}: not a directory`);
+    await expect(publishMain(['--results-dir', results, '--out', path.join(tmp, 'site2'), '--since', '2026-02-30'])).rejects.toThrow(
+      "--since: expected a date like 2026-11-30 or an ISO time, found '2026-02-30'",
+    );
+    expect(fs.existsSync(path.join(tmp, 'site2'))).toBe(false);
+  });
 });

@@ -214,6 +214,8 @@ describe('finding files', () => {
     expect(s.name).toBe('my-test');
     expect(s.file).toBe(file);
     expect(() => loadScenario(path.join(tmp, 'missing.yaml'))).toThrow(/missing\.yaml does not exist/);
+    // A directory given as the scenario: named, not EISDIR.
+    expect(() => loadScenario(`${tmp}/`)).toThrow(`scenario file ${tmp}/ is a directory: expected a scenario name or a .yaml file`);
   });
 
   it('a name resolves in scenariosDir, .yml too', () => {

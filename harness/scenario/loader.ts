@@ -78,6 +78,7 @@ export function loadScenario(
   if (looksLikePath(nameOrPath)) {
     file = path.resolve(nameOrPath);
     if (!existsSync(file)) throw new Error(`scenario file ${nameOrPath} does not exist`);
+    if (statSync(file).isDirectory()) throw new Error(`scenario file ${nameOrPath} is a directory: expected a scenario name or a .yaml file (scenario check --dir D checks a directory)`);
   } else {
     const dir = opts.scenariosDir ?? defaultScenariosDir();
     const found = EXTENSIONS.map((ext) => path.join(dir, nameOrPath + ext)).find((f) => existsSync(f));
