@@ -109,6 +109,23 @@ export function checkOutFile(flag: string, file: string): string {
   return resolved;
 }
 
+/**
+ * A directory a command reads from, named by a flag: refused when missing or not a directory,
+ * with `what` (e.g. "the scenarios directory") after the reason when given.
+ */
+export function requireExistingDir(flag: string, value: string, what?: string): string {
+  const resolved = path.resolve(value);
+  const suffix = what ? ` (${what})` : '';
+  let isDir = false;
+  try {
+    isDir = fs.statSync(resolved).isDirectory();
+  } catch {
+    throw new Error(`${flag} ${value}: no such directory${suffix}`);
+  }
+  if (!isDir) throw new Error(`${flag} ${value}: not a directory${suffix}`);
+  return resolved;
+}
+
 /** The flag's value when given as a string, else undefined. */
 export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;

@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   if (parsed === null) return 0;
   const { values } = parsed;
   const { resultsDir } = defaultDirs({ resultsDir: values['results-dir'] });
-  requireResultsDir(values['results-dir'], resultsDir);
+  requireResultsDir(values['results-dir']);
   const claims = loadClaims(values.claims ? path.resolve(values.claims) : undefined);
   const runs = (await listRuns(resultsDir)).filter((e) => e.run).map((e) => e.run as RunResult);
   const outcomes = evaluateClaims(claims, runs);

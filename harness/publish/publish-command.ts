@@ -35,7 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   const { values } = parsed;
   const root = findRepoRoot();
   const { resultsDir } = defaultDirs({ root, resultsDir: values['results-dir'] });
-  requireResultsDir(values['results-dir'], resultsDir);
+  requireResultsDir(values['results-dir']);
   const outDir = path.resolve(values.out ?? path.join(root, 'site'));
   if (existsSync(outDir) && !statSync(outDir).isDirectory()) throw new Error(`--out ${values.out}: not a directory (the site is a directory of pages)`);
   let since: Date | undefined;

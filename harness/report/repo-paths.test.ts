@@ -15,10 +15,10 @@ describe('--results-dir', () => {
     const missing = path.join(tmp, 'nonexist');
     const file = path.join(tmp, 'a-file');
     fs.writeFileSync(file, 'x');
-    expect(() => requireResultsDir(undefined, missing)).not.toThrow();
-    expect(() => requireResultsDir(tmp, tmp)).not.toThrow();
-    expect(() => requireResultsDir('nonexist', missing)).toThrow('--results-dir nonexist: no such directory');
-    expect(() => requireResultsDir(file, file)).toThrow(`--results-dir ${file}: not a directory`);
+    expect(() => requireResultsDir(undefined)).not.toThrow();
+    expect(() => requireResultsDir(tmp)).not.toThrow();
+    expect(() => requireResultsDir(missing)).toThrow(`--results-dir ${missing}: no such directory`);
+    expect(() => requireResultsDir(file)).toThrow(`--results-dir ${file}: not a directory`);
     await expect(claimsMain(['--results-dir', missing])).rejects.toThrow(`--results-dir ${missing}: no such directory`);
     await expect(publishMain(['--results-dir', missing, '--out', path.join(tmp, 'site')])).rejects.toThrow(`--results-dir ${missing}: no such directory`);
     expect(fs.existsSync(path.join(tmp, 'site'))).toBe(false);

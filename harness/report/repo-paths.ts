@@ -1,8 +1,8 @@
 // Where results/ and reports/ live. The code runs both from sources (vitest) and from the
 // bundle dist/durolab.mjs, so the root is found from the working directory, not this file.
 
-import { statSync } from 'node:fs';
 import path from 'node:path';
+import { requireExistingDir } from '../../engine/common/flags.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
 
 export interface ReportDirs {
@@ -23,13 +23,6 @@ export function defaultDirs(opts: { root?: string; resultsDir?: string; reportsD
  * would otherwise publish an empty site or call every claim unmeasured. (The default results/
  * may be missing on a fresh checkout: nothing has run yet.)
  */
-export function requireResultsDir(flagValue: string | undefined, resolved: string): void {
-  if (flagValue === undefined) return;
-  let isDir = false;
-  try {
-    isDir = statSync(resolved).isDirectory();
-  } catch {
-    throw new Error(`--results-dir ${flagValue}: no such directory`);
-  }
-  if (!isDir) throw new Error(`--results-dir ${flagValue}: not a directory`);
+export function requireResultsDir(flagValue: string | undefined): void {
+  if (flagValue !== undefined) requireExistingDir('--results-dir', flagValue);
 }

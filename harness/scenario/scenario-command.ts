@@ -1,8 +1,7 @@
 // `durolab scenario list | check | show`: read and validate scenario files without running
 // anything, e.g. in CI or while writing a new file.
 
-import { statSync } from 'node:fs';
-import { parseFlags } from '../../engine/common/flags.ts';
+import { parseFlags, requireExistingDir } from '../../engine/common/flags.ts';
 import { formatFlushPolicy } from '../../engine/settings/index.ts';
 import { ScenarioError } from './errors.ts';
 import { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
@@ -67,15 +66,7 @@ export async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const dir = values.dir ?? defaultScenariosDir();
-  if (values.dir !== undefined) {
-    let isDir = false;
-    try {
-      isDir = statSync(dir).isDirectory();
-    } catch {
-      throw new Error(`--dir ${dir}: no such directory (the scenarios directory)`);
-    }
-    if (!isDir) throw new Error(`--dir ${dir}: not a directory (the scenarios directory)`);
-  }
+  if (values.dir !== undefined) requireExistingDir('--dir', values.dir, 'the scenarios directory');
   const opts = { scenariosDir: dir, ...parseOverrideFlags({ duration: values.duration, repeat: values.repeat }) };
 
   switch (sub) {
