@@ -19,6 +19,10 @@ const commands: Record<string, Command> = {
     summary: 'run one broker (HTTP produce/fetch, replication follower/leader)',
     load: () => import('../../engine/server/broker-command.ts'),
   },
+  'disk-server': {
+    summary: "one NBD fault disk in its own process (the host route's disk under Kafka JVMs; started by the harness)",
+    load: () => import('../disk/disk-server-command.ts'),
+  },
   cluster: {
     summary: 'run a controller and N brokers on loopback in the foreground, for curl',
     load: () => import('../../engine/server/cluster-command.ts'),

@@ -26,6 +26,8 @@ export interface NbdDiskOptions {
   log?: (line: string) => void;
   /** Skip mkfs (the file exists and holds what the guest expects). */
   existing?: boolean;
+  /** Serve model file too, write-through (the host route, host-disk.ts, always goes through the server). */
+  overNbd?: boolean;
 }
 
 export interface NbdDiskReport {
@@ -65,12 +67,12 @@ export class NbdDisk implements DataDisk {
   ) {}
 
   static async create(opts: NbdDiskOptions): Promise<NbdDisk> {
-    if (opts.spec.model !== 'volatile-cache') throw new Error(`NbdDisk ${opts.file}: model ${opts.spec.model} is not served over NBD (model: file is a FileDisk)`);
+    if (opts.spec.model !== 'volatile-cache' && !opts.overNbd) throw new Error(`NbdDisk ${opts.file}: model ${opts.spec.model} is not served over NBD (model: file is a FileDisk)`);
     if (!opts.existing) await createFileDisk(opts.file, opts.sizeMiB);
     // A unix socket address holds 107 bytes: keep the socket in a short private directory.
     const socketDir = mkdtempSync(path.join(os.tmpdir(), 'durolab-nbd-'));
     trackSocketDir(socketDir);
-    const store = new VolatileCacheStore({ file: opts.file, onCut: opts.spec.onCut, flush: opts.spec.flush, volatile: true });
+    const store = new VolatileCacheStore({ file: opts.file, onCut: opts.spec.onCut, flush: opts.spec.flush, volatile: opts.spec.model === 'volatile-cache' });
     let writeLog: WriteLogWriter | null = null;
     try {
       writeLog = opts.writeLogPath ? new WriteLogWriter(opts.writeLogPath, opts.spec.writeLogLimitBytes) : null;
@@ -103,6 +105,7 @@ export class NbdDisk implements DataDisk {
 
   describe(): string {
     const s = this.opts.spec;
+    if (s.model !== 'volatile-cache') return `NBD disk ${this.opts.file} (${this.opts.sizeMiB} MiB, model ${s.model}: write-through, no volatile cache; socket ${this.socketPath})`;
     return `NBD disk ${this.opts.file} (${this.opts.sizeMiB} MiB, volatile cache, onCut ${s.onCut}, flush ${s.flush}${s.errors.length ? `, ${s.errors.length} error rule(s)` : ''}; socket ${this.socketPath})`;
   }
 

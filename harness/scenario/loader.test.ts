@@ -9,6 +9,10 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SCENARIOS = path.join(REPO, 'scenarios');
 const SHIPPED = [
   'peer-acks-all',
+  'peer-power-cut-all',
+  'peer-power-cut-leader',
+  'peer-lying-disk',
+  'peer-fsync-eio',
   'peer-fsync-intervals',
   'producer-idempotence',
   'producer-inflight',
@@ -96,7 +100,7 @@ describe('shipped scenarios', () => {
     }
   });
 
-  it('process scenarios assert a clean ledger in every cell; power-cut scenarios use the vm target', () => {
+  it('process scenarios assert a clean ledger in every cell; power-cut scenarios use the vm target, peer power cuts both engines on the host fault disk', () => {
     for (const name of SHIPPED) {
       const s = loadScenario(name, { scenariosDir: SCENARIOS });
       if (name.startsWith('power-cut')) {
@@ -117,6 +121,13 @@ describe('shipped scenarios', () => {
           expect(s.faults[0].kind).toBe('power-cut');
           expect(s.workload.repetitions).toBeGreaterThan(SMOKE.includes(name) ? 0 : 1);
         }
+      } else if (name.startsWith('peer-') && s.faults[0]?.kind === 'power-cut') {
+        // Both engines on the host route's fault disk, through the same Kafka client.
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect(s.workload.driver).toBe('kafka');
+        expect(s.vm).toEqual(expect.objectContaining({ mountOptions: 'commit=5' }));
+        expect(s.workload.repetitions).toBeGreaterThan(1);
+        expect(s.expectations.map((e) => e.expression)).toContain('corrupt == 0 in every trial');
       } else if (name.startsWith('crash-states')) {
         // One recorded trial yields hundreds of crash states: repetitions are not needed for a distribution.
         expect(s.target).toBe('vm');
@@ -425,13 +436,13 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     found: "'freeze'",
   },
   {
-    name: 'power cut on the process target',
-    text: `question: q\nfaults:\n  - kind: power-cut\n    target: 0\n    when: { at: 2 }\n`,
+    name: 'crash states on the process target',
+    text: `question: q\nfaults:\n  - kind: crash-states\n    target: 0\n    states: 10\n    when: { at: 2 }\n`,
     line: 3,
     column: 11,
     path: 'faults[0].kind',
-    expected: /power-cut needs target: vm/,
-    found: "'power-cut'",
+    expected: /on target: process \(crash-states needs target: vm\)/,
+    found: "'crash-states'",
   },
   {
     name: 'fault target beyond the brokers',
@@ -479,13 +490,13 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     found: "'vmm'",
   },
   {
-    name: 'vm block on the process target',
-    text: `question: q\nvm: { memoryMiB: 512 }\n`,
+    name: 'a guest-only vm key on the process target (its fault disk takes disk, diskMiB, mountOptions)',
+    text: `question: q\nvm: { diskMiB: 512, memoryMiB: 512 }\n`,
     line: 2,
-    column: 1,
-    path: 'vm',
-    expected: /set target: vm/,
-    found: 'a vm: block',
+    column: 21,
+    path: 'vm.memoryMiB',
+    expected: /^only disk, diskMiB, mountOptions in vm: on target: process \(its brokers run on this host, on the fault disk; memoryMiB is for QEMU guests, target: vm\)$/,
+    found: "'memoryMiB'",
   },
   {
     name: 'bad vm accelerator',

@@ -9,6 +9,7 @@ import type { ScenarioIssue } from './errors.ts';
 import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
 import { checkExpectations } from './expectation-checks.ts';
 import { checkFaults } from './fault-checks.ts';
+import { checkVmBlock } from './vm-block-checks.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
@@ -102,17 +103,13 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   // A misspelt target is reported once, not again through every check that depends on it.
   const targetKnown = s.target !== undefined;
   const target = s.target ?? DEFAULT_TARGET;
-  if (targetKnown && !capabilitiesOf(target).vmOptions && doc.vm !== undefined) {
-    const vmTargets = TARGET_KINDS.filter((t) => capabilitiesOf(t).vmOptions).join(' | ');
-    issues.push(src.issue(['vm'], `no vm: block on target: ${target} (set target: ${vmTargets} to run in QEMU guests)`, 'a vm: block', { key: true }));
-  }
-
   // A target axis (matrix.target) runs each cell on its own target; every check below holds for each.
   const axisTargets = (s.matrix as { target?: TargetAxisValue[] } | undefined)?.target;
   if (axisTargets && doc.target !== undefined) {
     issues.push(src.issue(['target'], 'either target: or matrix.target (a target axis), not both', 'both', { key: true }));
   }
   const kinds: TargetKind[] = axisTargets ? [...new Set(axisTargets.map(targetKindOf))] : [target];
+  issues.push(...checkVmBlock(src, doc.vm, targetKnown ? kinds : null));
   // target: external names its cluster; no other target takes an external: block.
   if (targetKnown && kinds.includes('external') && doc.external === undefined) {
     issues.push(src.issue(['target'], 'an external: block with bootstrap: [host:port, ...] (the cluster target: external runs against)', 'target: external without it'));
@@ -155,8 +152,10 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   for (const layer of layers) {
     for (const [name, values] of Object.entries(layer.values)) {
       if (isSysctl(name)) firstSysctl ??= [...layer.path, name];
-      if (name.startsWith('vm.disk.') && targetKnown && !capabilitiesOf(target).vmOptions) {
-        issues.push(src.issue([...layer.path, name], `no ${name} on target: ${target} (the data disk models need target: vm)`, name, { key: true }));
+      const diskless = kinds.filter((k) => capabilitiesOf(k).faultDisk === null);
+      if (name.startsWith('vm.disk.') && targetKnown && diskless.length) {
+        const able = TARGET_KINDS.filter((t) => capabilitiesOf(t).faultDisk !== null).join(' | ');
+        issues.push(src.issue([...layer.path, name], `no ${name} on target: ${diskless.join(', ')} (the fault disk's models need target: ${able})`, name, { key: true }));
       }
       if (name === 'min.insync.replicas' && rf !== undefined) {
         values.forEach((v, i) => {
@@ -299,7 +298,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     question: s.question!,
     ...(s.description !== undefined ? { description: s.description } : {}),
     target,
-    ...(capabilitiesOf(target).vmOptions ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
+    ...(kinds.some((k) => capabilitiesOf(k).faultDisk !== null) ? { vm: s.vm ?? SECTION_SCHEMAS.vm.parse({})! } : {}),
     ...(s.external ? { external: s.external } : {}),
     cluster: {
       brokers: cluster.brokers,

@@ -2,11 +2,17 @@
 // process (engine/server/cluster.ts). Data directories live under the cell's work dir, so the
 // probes watch the device that really holds them. Its one fault is a process kill: SIGKILL of
 // the broker child, after which the host's page cache still holds everything it wrote (a
-// crash, not a power failure: power cuts need the VM target).
+// crash, not a power failure). On the lab's fault disk (host-fault-disks.ts: each broker's
+// data dir on its own NBD disk mounted on the host) it cuts power too: the broker and its
+// disk's page cache die together, and the disk keeps what its model says.
 import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { HostFaultDisks, cellFaultDisk } from './host-fault-disks.ts';
+import type { VmOptions } from '../scenario/types.ts';
 
 interface HealthAnswer {
   brokerId?: number;
@@ -34,7 +40,11 @@ export async function readRecovery(url: string, brokerId: number, restartMs: num
 }
 
 class ProcessCluster implements FaultableCluster {
-  constructor(private readonly cluster: Cluster) {}
+  constructor(
+    private readonly cluster: Cluster,
+    /** Each broker's data dir on the lab's fault disk, or null (plain directories: no power cut). */
+    private readonly disks: HostFaultDisks | null = null,
+  ) {}
 
   get brokers(): TargetBroker[] {
     return this.cluster.brokers.map((b) => ({ id: b.id, url: b.url, ...(b.kafka ? { kafka: b.kafka } : {}), dataDir: b.dataDir, logPath: b.logPath, pid: b.pid }));
@@ -71,10 +81,21 @@ class ProcessCluster implements FaultableCluster {
   }
 
   async powerCut(brokerIds: number[]): Promise<CutInfo> {
-    throw new Error(
-      `power-cut of broker(s) ${brokerIds.join(', ')}: the process target cannot cut power (the host's page cache would survive); ` +
-        'use target: vm, or fault kind process-kill',
-    );
+    const disks = this.disks;
+    if (!disks) {
+      throw new Error(
+        `power-cut of broker(s) ${brokerIds.join(', ')}: these brokers run on plain directories (the host's page cache would survive); ` +
+          "the scenario's faults put them on the fault disk at start",
+      );
+    }
+    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before cutting anything
+    const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
+    const atMs = Date.now();
+    const diskAtCut = await disks.cut(brokerIds, {
+      freeze: () => brokerIds.forEach((id) => void this.cluster.killBroker(id, 'SIGSTOP')),
+      kill: async () => void (await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGKILL')))),
+    });
+    return { brokerIds, atMs, liveAtCut, diskAtCut };
   }
 
   async processKill(brokerIds: number[]): Promise<CutInfo> {
@@ -90,8 +111,11 @@ class ProcessCluster implements FaultableCluster {
     return Promise.all(
       brokerIds.map(async (id) => {
         const t0 = Date.now();
+        const attach = this.disks ? await this.disks.attach(id) : null;
+        const tStart = Date.now();
         const b = await this.cluster.restartBroker(id);
-        return readRecovery(b.url, id, Date.now() - t0);
+        const r = await readRecovery(b.url, id, Date.now() - t0);
+        return attach ? { ...r, boot: { bootMs: r.restartMs, setupMs: attach.exportMs + attach.mountMs, brokerStartMs: Date.now() - tStart } } : r;
       }),
     );
   }
@@ -104,30 +128,62 @@ class ProcessCluster implements FaultableCluster {
     return this.cluster.broker(brokerId).url;
   }
 
-  stop(): Promise<void> {
-    return this.cluster.stop();
+  async stop(): Promise<void> {
+    await this.cluster.stop();
+    await this.disks?.close(this.cluster.brokers.every((b) => !b.running));
   }
 }
 
-export function processTarget(): Target {
+export interface ProcessTargetOptions {
+  /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
+  vm?: VmOptions;
+  /** Every cell's brokers on the lab's fault disk (the scenario cuts power or names a disk model). */
+  faultDisk?: boolean;
+  log?: (line: string) => void;
+}
+
+/** The cluster's broker ids (engine/server/cluster.ts numbers them from 1). */
+const brokerIds = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
+
+export function processTarget(opts: ProcessTargetOptions = {}): Target {
   return {
     kind: 'process',
     capabilities: capabilitiesOf('process'),
-    async start(opts: ClusterStartOptions): Promise<FaultableCluster> {
-      const { cluster: spec, settings } = opts;
-      const cluster = await startCluster({
+    async start(o: ClusterStartOptions): Promise<FaultableCluster> {
+      const { cluster: spec, settings } = o;
+      const ids = brokerIds(spec.brokers);
+      const disks = opts.faultDisk
+        ? await HostFaultDisks.create(ids, path.join(o.workDir, 'disks'), cellFaultDisk(opts.vm, settings.values), o.seed ?? 0, opts.log ?? (() => undefined), 'durolab broker')
+        : null;
+      // The engine keeps a broker's data in <dir>/broker-<id>: there, a link to its disk.
+      if (disks) {
+        mkdirSync(o.workDir, { recursive: true });
+        for (const id of ids) {
+          mkdirSync(disks.dataDirOf(id), { recursive: true });
+          symlinkSync(disks.dataDirOf(id), path.join(o.workDir, `broker-${id}`));
+        }
+      }
+      let cluster: Cluster;
+      try {
+        cluster = await startCluster({
         brokers: spec.brokers,
-        dir: opts.workDir,
+        dir: o.workDir,
         port: 0,
+        firstBrokerId: ids[0]!,
         topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],
         set: brokerSetFlags(settings),
         controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable },
-      });
-      if (opts.signal?.aborted) {
-        await cluster.stop();
+        });
+      } catch (err) {
+        await disks?.close(false).catch(() => undefined);
+        throw err;
+      }
+      const c = new ProcessCluster(cluster, disks);
+      if (o.signal?.aborted) {
+        await c.stop();
         throw new Error('interrupted while starting the cluster');
       }
-      return new ProcessCluster(cluster);
+      return c;
     },
   };
 }

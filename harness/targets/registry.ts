@@ -3,7 +3,8 @@
 // and a loader that imports its module only when a scenario uses it (the process path never
 // pulls in the QEMU code). The runner reads capabilities and never branches on the kind.
 import * as z from 'zod';
-import type { FaultAction } from '../faults/registry.ts';
+import { FAULTS, type FaultAction } from '../faults/registry.ts';
+import { diskVariesByCell } from '../disk/disk-spec.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target } from './types.ts';
 import type { SettingValue } from '../../engine/settings/index.ts';
@@ -33,8 +34,15 @@ export interface TargetCapabilities {
    * broker noticeable time: a TCG guest's broker spends 0.13-0.33 s of its event loop on one.
    */
   watchFigures: boolean;
-  /** The scenario's `vm:` block applies to it. */
+  /** The scenario's `vm:` block applies to it (QEMU guests: accelerator, memory, disk). */
   vmOptions: boolean;
+  /**
+   * Where the lab's fault disk (the `vm.disk:` models: volatile cache, onCut, flush, EIO,
+   * latency, write log) sits under its brokers: `guest` = each VM's virtio disk; `host` = the
+   * host route (harness/disk/host-disk.ts: NBD -> qemu-storage-daemon FUSE -> loop -> ext4),
+   * where only vm.disk, vm.diskMiB and vm.mountOptions apply; null = none.
+   */
+  faultDisk: 'guest' | 'host' | null;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
   drivers: readonly DriverName[];
   /**
@@ -47,7 +55,7 @@ export interface TargetCapabilities {
 }
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings'>>;
+  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults'>>;
   log: (line: string) => void;
 }
 
@@ -61,16 +69,19 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   process: {
     summary: 'brokers as local processes on loopback',
     capabilities: {
-      faultActions: ['kill-broker-process'],
+      // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it).
+      faultActions: ['kill-broker-process', 'cut-power'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
       guestProbes: false,
       watchFigures: true,
       vmOptions: false,
+      faultDisk: 'host',
       drivers: ['http', 'kafka'],
     },
-    load: async () => (await import('./process-target.ts')).processTarget(),
+    load: async ({ scenario, log }) =>
+      (await import('./process-target.ts')).processTarget({ ...(scenario.vm ? { vm: scenario.vm } : {}), faultDisk: wantsFaultDisk(scenario), log: (line) => log(`[disk] ${line}`) }),
   },
   vm: {
     summary: 'each broker in its own QEMU VM with its own ext4 disk',
@@ -83,6 +94,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       guestProbes: true,
       watchFigures: false,
       vmOptions: true,
+      faultDisk: 'guest',
       drivers: ['http'],
     },
     load: async ({ scenario, log }) => {
@@ -93,17 +105,24 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   kafka: {
     summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',
     capabilities: {
-      faultActions: ['kill-broker-process'],
+      // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it).
+      faultActions: ['kill-broker-process', 'cut-power'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,
       guestProbes: false,
       watchFigures: true,
       vmOptions: false,
+      faultDisk: 'host',
       drivers: ['kafka'],
       refuseSetting: kafkaSettingRefusal,
     },
-    load: async ({ log }) => (await import('./kafka/kafka-target.ts')).kafkaTarget({ log: (line) => log(`[kafka] ${line}`) }),
+    load: async ({ scenario, log }) =>
+      (await import('./kafka/kafka-target.ts')).kafkaTarget({
+        log: (line) => log(`[kafka] ${line}`),
+        ...(scenario.vm ? { vm: scenario.vm } : {}),
+        faultDisk: wantsFaultDisk(scenario),
+      }),
   },
   external: {
     summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's kill/restart commands",
@@ -116,6 +135,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       guestProbes: false,
       watchFigures: true,
       vmOptions: false,
+      faultDisk: null,
       drivers: ['kafka'],
       refuseSetting: externalSettingRefusal,
       faultsNeedCommands: true,
@@ -125,6 +145,12 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
 };
 
 export const DEFAULT_TARGET: TargetKind = 'process';
+
+/** A host-route target puts its brokers on the fault disk when a fault cuts power or the scenario names a disk. */
+export function wantsFaultDisk(scenario: TargetLoadOptions['scenario']): boolean {
+  const cuts = (scenario.faults ?? []).some((f) => FAULTS[f.kind].needs !== 'kill-broker-process');
+  return cuts || scenario.vm?.disk !== undefined || diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {});
+}
 
 export const targetKindSchema = z.enum(TARGET_KINDS);
 

@@ -15,6 +15,10 @@ import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, type KafkaProducerHandle, type 
 import { DEFAULT_PRODUCER, type KafkaProducerSettings } from './producer-settings.ts';
 
 const MAX_LATENCY_US = 120_000_000;
+/** After a stop, sends in flight get this long to be answered (see abandonAfterStop). */
+const IN_FLIGHT_GRACE_MS = 2000;
+/** And the producers this long to close. */
+const CLOSE_GRACE_MS = 5000;
 
 function newHistogram(): hdr.Histogram {
   return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: MAX_LATENCY_US, numberOfSignificantValueDigits: 3 });
@@ -57,6 +61,16 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
   let measuredRecords = 0;
   let second = { requests: 0, records: 0, hist: newHistogram() };
   const stopped = () => opts.signal?.aborted === true || Date.now() >= endMs;
+  // A stop (the fault's moment, Ctrl-C) waits this long for sends in flight, then leaves them
+  // unanswered: with every broker down (a rack's power cut) a client retries its connections
+  // until delivery.timeout.ms, and the trial must go on to restart the brokers. An answer that
+  // comes later is not recorded: the batch stays sent-but-unanswered (indeterminate) in the ledger.
+  let abandoned = false;
+  const abandonAfterStop = new Promise<void>((resolve) => {
+    const arm = () => setTimeout(() => ((abandoned = true), resolve()), IN_FLIGHT_GRACE_MS).unref();
+    if (opts.signal?.aborted) arm();
+    else opts.signal?.addEventListener('abort', arm, { once: true });
+  });
 
   const producers: KafkaProducerHandle[] = [];
   try {
@@ -120,6 +134,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     } catch (err) {
       outcome = library.errorName(err);
     }
+    if (abandoned) return;
     const doneMs = Date.now();
     const us = Math.max(1, Math.round(Number(process.hrtime.bigint() - t0) / 1000));
     if (outcome !== 'ok') {
@@ -153,7 +168,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
               if (wait > 0) await new Promise((r) => setTimeout(r, wait));
               if (stopped()) break;
             }
-            await sendOne(producer, pi, periodMs > 0 ? intended : Date.now());
+            await Promise.race([sendOne(producer, pi, periodMs > 0 ? intended : Date.now()), abandonAfterStop]);
             // acks=0: the send's promise can settle without any I/O (a socket the kernel takes
             // bytes from never makes the loop wait), so yield once per send: otherwise the loop
             // holds this event loop for the whole load: no ticks, no timers, and with the process
@@ -167,7 +182,8 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     );
   } finally {
     clearInterval(ticker);
-    await Promise.all(producers.map((p) => p.close()));
+    // A client whose brokers are all gone may not close promptly either.
+    await Promise.race([Promise.all(producers.map((p) => p.close().catch(() => undefined))), new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
   }
   const end = Date.now();
   const measuredSec = Math.max(0.001, (Math.min(end, endMs) - measureStartMs) / 1000);

@@ -93,7 +93,7 @@ function classpath(k: KafkaInstall): string {
 /** kafka-storage format for one node (its own JVM; the metadata log and meta.properties land in its data dir). */
 export async function formatNode(k: KafkaInstall, node: KafkaNodeSpec, config: string, log4j: string, clusterId: string): Promise<void> {
   // A short-lived JVM: C1 only and the serial collector start it fastest.
-  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath(k), 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', config];
+  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath(k), 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', config];
   const r = await execa(k.java, args, { reject: false, all: true, timeout: 120_000 });
   if (r.exitCode !== 0) {
     throw new Error(`kafka-storage format of node ${node.id} (${k.java} ${args.join(' ')}) failed (exit ${r.exitCode ?? r.signal}): ${String(r.all ?? '').trim().split('\n').slice(-8).join('\n')}`);
@@ -154,6 +154,17 @@ export class KafkaNodeProcess {
         throw new Error(`kafka node ${this.node.id} did not start within ${timeoutMs} ms; log ${this.node.logPath}:\n${text.slice(-1500)}`);
       }
       await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGSTOP: the JVM stops at once (a power cut's first step: nothing more is written or answered). */
+  freeze(): void {
+    if (this.pid !== null && this.running) {
+      try {
+        process.kill(this.pid, 'SIGSTOP');
+      } catch {
+        // exited meanwhile
+      }
     }
   }
 

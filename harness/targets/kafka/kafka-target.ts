@@ -2,7 +2,10 @@
 // combined broker + controller JVM on 127.0.0.1 with its own data dir under the cell's work
 // dir. The topic is created with the cell's settings as Kafka topic configs (settings-map.ts);
 // leaders come from Metadata, polled; faults are SIGKILL of broker JVMs and a restart on the
-// same data dirs (the page cache survives, as with target: process).
+// same data dirs (the page cache survives, as with target: process), and, on the lab's fault
+// disk (host-fault-disks.ts: each node's log.dirs, the KRaft metadata log included, on its own
+// NBD disk mounted on the host), power cuts: the JVMs and their disks' page caches die
+// together, and each disk keeps what its model says.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +17,8 @@ import { ensureKafka, type KafkaInstall } from './install.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
+import { HostFaultDisks, cellFaultDisk, type HostFaultDiskConfig } from '../host-fault-disks.ts';
+import type { VmOptions } from '../../scenario/types.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -44,6 +49,8 @@ export class KafkaCluster implements FaultableCluster {
     readonly install: KafkaInstall,
     readonly nodes: KafkaNodeProcess[],
     readonly topic: string,
+    /** Each node's data on the lab's fault disk (power cuts possible), or null (plain directories). */
+    readonly disks: HostFaultDisks | null = null,
   ) {}
 
   get brokers(): TargetBroker[] {
@@ -131,7 +138,18 @@ export class KafkaCluster implements FaultableCluster {
   }
 
   async powerCut(brokerIds: number[]): Promise<CutInfo> {
-    throw new Error(`power-cut of broker(s) ${brokerIds.join(', ')}: target kafka runs JVMs on this host and cannot cut power; use fault kind process-kill`);
+    const disks = this.disks;
+    if (!disks) {
+      throw new Error(`power-cut of broker(s) ${brokerIds.join(', ')}: this Kafka cluster runs on plain directories (no fault disk); the scenario's faults decide that at start`);
+    }
+    const nodes = brokerIds.map((id) => this.node(id));
+    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
+    const atMs = Date.now();
+    const diskAtCut = await disks.cut(brokerIds, {
+      freeze: () => nodes.forEach((n) => n.freeze()),
+      kill: async () => void (await Promise.all(nodes.map((n) => n.kill()))),
+    });
+    return { brokerIds, atMs, liveAtCut, diskAtCut };
   }
 
   async processKill(brokerIds: number[]): Promise<CutInfo> {
@@ -146,15 +164,19 @@ export class KafkaCluster implements FaultableCluster {
     return Promise.all(
       brokerIds.map(async (id) => {
         const n = this.node(id);
+        const t0 = Date.now();
+        const attach = this.disks ? await this.disks.attach(id) : null;
         const clean = existsSync(path.join(n.node.dataDir, '.kafka_cleanshutdown'));
         const before = logBytes(n.node.dataDir, this.topic);
-        const t0 = Date.now();
+        const tStart = Date.now();
         await n.start(START_TIMEOUT_MS);
         const restartMs = Date.now() - t0;
         const after = logBytes(n.node.dataDir, this.topic);
         return {
           brokerId: id,
           restartMs,
+          // After a power cut: the disk's export and mount (journal replay), then the JVM to serving.
+          ...(attach ? { boot: { bootMs: restartMs, setupMs: attach.exportMs + attach.mountMs, brokerStartMs: Date.now() - tStart } } : {}),
           // Kafka's recovery truncates a torn tail of the unflushed segments: bytes gone between kill and start.
           partitions: [...before].map(([partition, bytes]) => ({
             topic: this.topic,
@@ -177,7 +199,9 @@ export class KafkaCluster implements FaultableCluster {
     if (this.poller) clearInterval(this.poller);
     this.poller = null;
     // All at once: each broker's controlled shutdown needs the quorum, which is stopping too.
-    await Promise.all(this.nodes.map((n) => n.stop()));
+    const how = await Promise.all(this.nodes.map((n) => n.stop()));
+    // The disks after their JVMs: a clean unmount writes back and flushes what is left.
+    await this.disks?.close(how.every((h) => h === 'clean'));
     // The comma-free symlinks (commaFreePath), not the data they point to.
     for (const n of this.nodes) if (n.node.logDir !== undefined && n.node.logDir !== n.node.dataDir) rmSync(n.node.logDir, { force: true });
   }
@@ -200,17 +224,34 @@ function commaFreePath(dir: string): string {
 
 export interface KafkaClusterStartOptions extends ClusterStartOptions {
   log?: (line: string) => void;
+  /** Put each node's data on the lab's fault disk (power cuts, disk models); absent: plain directories. */
+  faultDisk?: HostFaultDiskConfig;
 }
 
 export async function startKafkaCluster(install: KafkaInstall, opts: KafkaClusterStartOptions): Promise<KafkaCluster> {
   const { cluster: spec, settings } = opts;
+  const ids = Array.from({ length: spec.brokers }, (_, id) => id);
+  const log = opts.log ?? (() => undefined);
+  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'kafka node') : null;
+  try {
+    return await startOn(install, opts, ids, disks);
+  } catch (err) {
+    await disks?.close(false).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, ids: number[], disks: HostFaultDisks | null): Promise<KafkaCluster> {
+  const { cluster: spec, settings } = opts;
   const specs: KafkaNodeSpec[] = [];
-  for (let id = 0; id < spec.brokers; id++) {
+  for (const id of ids) {
+    // On a fault disk the data dir is below its mount point (a private temp path, free of commas).
+    const dataDir = disks ? disks.dataDirOf(id) : path.join(opts.workDir, `broker-${id}`, 'data');
     specs.push({
       id,
       dir: path.join(opts.workDir, `broker-${id}`),
-      dataDir: path.join(opts.workDir, `broker-${id}`, 'data'),
-      logDir: commaFreePath(path.join(opts.workDir, `broker-${id}`, 'data')),
+      dataDir,
+      logDir: commaFreePath(dataDir),
       logPath: path.join(opts.workDir, `broker-${id}.log`),
       port: await freePort(),
       controllerPort: await freePort(),
@@ -223,7 +264,7 @@ export async function startKafkaCluster(install: KafkaInstall, opts: KafkaCluste
   await Promise.all(specs.map((s, i) => formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId)));
   const formatMs = Date.now() - tFormat;
   const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
-  const cluster = new KafkaCluster(install, nodes, spec.topic);
+  const cluster = new KafkaCluster(install, nodes, spec.topic, disks);
   try {
     const t0 = Date.now();
     await Promise.all(nodes.map((n) => n.start(START_TIMEOUT_MS)));
@@ -259,7 +300,15 @@ async function createTopic(cluster: KafkaCluster, topic: string, partitions: num
   }
 }
 
-export function kafkaTarget(opts: { log?: (line: string) => void } = {}): Target & { info(): Promise<Record<string, string>> } {
+export interface KafkaTargetOptions {
+  log?: (line: string) => void;
+  /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
+  vm?: VmOptions;
+  /** Run every cell's nodes on the lab's fault disk (the scenario cuts power or names a disk model). */
+  faultDisk?: boolean;
+}
+
+export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): Promise<Record<string, string>> } {
   let install: KafkaInstall | null = null;
   const ensure = async () => (install ??= await ensureKafka({ ...(opts.log ? { log: opts.log } : {}) }));
   return {
@@ -267,10 +316,17 @@ export function kafkaTarget(opts: { log?: (line: string) => void } = {}): Target
     capabilities: capabilitiesOf('kafka'),
     async info() {
       const k = await ensure();
-      return { engine: 'Apache Kafka', kafkaVersion: k.version, java: k.javaVersion };
+      return {
+        engine: 'Apache Kafka',
+        kafkaVersion: k.version,
+        java: k.javaVersion,
+        storage: opts.faultDisk
+          ? "each node's log.dirs (with the KRaft metadata log) on the lab's fault disk: NBD server -> qemu-storage-daemon FUSE export -> loop device (direct I/O) -> ext4 on the host"
+          : "each node's log.dirs in a plain directory under the cell's work dir",
+      };
     },
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {
-      return startKafkaCluster(await ensure(), { ...o, ...(opts.log ? { log: opts.log } : {}) });
+      return startKafkaCluster(await ensure(), { ...o, ...(opts.log ? { log: opts.log } : {}), ...(opts.faultDisk ? { faultDisk: cellFaultDisk(opts.vm, o.settings.values) } : {}) });
     },
   };
 }

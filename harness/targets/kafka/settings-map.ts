@@ -20,6 +20,9 @@ export function kafkaSettingRefusal(name: string, value: SettingValue): string |
   if (name === 'sync' && value !== 'fsync') {
     return `sync: ${String(value)} has no Apache Kafka equivalent (Kafka's flush is FileChannel.force(true), an fsync of the segment, plus an msync of its indexes); use sync: fsync or leave it out`;
   }
+  if (name === 'log.fsync.error' && value !== 'fail-stop') {
+    return `log.fsync.error: ${String(value)} has no Apache Kafka equivalent (Kafka has no setting for a failed flush: its LogDirFailureChannel takes the log dir offline); use fail-stop or leave it out`;
+  }
   if (name === 'segment.bytes' && typeof value === 'number' && value < KAFKA_MIN_SEGMENT_BYTES) {
     return `segment.bytes: ${value} is below Apache Kafka 4's minimum of 1048576 (1 MiB): CreateTopics refuses it`;
   }

@@ -1,0 +1,135 @@
+// The host route of the fault disk, for real: NBD server -> qemu-storage-daemon FUSE export ->
+// loop device -> ext4 on the host. What a cut keeps, that nothing written after the cut reaches
+// the disk, and that no daemon, loop device or mount is left behind (a clean close, a cut, a
+// SIGKILLed harness).
+import { closeSync, existsSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_DISK_SPEC, type DiskSpec } from './disk-spec.ts';
+import { FUSE_EXPORT_NAME, HostDisk, hostDiskPrerequisiteProblem, QSD_MARKER, sweepOrphanedHostDisks } from './host-disk.ts';
+import { missingRequirement } from '../../test/requirements.ts';
+import { findProcessesMatching } from '../vm/process-registry.ts';
+
+const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-host-disk-test-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const volatile: DiskSpec = { ...DEFAULT_DISK_SPEC, model: 'volatile-cache' };
+
+function attachedAnywhere(fuseFile: string): string[] {
+  const out: string[] = [];
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8');
+  if (mounts.includes(fuseFile)) out.push(`mount ${fuseFile}`);
+  for (const d of readdirSync('/sys/block').filter((x) => x.startsWith('loop'))) {
+    try {
+      if (readFileSync(`/sys/block/${d}/loop/backing_file`, 'utf8').includes(fuseFile)) out.push(`/dev/${d}`);
+    } catch {
+      // unbound
+    }
+  }
+  out.push(...findProcessesMatching(QSD_MARKER, fuseFile).map((p) => `qemu-storage-daemon ${p}`));
+  return out;
+}
+
+function writeFile(file: string, bytes: number, sync: boolean): void {
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, Buffer.alloc(bytes, 0x61));
+    if (sync) fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('host fault disk (qemu-storage-daemon FUSE export, loop, ext4)', () => {
+  it('keeps what was flushed across a cut, loses what was not, and nothing written after the cut reaches the disk', async (ctx) => {
+    const why = hostDiskPrerequisiteProblem();
+    if (why) missingRequirement(ctx, why);
+    const disk = await HostDisk.create({ dir: path.join(work, 'cut'), sizeMiB: 64, spec: volatile, seed: 7, name: 'test disk' });
+    const fuseFile = disk.fuseFile;
+    try {
+      writeFile(path.join(disk.mountPoint, 'synced'), 64 * 1024, true);
+      writeFile(path.join(disk.mountPoint, 'unsynced'), 64 * 1024, false);
+      const flushesBefore = (await disk.report()).report.counters.flushes;
+      expect(flushesBefore).toBeGreaterThan(0);
+      await disk.powerOff();
+      const bytesAtCut = (await disk.report()).report.counters.bytesWritten;
+      // A writer that outlives the cut: its write lands in the page cache, its fdatasync can only fail.
+      let afterCut = 'fdatasync succeeded';
+      const fd = openSync(path.join(disk.mountPoint, 'after-cut'), 'w');
+      try {
+        writeSync(fd, Buffer.alloc(256 * 1024, 0x62));
+        fdatasyncSync(fd);
+      } catch (err) {
+        afterCut = (err as NodeJS.ErrnoException).code ?? String(err);
+      } finally {
+        closeSync(fd);
+      }
+      expect(afterCut).not.toBe('fdatasync succeeded');
+      const outcome = await disk.detach();
+      expect((await disk.report()).report.counters.bytesWritten).toBe(bytesAtCut);
+      expect(outcome.policy).toBe('drop-unflushed');
+      expect(attachedAnywhere(fuseFile)).toEqual([]);
+      const timing = await disk.attach();
+      expect(timing.mountMs).toBeGreaterThanOrEqual(0);
+      expect(readFileSync(path.join(disk.mountPoint, 'synced')).length).toBe(64 * 1024);
+      // Delayed allocation: an unflushed new file has no blocks on the disk, and no size either.
+      const unsynced = existsSync(path.join(disk.mountPoint, 'unsynced')) ? readFileSync(path.join(disk.mountPoint, 'unsynced')) : Buffer.alloc(0);
+      expect(unsynced.includes(0x61)).toBe(false);
+      const post = existsSync(path.join(disk.mountPoint, 'after-cut')) ? readFileSync(path.join(disk.mountPoint, 'after-cut')) : Buffer.alloc(0);
+      expect(post.includes(0x62)).toBe(false);
+    } finally {
+      await disk.close();
+    }
+    expect(attachedAnywhere(fuseFile)).toEqual([]);
+  });
+
+  it('a clean close writes everything back: the image holds a file that was never fsynced', async (ctx) => {
+    const why = hostDiskPrerequisiteProblem();
+    if (why) missingRequirement(ctx, why);
+    const disk = await HostDisk.create({ dir: path.join(work, 'clean'), sizeMiB: 64, spec: volatile, seed: 1, name: 'test disk', writeLog: false });
+    const fuseFile = disk.fuseFile;
+    writeFile(path.join(disk.mountPoint, 'data'), 128 * 1024, false);
+    const flushes = (await disk.report()).report.counters.flushes;
+    await disk.close();
+    expect((await disk.report()).report.counters.flushes).toBeGreaterThan(flushes);
+    expect(attachedAnywhere(fuseFile)).toEqual([]);
+  });
+
+  it('a SIGKILLed harness leaves nothing that the next sweep does not clear', async (ctx) => {
+    const why = hostDiskPrerequisiteProblem();
+    if (why) missingRequirement(ctx, why);
+    const script = path.join(work, 'holder.mts');
+    const here = path.dirname(new URL(import.meta.url).pathname);
+    await import('node:fs').then((fs) =>
+      fs.writeFileSync(
+        script,
+        `import { HostDisk } from ${JSON.stringify(path.join(here, 'host-disk.ts'))};\n` +
+          `const d = await HostDisk.create({ dir: ${JSON.stringify(path.join(work, 'orphan'))}, sizeMiB: 64, spec: { ...${JSON.stringify(volatile)} }, seed: 3, name: 'orphan', writeLog: false });\n` +
+          `console.log('READY ' + d.fuseFile);\nsetInterval(() => {}, 1000);\n`,
+      ),
+    );
+    // One process (node --import tsx), so SIGKILL reaches the harness itself.
+    const child = execa(process.execPath, ['--import', 'tsx', script], { reject: false, buffer: false, cwd: path.join(here, '../..') });
+    const fuseFile = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => {
+        out += b.toString();
+        const m = /READY (\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', () => reject(new Error(`holder exited before ready: ${out}`)));
+    });
+    expect(path.basename(fuseFile)).toBe(FUSE_EXPORT_NAME);
+    expect(attachedAnywhere(fuseFile).length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    await child;
+    // pdeathsig ends the daemon with its harness; the kernel's mount and loop device stay until swept.
+    const end = Date.now() + 5000;
+    while (findProcessesMatching(QSD_MARKER, fuseFile).length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(findProcessesMatching(QSD_MARKER, fuseFile)).toEqual([]);
+    expect(sweepOrphanedHostDisks()).toContain(fuseFile);
+    expect(attachedAnywhere(fuseFile)).toEqual([]);
+  });
+});

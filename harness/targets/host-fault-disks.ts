@@ -1,0 +1,123 @@
+// One host fault disk per broker (harness/disk/host-disk.ts) for targets whose brokers run on
+// this host (kafka, process): the broker's data dir lives on it, and a power cut is
+//   freeze the brokers (SIGSTOP: nothing more is written or acknowledged) ->
+//   power off their disks (no request reaches them from now on) ->
+//   SIGKILL the brokers -> detach the disks (the page cache of their filesystems dies) ->
+//   each disk applies its onCut policy to its volatile cache.
+// A restart attaches the disk again (ext4 replays its journal) before the broker starts.
+import path from 'node:path';
+import { effectiveDiskSpec, type DiskSpec } from '../disk/disk-spec.ts';
+import type { VmOptions } from '../scenario/types.ts';
+import { HostDisk, type AttachTiming } from '../disk/host-disk.ts';
+import type { NbdDiskReport } from '../disk/nbd-disk.ts';
+import type { CutOutcome } from '../disk/volatile-cache.ts';
+
+export interface HostFaultDiskConfig {
+  /** The cell's disk (the scenario's vm.disk: block with the cell's vm.disk.* settings). */
+  spec: DiskSpec;
+  sizeMiB: number;
+  mountOptions: string;
+}
+
+/** The fault disk of a cell: the vm.disk: block with the cell's vm.disk.* settings over it (2 GiB sparse by default). */
+export function cellFaultDisk(vm: VmOptions | undefined, values: Readonly<Record<string, unknown>>): HostFaultDiskConfig {
+  return { spec: effectiveDiskSpec(vm?.disk, values), sizeMiB: vm?.diskMiB ?? 2048, mountOptions: vm?.mountOptions ?? '' };
+}
+
+/** What a cut did to one broker's disk (CutInfo.diskAtCut). */
+export interface HostDiskAtCut {
+  route: 'host';
+  cut: CutOutcome;
+  /** The disk's requests up to the cut. */
+  counters: NbdDiskReport['counters'];
+}
+
+export class HostFaultDisks {
+  private constructor(
+    private readonly disks: Map<number, HostDisk>,
+    readonly config: HostFaultDiskConfig,
+  ) {}
+
+  /** A fresh disk per broker id, under workDir/broker-<id>/ (image) and mounted; closed again if any fails. */
+  static async create(ids: number[], workDir: string, config: HostFaultDiskConfig, seed: number, log: (line: string) => void, who: string): Promise<HostFaultDisks> {
+    const disks = new Map<number, HostDisk>();
+    const made = await Promise.allSettled(
+      ids.map(async (id, i) => {
+        const d = await HostDisk.create({
+          dir: path.join(workDir, `broker-${id}`, 'disk'),
+          sizeMiB: config.sizeMiB,
+          spec: config.spec,
+          // Each broker's disk draws its own onCut choices.
+          seed: (seed + 0x9e3779b9 * (i + 1)) >>> 0,
+          mountOptions: config.mountOptions,
+          name: `${who} ${id}`,
+          log,
+        });
+        disks.set(id, d);
+      }),
+    );
+    const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all([...disks.values()].map((d) => d.close({ clean: false }).catch(() => undefined)));
+      throw failed.reason;
+    }
+    return new HostFaultDisks(disks, config);
+  }
+
+  private disk(id: number): HostDisk {
+    const d = this.disks.get(id);
+    if (!d) throw new Error(`host fault disks: no disk for broker ${id}`);
+    return d;
+  }
+
+  /** Where broker `id`'s data lives (a directory on its mounted disk). */
+  dataDirOf(id: number): string {
+    return path.join(this.disk(id).mountPoint, 'data');
+  }
+
+  /**
+   * The cut: `freeze` stops the brokers at once (SIGSTOP), the disks lose power, `kill` ends the
+   * brokers, the disks detach and apply their onCut policy. Returns each disk's outcome.
+   */
+  async cut(ids: number[], brokers: { freeze: () => void; kill: () => Promise<void> }): Promise<Record<number, HostDiskAtCut>> {
+    brokers.freeze();
+    await Promise.all(ids.map((id) => this.disk(id).powerOff()));
+    await brokers.kill();
+    const out: Record<number, HostDiskAtCut> = {};
+    await Promise.all(
+      ids.map(async (id) => {
+        const cut = await this.disk(id).detach();
+        out[id] = { route: 'host', cut, counters: (await this.disk(id).report()).report.counters };
+      }),
+    );
+    return out;
+  }
+
+  /** Attaches a cut broker's disk again (journal replay); a disk still attached is left as it is. */
+  async attach(id: number): Promise<AttachTiming | null> {
+    const d = this.disk(id);
+    return d.attached ? null : d.attach();
+  }
+
+  /** The write log's fill or failure, per disk, for an error that names its node. */
+  async problems(): Promise<string[]> {
+    const out: string[] = [];
+    for (const [id, d] of this.disks) {
+      const r = await d.report().catch((e: Error) => ({ report: null, summary: e.message, writeLogFull: null }));
+      if (r.writeLogFull) out.push(`broker ${id}: ${r.writeLogFull}`);
+      if (r.report?.problems.length) out.push(`broker ${id}'s disk: ${r.report.problems.slice(0, 3).join(' | ')}`);
+    }
+    return out;
+  }
+
+  async summaries(): Promise<string[]> {
+    return Promise.all([...this.disks].map(async ([id, d]) => `broker ${id}: ${(await d.report()).summary}`));
+  }
+
+  /** Ends every disk: clean (unmount, the drives write back) after a clean stop of the brokers. */
+  async close(clean: boolean): Promise<void> {
+    const r = await Promise.allSettled([...this.disks.values()].map((d) => d.close({ clean })));
+    const failed = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+}
