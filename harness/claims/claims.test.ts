@@ -1,6 +1,6 @@
 // Claims rules on fixture runs: supported, contradicted, depends and not measured yet are
 // computed from the cells, and a malformed claims file is refused with the claim and field.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeRun, powerCutRun, processRun } from '../report/test-fixtures.ts';
@@ -80,6 +80,35 @@ describe('claims rules', () => {
     expect(o.run).toBe(older);
   });
 
+  it('judges a claim on Apache Kafka over the target=kafka cells of its peer scenario only', () => {
+    const peer = makeRun(
+      [
+        { id: 'target=durolab,flush=never', params: { target: 'durolab', flush: 'never' }, recordsPerSec: 90_000, latency: { medianUs: 100, sigma: 0.1, count: 100 } },
+        { id: 'target=kafka,flush=never', params: { target: 'kafka', flush: 'never' }, recordsPerSec: 40_000, latency: { medianUs: 100, sigma: 0.1, count: 100 } },
+        { id: 'target=durolab,flush=messages:1', params: { target: 'durolab', flush: 'messages:1' }, recordsPerSec: 3_000, latency: { medianUs: 100, sigma: 0.1, count: 100 } },
+        { id: 'target=kafka,flush=messages:1', params: { target: 'kafka', flush: 'messages:1' }, recordsPerSec: 20_000, latency: { medianUs: 100, sigma: 0.1, count: 100 } },
+      ],
+      { scenario: { name: 'peer-fsync-intervals', file: 'scenarios/peer-fsync-intervals.yaml', question: 'q', raw: {} } },
+    );
+    const c = parseClaims(
+      '- id: c1\n  claim: A claim that is long enough.\n  source: "000"\n  scenario: fsync-intervals\n' +
+        '  rule: { kind: ratio, figure: recordsPerSec, of: { flush: "messages:1" }, to: { flush: never }, op: "<=", value: 0.1 }\n  kafka: { scenario: peer-fsync-intervals }\n',
+      'test.yaml',
+    );
+    const [o] = evaluateClaims(c, [peer]);
+    // durolab's own scenario has no run; Kafka's verdict comes from its cells (20k / 40k = 0.5: not a tenth).
+    expect(o!.verdict).toBe('not measured yet');
+    expect(o!.kafka).toMatchObject({ verdict: 'contradicted', run: peer });
+    expect(o!.kafka!.detail).toMatch(/^target=kafka,flush=messages:1 0\.5x the records\/s of target=kafka,flush=never/);
+    const html = renderClaimsPage([o!]);
+    expect(html).toContain('data-kafka-verdict="contradicted"');
+    expect(claimsText([o!])).toMatch(/on Apache Kafka \(peer-fsync-intervals\/20250101T120000Z-a1b2\): CONTRADICTED/);
+    // A run with no kafka cells leaves Kafka unmeasured; a claim without kafka: has no Kafka outcome.
+    const durolabOnly = { ...peer, cells: peer.cells.filter((x) => x.params.target === 'durolab') };
+    expect(evaluateClaims(c, [durolabOnly])[0]!.kafka).toMatchObject({ verdict: 'not measured yet', detail: expect.stringMatching(/no run of peer-fsync-intervals with target=kafka cells/) });
+    expect(evaluateClaims([claim('{ kind: value, figure: acked, where: {}, op: ">", value: 1 }')], [peer])[0]!.kafka).toBeUndefined();
+  });
+
   it('renders every outcome in the terminal and on a page with its verdict', () => {
     const outcomes = evaluateClaims(loadClaims(), [processRun()]);
     const text = claimsText(outcomes);
@@ -95,6 +124,13 @@ describe('the claims file', () => {
     const claims = loadClaims(path.join(REPO, CLAIMS_FILE));
     const shipped = readdirSync(path.join(REPO, 'scenarios')).map((f) => f.replace(/\.yaml$/, ''));
     for (const c of claims) expect(shipped, c.id).toContain(c.scenario);
+    // The Kafka column: each kafka: scenario is a shipped peer scenario (target axis with kafka).
+    const withKafka = claims.filter((c) => c.kafka);
+    expect(withKafka.length).toBeGreaterThanOrEqual(5);
+    for (const c of withKafka) {
+      expect(shipped, c.id).toContain(c.kafka!.scenario);
+      expect(readFileSync(path.join(REPO, 'scenarios', `${c.kafka!.scenario}.yaml`), 'utf8'), c.id).toMatch(/target: \[durolab, kafka\]/);
+    }
     const scenarios = new Set(claims.map((c) => c.scenario));
     for (const s of ['io-modes', 'fsync-intervals', 'power-cut-io-modes', 'power-cut-all', 'power-cut-acks', 'segment-roll', 'dirty-writeback', 'power-cut-expiry', 'acks-all']) {
       expect(scenarios, s).toContain(s);

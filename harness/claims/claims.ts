@@ -26,13 +26,21 @@ const casesRule = z
   .object({ kind: z.literal('cases'), cases: z.array(z.object({ when: z.string().min(1), rule: simpleRule }).strict()).min(2) })
   .strict();
 
+const anyRule = z.discriminatedUnion('kind', [valueRule, ratioRule, casesRule]);
+const scenarioName = z.string().regex(/^[A-Za-z0-9._-]+$/, 'a scenario name');
+
 const claimSchema = z
   .object({
     id: z.string().regex(/^[a-z0-9-]+$/, 'lower-case letters, digits and dashes'),
     claim: z.string().min(10),
     source: z.string().min(1),
-    scenario: z.string().regex(/^[A-Za-z0-9._-]+$/, 'a scenario name'),
-    rule: z.discriminatedUnion('kind', [valueRule, ratioRule, casesRule]),
+    scenario: scenarioName,
+    rule: anyRule,
+    /**
+     * The claim on Apache Kafka: a scenario with a target axis (`matrix: { target: [durolab, kafka] }`)
+     * whose target=kafka cells the rule (this one, or the claim's) is evaluated over.
+     */
+    kafka: z.object({ scenario: scenarioName, rule: anyRule.optional() }).strict().optional(),
   })
   .strict();
 
@@ -88,6 +96,8 @@ export interface ClaimOutcome {
   condition?: string;
   /** The run judged (absent: none). */
   run?: RunResult;
+  /** The same claim on Apache Kafka (claims.yaml `kafka:`), judged over its scenario's target=kafka cells; absent: the claim names no Kafka scenario. */
+  kafka?: Omit<ClaimOutcome, 'kafka'>;
 }
 
 const normalize = (key: string, v: unknown) => JSON.stringify(SETTINGS[key]?.parse(v) ?? v);
@@ -172,8 +182,28 @@ export function latestMeasuredRun(runs: RunResult[], scenario: string): RunResul
   return runs.find((r) => r.scenario.name === scenario && r.cells.some((c) => c.status === 'ok' || c.status === 'interrupted'));
 }
 
+/** The run's cells on one target (a target-axis cell's params.target, or the run's target). */
+function cellsOn(run: RunResult, target: string): RunResult {
+  return { ...run, cells: run.cells.filter((c) => (c.params.target ?? c.target ?? run.target) === target) };
+}
+
+/** The claim on Apache Kafka: its kafka: scenario's latest run, target=kafka cells only. */
+export function evaluateKafkaClaim(claim: Claim, runsNewestFirst: RunResult[]): ClaimOutcome['kafka'] {
+  const k = claim.kafka;
+  if (!k) return undefined;
+  const asKafka: Claim = { ...claim, scenario: k.scenario, rule: k.rule ?? claim.rule };
+  const run = runsNewestFirst.find((r) => r.scenario.name === k.scenario && r.cells.some((c) => (c.status === 'ok' || c.status === 'interrupted') && (c.params.target ?? c.target ?? r.target) === 'kafka'));
+  if (!run) return { claim: asKafka, verdict: 'not measured yet', detail: `no run of ${k.scenario} with target=kafka cells yet (durolab bench ${k.scenario})` };
+  // Judged over the kafka cells; the outcome links the whole run.
+  return { ...evaluateClaim(asKafka, cellsOn(run, 'kafka')), run };
+}
+
 export function evaluateClaims(claims: Claim[], runsNewestFirst: RunResult[]): ClaimOutcome[] {
-  return claims.map((c) => evaluateClaim(c, latestMeasuredRun(runsNewestFirst, c.scenario)));
+  return claims.map((c) => {
+    const o = evaluateClaim(c, latestMeasuredRun(runsNewestFirst, c.scenario));
+    const kafka = evaluateKafkaClaim(c, runsNewestFirst);
+    return kafka ? { ...o, kafka } : o;
+  });
 }
 
 export function verdictText(o: ClaimOutcome): string {

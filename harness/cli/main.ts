@@ -36,7 +36,7 @@ const commands: Record<string, Command> = {
     load: () => import('../peers/bench-peers-command.ts'),
   },
   'bench-crash-states': {
-    summary: 'crash states checked per minute: one recorded VM trial, N states built and checked on the host',
+    summary: "crash states checked per minute, durolab's recovery (a recorded VM trial) and Kafka's (a node on the host's fault disk)",
     load: () => import('../disk/crash-states/bench-command.ts'),
   },
   'producer-perf': {

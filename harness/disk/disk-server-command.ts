@@ -17,6 +17,8 @@ export interface DiskServerConfig {
   spec: NbdDiskOptions['spec'];
   seed: number;
   writeLogPath: string | null;
+  /** Serve the file as it is (a crash state's image): no mkfs. */
+  existing?: boolean;
 }
 
 export interface DiskServerReady {
@@ -51,6 +53,7 @@ export async function main(argv: string[]): Promise<number> {
     seed: config.seed,
     writeLogPath: config.writeLogPath,
     overNbd: true,
+    ...(config.existing ? { existing: true } : {}),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   const send = (o: unknown): void => void process.stdout.write(`${JSON.stringify(o)}\n`);

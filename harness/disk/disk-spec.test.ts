@@ -46,7 +46,7 @@ describe('vm.disk', () => {
     expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { onCut: torn } }\n')).toMatch(/vm\.disk\.onCut: expected no onCut with model: file/);
     expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { model: volatile-cache, errors: [{ on: write, nth: 0 }] } }\n')).toMatch(/vm\.disk\.errors/);
     expect(issuesOf('question: q\ntarget: vm\nvm: { disk: { model: volatile-cache, writeLogLimit: 1KiB } }\n')).toMatch(/vm\.disk\.writeLogLimit: expected a size of at least 64KiB/);
-    expect(issuesOf('question: q\nmatrix:\n  vm.disk.model: [file, volatile-cache]\n')).toMatch(/no vm\.disk\.model on target: process/);
+    expect(issuesOf('question: q\ntarget: external\nexternal: { bootstrap: "127.0.0.1:9092" }\nmatrix:\n  vm.disk.model: [file, volatile-cache]\n')).toMatch(/no vm\.disk\.model on target: external/);
   });
 
   it('cell settings override the block; the model id and its text follow', () => {

@@ -7,12 +7,13 @@
 import * as z from 'zod';
 import { parseDuration, parseSize } from '../../engine/units.ts';
 import { SECTOR_BYTES } from './write-log.ts';
+import { ON_CUT_POLICIES, type OnCutPolicy } from './on-cut.ts';
 import { leaf } from '../scenario/zod-leaf.ts';
 
 export const DISK_MODELS = ['file', 'volatile-cache'] as const;
 export type DiskModelName = (typeof DISK_MODELS)[number];
-export const ON_CUT_POLICIES = ['drop-unflushed', 'random-subset', 'reorder', 'torn'] as const;
-export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
+// The onCut words and their meaning live in on-cut.ts (shared with the crash-state builder).
+export { ON_CUT_POLICIES, type OnCutPolicy };
 export const FLUSH_BEHAVIOURS = ['honoured', 'ignored'] as const;
 export type FlushBehaviour = (typeof FLUSH_BEHAVIOURS)[number];
 

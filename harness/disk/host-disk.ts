@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { findExecutable, requireExecutable } from '../vm/prerequisites.ts';
+import { sparseCopy } from '../vm/disk.ts';
 import { isAlive, pdeathsigArgv, trackChildProcess, untrackChildProcess } from '../vm/process-registry.ts';
 import type { DiskSpec } from './disk-spec.ts';
 import type { NbdDiskReport } from './nbd-disk.ts';
@@ -48,6 +49,10 @@ export interface HostDiskOptions {
   writeLog?: boolean;
   /** Who uses it, for messages ("kafka node 1"). */
   name: string;
+  /** Copy the fresh disk here before anything writes to it (the base image of crash states). */
+  baseImage?: string;
+  /** Serve this existing image (a crash state, booted) instead of a fresh disk.img in dir: no mkfs, no write log. */
+  image?: string;
   log?: (line: string) => void;
 }
 
@@ -229,12 +234,17 @@ export class HostDisk {
 
   /** The NBD disk's backing image (the disk's stable media). */
   get imagePath(): string {
-    return path.join(this.opts.dir, 'disk.img');
+    return this.opts.image ?? path.join(this.opts.dir, 'disk.img');
+  }
+
+  /** The fresh disk's copy (HostDiskOptions.baseImage), or null. */
+  get baseImagePath(): string | null {
+    return this.opts.image ? null : (this.opts.baseImage ?? null);
   }
 
   /** The write log of every request, or null. */
   get writeLogPath(): string | null {
-    return this.opts.writeLog === false ? null : `${this.opts.dir}.disk.wlog`;
+    return this.opts.writeLog === false || this.opts.image ? null : `${this.opts.dir}.disk.wlog`;
   }
 
   /** A fresh ext4 on a new NBD disk, exported, loop-attached and mounted. */
@@ -246,10 +256,20 @@ export class HostDisk {
     // model file is served over NBD too, write-through (VolatileCacheStore volatile: false):
     // the host route always goes through the server, so every model has its counters and write log.
     const server = await DiskServerProcess.start(
-      { file: path.join(opts.dir, 'disk.img'), sizeMiB: opts.sizeMiB, spec: opts.spec, seed: opts.seed, writeLogPath: opts.writeLog === false ? null : `${opts.dir}.disk.wlog` },
+      opts.image
+        ? { file: opts.image, sizeMiB: opts.sizeMiB, spec: opts.spec, seed: opts.seed, writeLogPath: null, existing: true }
+        : { file: path.join(opts.dir, 'disk.img'), sizeMiB: opts.sizeMiB, spec: opts.spec, seed: opts.seed, writeLogPath: opts.writeLog === false ? null : `${opts.dir}.disk.wlog` },
       opts.name,
       opts.log,
     );
+    if (opts.baseImage && !opts.image) {
+      try {
+        await sparseCopy(path.join(opts.dir, 'disk.img'), opts.baseImage);
+      } catch (err) {
+        await server.close();
+        throw err;
+      }
+    }
     const runDir = mkdtempSync(path.join(os.tmpdir(), RUN_DIR_PREFIX));
     const d = new HostDisk(opts, server, runDir);
     track(d);

@@ -1,18 +1,15 @@
 // The NBD disk's storage: a backing raw file plus, for `model: volatile-cache`, a write cache
 // in the server's memory. Writes land in the cache (per 512-byte sector, the newest data wins);
 // a FLUSH (or a FUA write) persists them to the backing file; a power cut applies the onCut
-// policy to whatever is still cached and empties it:
-//   drop-unflushed  nothing unflushed persists
-//   random-subset   each contiguous sector run of each unflushed write persists with p = 1/2
-//   reorder         a suffix of the unflushed writes persists, the writes before it do not
-//   torn            the unflushed writes persist in order up to a random one, which persists
-//                   only a prefix of its sectors; the rest is lost
+// policy to whatever is still cached and empties it. What each policy keeps is decided in
+// on-cut.ts (chooseAtCut), the same function the crash-state builder uses: the unflushed
+// writes in arrival order, each with the sectors it still holds, and the cut's seed.
 // `flush: ignored` is a lying drive: FLUSH and FUA are acknowledged and nothing is persisted.
 // The backing file lives in the host page cache, which survives (the host never crashes), so
 // the file is the disk's stable media. Every draw comes from the trial's seed.
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { seededRandom } from '../faults/schedule.ts';
-import type { FlushBehaviour, OnCutPolicy } from './disk-spec.ts';
+import type { FlushBehaviour } from './disk-spec.ts';
+import { chooseAtCut, type OnCutPolicy } from './on-cut.ts';
 import { SECTOR_BYTES } from './write-log.ts';
 
 interface CachedSector {
@@ -27,7 +24,7 @@ export interface CutOutcome {
   unflushedWrites: number;
   unflushedSectors: number;
   persistedSectors: number;
-  /** torn: the write that was persisted in part (its seq, sectors kept of its total). */
+  /** torn: the write that was persisted in part (its seq, sectors kept of those it held). */
   torn?: { seq: number; keptSectors: number; ofSectors: number };
 }
 
@@ -145,10 +142,9 @@ export class VolatileCacheStore {
     return sectors.length;
   }
 
-  /** Power cut: the onCut policy decides which cached sectors reach the media; the cache is emptied. */
+  /** Power cut: the onCut policy (on-cut.ts) decides which cached sectors reach the media; the cache is emptied. */
   cut(seed: number): CutOutcome {
-    const rand = seededRandom(seed);
-    // Unflushed writes in order, each with the sectors it still owns.
+    // Unflushed writes in arrival order, each with the sectors it still holds.
     const bySeq = new Map<number, number[]>();
     for (const [s, c] of this.cache) {
       const list = bySeq.get(c.seq);
@@ -156,33 +152,10 @@ export class VolatileCacheStore {
       else bySeq.set(c.seq, [s]);
     }
     const writes = [...bySeq.entries()].sort((a, b) => a[0] - b[0]).map(([seq, sectors]) => ({ seq, sectors: sectors.sort((a, b) => a - b) }));
-    const keep: number[] = [];
+    const choice = chooseAtCut(this.opts.onCut, writes, seed);
     const outcome: CutOutcome = { policy: this.opts.onCut, unflushedWrites: writes.length, unflushedSectors: this.cache.size, persistedSectors: 0 };
-    switch (this.opts.onCut) {
-      case 'drop-unflushed':
-        break;
-      case 'random-subset':
-        for (const w of writes) for (const run of runsOf(w.sectors)) if (rand() < 0.5) keep.push(...run);
-        break;
-      case 'reorder': {
-        const from = 1 + Math.floor(rand() * writes.length);
-        for (const w of writes.slice(from)) keep.push(...w.sectors);
-        break;
-      }
-      case 'torn': {
-        if (writes.length === 0) break;
-        // Prefer a write of several sectors to tear (a one-sector write cannot tear).
-        const multi = writes.map((w, i) => (w.sectors.length > 1 ? i : -1)).filter((i) => i >= 0);
-        const k = multi.length > 0 ? multi[Math.floor(rand() * multi.length)]! : Math.floor(rand() * writes.length);
-        for (const w of writes.slice(0, k)) keep.push(...w.sectors);
-        const t = writes[k]!;
-        const kept = t.sectors.length > 1 ? 1 + Math.floor(rand() * (t.sectors.length - 1)) : 0;
-        keep.push(...t.sectors.slice(0, kept));
-        outcome.torn = { seq: t.seq, keptSectors: kept, ofSectors: t.sectors.length };
-        break;
-      }
-    }
-    outcome.persistedSectors = this.persist(keep);
+    if (choice.torn) outcome.torn = { seq: writes[choice.torn.write]!.seq, keptSectors: choice.torn.keptSectors, ofSectors: choice.torn.ofSectors };
+    outcome.persistedSectors = this.persist(choice.kept.flat());
     this.cache.clear();
     return outcome;
   }
@@ -194,13 +167,5 @@ export class VolatileCacheStore {
   }
 }
 
-/** Contiguous runs of sorted sector numbers. */
-export function runsOf(sorted: number[]): number[][] {
-  const out: number[][] = [];
-  for (const s of sorted) {
-    const last = out[out.length - 1];
-    if (last && last[last.length - 1] === s - 1) last.push(s);
-    else out.push([s]);
-  }
-  return out;
-}
+/** Maximal contiguous runs of sorted sector numbers (on-cut.ts). */
+export { runsOf } from './on-cut.ts';

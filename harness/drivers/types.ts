@@ -23,6 +23,11 @@ export interface ConnectOptions {
 export interface ClientDriver {
   readonly name: DriverName;
   connect(cluster: DriverCluster, opts: ConnectOptions): ClusterClient;
+  /**
+   * Stored record batches (a partition's bytes as recovery kept them) as the ledger batches this
+   * driver's producer wrote: how an offline check reads a crash state as this driver's consumer would.
+   */
+  servedFromStored(bytes: Buffer): { batches: ServedBatch[]; corrupt: number };
 }
 
 /**

@@ -5,7 +5,7 @@
 // a delivery is a type error.
 import * as z from 'zod';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
-import { ON_CUT_POLICIES } from '../disk/crash-states/plan.ts';
+import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
 
 export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];

@@ -2,7 +2,11 @@
 // (drawn per trial from a recorded seed, so a trial can be replayed), or once the ledger counts
 // N acknowledged records. Cuts at a fixed second can keep landing on an ext4 journal commit;
 // random times and ack counts spread them (notes/vm-power-cut.md).
+import { seededRandom } from '../common/seeded-random.ts';
 import type { Fault, FaultWhen } from '../scenario/types.ts';
+
+// Re-exported: its home is harness/common/seeded-random.ts (disk/ and faults/ share it).
+export { seededRandom };
 
 export interface FaultPlan {
   fault: Fault;
@@ -13,18 +17,6 @@ export interface FaultPlan {
   afterAcked: number | null;
   /** The seed of the draw (between only). */
   seed?: number;
-}
-
-/** mulberry32: a small seeded PRNG, enough to draw cut times reproducibly. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function describeWhen(when: FaultWhen): string {

@@ -20,11 +20,18 @@ export const DISK_MODELS = {
       "the guest's page cache and its uncommitted ext4 journal are lost at a cut; the disk keeps every write it received " +
       '(a disk without a volatile write cache: no reordering or loss below the guest)',
   },
+  'host-nbd-write-through': {
+    id: 'host-nbd-write-through',
+    name: "the lab's NBD disk without a volatile cache under an ext4 mounted on the host (the host route: qemu-storage-daemon FUSE export, loop device; target kafka and process)",
+    atCut:
+      "the host mount's page cache and its uncommitted ext4 journal are lost at a cut; the disk keeps every write it received " +
+      '(a disk without a volatile write cache: no reordering or loss below the file system)',
+  },
   'nbd-volatile-cache+drop-unflushed': {
     id: 'nbd-volatile-cache+drop-unflushed',
     name: "virtio-blk over the harness's NBD disk with a volatile write cache (vm.disk model volatile-cache, onCut drop-unflushed)",
     atCut:
-      "the guest's page cache, its uncommitted ext4 journal and every write the disk had not been told to flush (FLUSH or FUA) are lost at a cut; " +
+      "the guest's page cache (on the host route: the host mount's), its uncommitted ext4 journal and every write the disk had not been told to flush (FLUSH or FUA) are lost at a cut; " +
       'flushed writes survive (a drive with a volatile cache that honours flushes)',
   },
   'nbd-volatile-cache+random-subset': {
@@ -69,12 +76,29 @@ export const DISK_MODELS = {
       "(and honoured FUA writes) are on the disk, the unflushed ones follow the fault's onCut policy (drop-unflushed: all lost, as a volatile " +
       "cache losing power); a FLUSH a lying drive did not honour makes nothing durable; the guest's page cache and uncommitted ext4 journal are lost as in a power cut",
   },
+  'host-nbd-write-log-crash-states': {
+    id: 'host-nbd-write-log-crash-states',
+    name: "the host route's fault disk (the harness's NBD disk -> qemu-storage-daemon FUSE export -> loop device -> ext4 on this host), every request recorded in its write log (exact host-clock stamps)",
+    atCut:
+      'crash states are built from the recorded write log: at each crash point the writes completed before the last honoured FLUSH was sent ' +
+      "(and honoured FUA writes) are on the disk, the unflushed ones follow the fault's onCut policy; the broker's page cache on the host " +
+      'and the uncommitted ext4 journal are lost as in a power cut; each state is checked by the target\'s own recovery (Apache Kafka: UnifiedLog via recovery-check/)',
+  },
 } as const satisfies Record<string, DiskModel>;
 
 export type DiskModelId = keyof typeof DISK_MODELS;
 
 /** The VM target's disk today (harness/vm/disk.ts: a sparse file, virtio-blk, cache=writeback). */
 export const DEFAULT_VM_DISK_MODEL: DiskModelId = 'virtio-blk-file-writeback';
+
+/**
+ * The disk model id of a host-route target's run (harness/targets/host-fault-disks.ts): the NBD
+ * ids for a volatile cache (the broker's page cache is the host mount's there), write-through for model file.
+ */
+export function hostDiskModelId(nbdId: string, variesByCell: boolean): string {
+  if (variesByCell) return 'per-cell';
+  return nbdId === DEFAULT_VM_DISK_MODEL ? 'host-nbd-write-through' : nbdId;
+}
 
 /** The model a target runs its brokers on: its own `diskModel` when it declares one, the file disk for VMs, none for processes. */
 export function diskModelIdFor(target: { kind: string; diskModel?: string }): string | undefined {

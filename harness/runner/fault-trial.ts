@@ -157,6 +157,7 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
   else if (acks.lastAckBeforeCutMs > QUIET_BEFORE_CUT_MS) {
     out.push(`no acknowledgement in the last ${(acks.lastAckBeforeCutMs / 1000).toFixed(1)} s before the cut (the load had stalled)`);
   }
+  for (const r of recovery.recoveries) if (r.note) out.push(r.note);
   const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
   if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
   if (!recovery.caughtUp) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);

@@ -44,7 +44,19 @@ export async function runCell(
   const cellDir = store.cellDir(index, cell.id);
   if (scenario.faults[0]?.kind === 'crash-states') {
     const { runCrashStatesCell } = await import('../disk/crash-states/cell.ts');
-    return runCrashStatesCell({ scenario, cell, settings, cellDir, trialSeed: (rep) => trialSeed(opts.baseSeed ?? 0, index, rep), signal: opts.signal, log });
+    const producer = cellProducer(w.producer, settings)?.producer;
+    return runCrashStatesCell({
+      scenario,
+      cell,
+      settings,
+      cellDir,
+      trialSeed: (rep) => trialSeed(opts.baseSeed ?? 0, index, rep),
+      signal: opts.signal,
+      log,
+      target: opts.target,
+      driver,
+      ...(producer ? { producer } : {}),
+    });
   }
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
   const mergedCorrected = w.rate ? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 }) : null;

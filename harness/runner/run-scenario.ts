@@ -77,7 +77,14 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     target: opts.target.kind,
     ...(opts.target.info ? { targetInfo: await opts.target.info() } : {}),
     ...(scenario.faults[0]?.kind === 'crash-states'
-      ? { diskModel: scenario.vm?.disk?.model === 'volatile-cache' ? 'nbd-write-log-crash-states' : 'recorded-write-log-crash-states' }
+      ? {
+          diskModel:
+            opts.target.capabilities.faultDisk === 'host'
+              ? 'host-nbd-write-log-crash-states'
+              : scenario.vm?.disk?.model === 'volatile-cache'
+                ? 'nbd-write-log-crash-states'
+                : 'recorded-write-log-crash-states',
+        }
       : diskModelIdFor(opts.target)
         ? { diskModel: diskModelIdFor(opts.target) }
         : {}),

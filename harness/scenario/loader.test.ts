@@ -11,6 +11,7 @@ const SHIPPED = [
   'peer-acks-all',
   'peer-power-cut-all',
   'peer-power-cut-leader',
+  'peer-crash-states',
   'peer-lying-disk',
   'peer-fsync-eio',
   'peer-fsync-intervals',
@@ -128,9 +129,13 @@ describe('shipped scenarios', () => {
         expect(s.vm).toEqual(expect.objectContaining({ mountOptions: 'commit=5' }));
         expect(s.workload.repetitions).toBeGreaterThan(1);
         expect(s.expectations.map((e) => e.expression)).toContain('corrupt == 0 in every trial');
-      } else if (name.startsWith('crash-states')) {
+      } else if (name.startsWith('crash-states') || name === 'peer-crash-states') {
         // One recorded trial yields hundreds of crash states: repetitions are not needed for a distribution.
-        expect(s.target).toBe('vm');
+        if (name === 'peer-crash-states') {
+          // Both engines on the host route's recorded fault disk, through the same Kafka client.
+          expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+          expect(s.workload.driver).toBe('kafka');
+        } else expect(s.target).toBe('vm');
         expect(s.faults[0]).toMatchObject({ kind: 'crash-states', onCut: 'drop-unflushed' });
         expect((s.faults[0] as unknown as { states: number }).states).toBeGreaterThanOrEqual(200);
       } else if (s.faults.length > 0) {
@@ -436,12 +441,12 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     found: "'freeze'",
   },
   {
-    name: 'crash states on the process target',
-    text: `question: q\nfaults:\n  - kind: crash-states\n    target: 0\n    states: 10\n    when: { at: 2 }\n`,
-    line: 3,
+    name: 'crash states on a cluster the lab did not start',
+    text: `question: q\ntarget: external\nexternal: { bootstrap: ["127.0.0.1:9092"], kill: ["true"], restart: ["true"] }\nfaults:\n  - kind: crash-states\n    target: 0\n    states: 10\n    when: { at: 2 }\n`,
+    line: 5,
     column: 11,
     path: 'faults[0].kind',
-    expected: /on target: process \(crash-states needs target: vm\)/,
+    expected: /on target: external \(crash-states needs target: process \| vm \| kafka\)/,
     found: "'crash-states'",
   },
   {

@@ -6,7 +6,8 @@
 //   each disk applies its onCut policy to its volatile cache.
 // A restart attaches the disk again (ext4 replays its journal) before the broker starts.
 import path from 'node:path';
-import { effectiveDiskSpec, type DiskSpec } from '../disk/disk-spec.ts';
+import { diskModelId, effectiveDiskSpec, type DiskSpec } from '../disk/disk-spec.ts';
+import { hostDiskModelId } from '../results/disk-models.ts';
 import type { VmOptions } from '../scenario/types.ts';
 import { HostDisk, type AttachTiming } from '../disk/host-disk.ts';
 import type { NbdDiskReport } from '../disk/nbd-disk.ts';
@@ -19,9 +20,36 @@ export interface HostFaultDiskConfig {
   mountOptions: string;
 }
 
+/** The broker's data directory on its disk, from the disk's root (crash states read it there). */
+export const HOST_DISK_DATA_DIR = 'broker-data';
+
+/** The part of a scenario's vm: block a host-route fault disk reads (scenario/vm-block-checks.ts HOST_DISK_VM_KEYS). */
+export type HostDiskVm = Partial<Pick<VmOptions, 'disk' | 'diskMiB' | 'mountOptions'>>;
+
 /** The fault disk of a cell: the vm.disk: block with the cell's vm.disk.* settings over it (2 GiB sparse by default). */
-export function cellFaultDisk(vm: VmOptions | undefined, values: Readonly<Record<string, unknown>>): HostFaultDiskConfig {
+export function cellFaultDisk(vm: HostDiskVm | undefined, values: Readonly<Record<string, unknown>>): HostFaultDiskConfig {
   return { spec: effectiveDiskSpec(vm?.disk, values), sizeMiB: vm?.diskMiB ?? 2048, mountOptions: vm?.mountOptions ?? '' };
+}
+
+/** The disk model id a host-route target reports for its run (harness/results/disk-models.ts). */
+export function runDiskModel(vm: HostDiskVm | undefined, variesByCell: boolean): string {
+  return hostDiskModelId(diskModelId(effectiveDiskSpec(vm?.disk, {})), variesByCell);
+}
+
+/** How a cluster's disks start: fresh and recorded for crash states, or on crash-state images (a state booted). */
+export interface HostFaultDiskStart {
+  /** Keep each fresh disk's image before its first write (<dir>.base.img) beside its write log. */
+  record?: boolean;
+  /** Per broker id, an existing disk image to serve as it is (no mkfs, no write log). */
+  images?: Record<number, string>;
+}
+
+/** A recorded broker disk: the crash-state builder's inputs. */
+export interface RecordedDisk {
+  baseImage: string;
+  writeLog: string;
+  /** The broker's data dir as a path on the disk's filesystem (from its root). */
+  dataDirOnDisk: string;
 }
 
 /** What a cut did to one broker's disk (CutInfo.diskAtCut). */
@@ -39,12 +67,24 @@ export class HostFaultDisks {
   ) {}
 
   /** A fresh disk per broker id, under workDir/broker-<id>/ (image) and mounted; closed again if any fails. */
-  static async create(ids: number[], workDir: string, config: HostFaultDiskConfig, seed: number, log: (line: string) => void, who: string): Promise<HostFaultDisks> {
+  static async create(
+    ids: number[],
+    workDir: string,
+    config: HostFaultDiskConfig,
+    seed: number,
+    log: (line: string) => void,
+    who: string,
+    start: HostFaultDiskStart = {},
+  ): Promise<HostFaultDisks> {
     const disks = new Map<number, HostDisk>();
     const made = await Promise.allSettled(
       ids.map(async (id, i) => {
+        const dir = path.join(workDir, `broker-${id}`, 'disk');
+        const image = start.images?.[id];
         const d = await HostDisk.create({
-          dir: path.join(workDir, `broker-${id}`, 'disk'),
+          dir,
+          ...(image !== undefined ? { image } : {}),
+          ...(start.record && image === undefined ? { baseImage: `${dir}.base.img` } : {}),
           sizeMiB: config.sizeMiB,
           spec: config.spec,
           // Each broker's disk draws its own onCut choices.
@@ -70,9 +110,17 @@ export class HostFaultDisks {
     return d;
   }
 
+  /** Broker `id`'s recorded disk (its base image and write log), or null when it keeps none. */
+  recordedDisk(id: number): RecordedDisk | null {
+    const d = this.disk(id);
+    const base = d.baseImagePath;
+    const writeLog = d.writeLogPath;
+    return base && writeLog ? { baseImage: base, writeLog, dataDirOnDisk: `/${HOST_DISK_DATA_DIR}` } : null;
+  }
+
   /** Where broker `id`'s data lives (a directory on its mounted disk). */
   dataDirOf(id: number): string {
-    return path.join(this.disk(id).mountPoint, 'data');
+    return path.join(this.disk(id).mountPoint, HOST_DISK_DATA_DIR);
   }
 
   /**

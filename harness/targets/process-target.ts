@@ -11,7 +11,7 @@ import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { HostFaultDisks, cellFaultDisk } from './host-fault-disks.ts';
+import { HostFaultDisks, cellFaultDisk, runDiskModel, type RecordedDisk } from './host-fault-disks.ts';
 import type { VmOptions } from '../scenario/types.ts';
 
 interface HealthAnswer {
@@ -45,6 +45,10 @@ class ProcessCluster implements FaultableCluster {
     /** Each broker's data dir on the lab's fault disk, or null (plain directories: no power cut). */
     private readonly disks: HostFaultDisks | null = null,
   ) {}
+
+  recordedDisk(brokerId: number): RecordedDisk | null {
+    return this.disks?.recordedDisk(brokerId) ?? null;
+  }
 
   get brokers(): TargetBroker[] {
     return this.cluster.brokers.map((b) => ({ id: b.id, url: b.url, ...(b.kafka ? { kafka: b.kafka } : {}), dataDir: b.dataDir, logPath: b.logPath, pid: b.pid }));
@@ -112,6 +116,8 @@ class ProcessCluster implements FaultableCluster {
       brokerIds.map(async (id) => {
         const t0 = Date.now();
         const attach = this.disks ? await this.disks.attach(id) : null;
+        // A drive that lost everything since the mount (flush ignored) lost the data dir too: the broker starts empty.
+        if (this.disks) mkdirSync(this.disks.dataDirOf(id), { recursive: true });
         const tStart = Date.now();
         const b = await this.cluster.restartBroker(id);
         const r = await readRecovery(b.url, id, Date.now() - t0);
@@ -139,6 +145,8 @@ export interface ProcessTargetOptions {
   vm?: VmOptions;
   /** Every cell's brokers on the lab's fault disk (the scenario cuts power or names a disk model). */
   faultDisk?: boolean;
+  /** Some cell sets vm.disk.* (the run has no single disk model). */
+  diskVariesByCell?: boolean;
   log?: (line: string) => void;
 }
 
@@ -148,12 +156,13 @@ const brokerIds = (n: number): number[] => Array.from({ length: n }, (_, i) => i
 export function processTarget(opts: ProcessTargetOptions = {}): Target {
   return {
     kind: 'process',
+    ...(opts.faultDisk ? { diskModel: runDiskModel(opts.vm, opts.diskVariesByCell ?? false) } : {}),
     capabilities: capabilitiesOf('process'),
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {
       const { cluster: spec, settings } = o;
       const ids = brokerIds(spec.brokers);
       const disks = opts.faultDisk
-        ? await HostFaultDisks.create(ids, path.join(o.workDir, 'disks'), cellFaultDisk(opts.vm, settings.values), o.seed ?? 0, opts.log ?? (() => undefined), 'durolab broker')
+        ? await HostFaultDisks.create(ids, path.join(o.workDir, 'disks'), cellFaultDisk(opts.vm, settings.values), o.seed ?? 0, opts.log ?? (() => undefined), 'durolab broker', o.disks)
         : null;
       // The engine keeps a broker's data in <dir>/broker-<id>: there, a link to its disk.
       if (disks) {

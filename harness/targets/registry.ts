@@ -69,8 +69,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   process: {
     summary: 'brokers as local processes on loopback',
     capabilities: {
-      // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it).
-      faultActions: ['kill-broker-process', 'cut-power'],
+      // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
+      // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/host-trial.ts).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
@@ -81,7 +82,12 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       drivers: ['http', 'kafka'],
     },
     load: async ({ scenario, log }) =>
-      (await import('./process-target.ts')).processTarget({ ...(scenario.vm ? { vm: scenario.vm } : {}), faultDisk: wantsFaultDisk(scenario), log: (line) => log(`[disk] ${line}`) }),
+      (await import('./process-target.ts')).processTarget({
+        ...(scenario.vm ? { vm: scenario.vm } : {}),
+        faultDisk: wantsFaultDisk(scenario),
+        diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
+        log: (line) => log(`[disk] ${line}`),
+      }),
   },
   vm: {
     summary: 'each broker in its own QEMU VM with its own ext4 disk',
@@ -105,8 +111,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   kafka: {
     summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',
     capabilities: {
-      // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it).
-      faultActions: ['kill-broker-process', 'cut-power'],
+      // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
+      // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,
@@ -122,6 +129,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
         log: (line) => log(`[kafka] ${line}`),
         ...(scenario.vm ? { vm: scenario.vm } : {}),
         faultDisk: wantsFaultDisk(scenario),
+        diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
       }),
   },
   external: {

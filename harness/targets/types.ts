@@ -6,6 +6,8 @@ import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
 import type { TargetCapabilities, TargetKind } from './registry.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
+import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
+import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 
 export interface TargetBroker {
   id: number;
@@ -26,6 +28,12 @@ export interface ClusterStartOptions {
   signal?: AbortSignal;
   /** The trial's seed (reproducible draws of the target, e.g. the NBD disk's onCut policy). */
   seed?: number;
+  /**
+   * Host-route fault disks (capabilities.faultDisk 'host'): record them for crash states (base
+   * image + write log), or start on existing disk images (a crash state booted: the brokers
+   * recover what the image holds; nothing is formatted or created).
+   */
+  disks?: HostFaultDiskStart;
 }
 
 export interface RunningCluster {
@@ -39,6 +47,8 @@ export interface RunningCluster {
   metrics(): Promise<Array<{ brokerId: number; metrics: unknown }>>;
   /** How start() spent its time, in contiguous stretches (image, setup, boot, brokerStart, leaders); absent: not split. */
   readonly startSteps?: ClusterStartSteps;
+  /** Started with disks.record: a broker's base image and write log (the crash-state builder's inputs). */
+  recordedDisk?(brokerId: number): RecordedDisk | null;
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
   stop(): Promise<void>;
@@ -59,6 +69,18 @@ export interface Target {
   start(opts: ClusterStartOptions): Promise<RunningCluster>;
   /** What the system under test is (e.g. Apache Kafka's version and the JVM), for run.json and the report. */
   info?(): Promise<Record<string, string>>;
+  /**
+   * Crash states checked with this system's own recovery over a state's files (absent: durolab's,
+   * harness/disk/crash-states/check-state.ts). close() ends what it started (a JVM).
+   */
+  crashStateChecker?(settings: ResolvedSettings): Promise<CrashStateChecker>;
+}
+
+export interface CrashStateChecker {
+  /** Whose recovery checks the states, for the log and the report. */
+  describe: string;
+  checkState(o: CheckStateOptions): Promise<StateCheck>;
+  close(): Promise<void>;
 }
 
 /** Broker `--set` pairs for a cell's resolved settings: every scenario setting the registry says a broker or controller reads. */
@@ -73,6 +95,8 @@ export interface BrokerRecovery {
   restartMs: number;
   /** A VM booted again (after a power cut): spawn to agent (with what precedes the spawn), /init, guest setup (mount), broker exec to serving. */
   boot?: { bootMs: number; spawnToInitMs?: number; resumed?: boolean; resumeFallback?: string; setupMs?: number; brokerStartMs?: number };
+  /** What the restart had to do besides starting the broker (e.g. format a node whose disk lost its format). */
+  note?: string;
   /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart). */
   partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; batchesTruncated: number; durationMs: number }>;
 }

@@ -1,7 +1,9 @@
-// `durolab bench-crash-states`: how many crash states this machine checks per minute. Records
-// one VM trial (a broker VM on a blklogwrites-recorded disk, a load, a power cut), then builds
-// and checks N states from its write log on the host, and prints states/min with where the time
-// goes (materialise, journal replay, extract, recover, check). The issue's bar: 300/min here.
+// `durolab bench-crash-states`: how many crash states this machine checks per minute, a row per
+// system. durolab: one VM trial (a broker VM on a blklogwrites-recorded disk, a load, a power
+// cut), its states checked by durolab's recovery. kafka: one Apache Kafka node on the host
+// route's recorded fault disk (host-trial.ts), its states checked by Kafka's own recovery (the
+// recovery-check JVM). Each row: states/min and where the time goes (materialise, journal
+// replay, extract, recover, check). The bars: 300/min for durolab's, 200/min for Kafka's.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,31 +12,40 @@ import { renderTable } from '../../../engine/common/text-table.ts';
 import { IO_MODES } from '../../../engine/settings/index.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { ON_CUT_POLICIES, type OnCutPolicy } from './plan.ts';
-import { runCrashStatesTrial } from './vm-trial.ts';
+import { runCrashStatesTrial, type CrashStatesTrial } from './vm-trial.ts';
+import { runHostCrashStatesTrial } from './host-trial.ts';
+import { DEFAULT_DISK_SPEC } from '../disk-spec.ts';
 
 const HELP = `usage: durolab bench-crash-states [options]
 
-Records one trial on a broker VM (QEMU blklogwrites disk, power cut) and checks N crash states
-built from its write log on the host; prints crash states checked per minute and the breakdown.
+Records one power-cut trial per system and checks N crash states built from its write log on
+the host; prints crash states checked per minute and the breakdown, a row per system:
+  durolab  a broker VM (QEMU blklogwrites disk), states checked by durolab's recovery (bar 300/min)
+  kafka    an Apache Kafka node on the host route's fault disk (NBD write log), states checked
+           by Kafka's own recovery, UnifiedLog in one JVM (bar 200/min; writes buffered, fsync)
 
+  --systems LIST    durolab, kafka or durolab,kafka (default durolab,kafka)
   --states N        crash states to build and check (default 300)
   --flush POLICY    the broker's flush policy: never, per-batch, messages:N, ms:T (default per-batch)
-  --io MODE         buffered, direct or dsync (default buffered)
+  --io MODE         durolab's write path: buffered, direct or dsync (default buffered)
   --policy P        onCut policy: ${ON_CUT_POLICIES.join(', ')} (default drop-unflushed)
   --load-ms N       load before the power cut, ms (default 6000)
   --concurrency N   checks in flight (default 2: both cores)
-  --boot N          states also booted in a VM and checked through the broker (default 0)
+  --boot N          states also booted (durolab: in a VM; kafka: a node on the image) and read back (default 0)
   --seed N          seed of the crash points (default 1)
-  --keep DIR        keep the trial's files (write log, base image) in DIR
+  --keep DIR        keep the trials' files (write logs, base images) in DIR
 `;
 
-const PASS_PER_MIN = 300;
+const SYSTEMS = ['durolab', 'kafka'] as const;
+type BenchSystem = (typeof SYSTEMS)[number];
+const PASS_PER_MIN: Record<BenchSystem, number> = { durolab: 300, kafka: 200 };
 
 export async function main(argv: string[]): Promise<number> {
   const parsed = parseCommandFlags(
     'bench-crash-states',
     argv,
     {
+      systems: { type: 'string' },
       states: { type: 'string' },
       flush: { type: 'string' },
       io: { type: 'string' },
@@ -56,49 +67,68 @@ export async function main(argv: string[]): Promise<number> {
   const boot = intFlag('--boot', str(v.boot), 0, 0, 20);
   const seed = intFlag('--seed', str(v.seed), 1, 0, 2 ** 31);
   const io = v.io === undefined ? 'buffered' : parseChoice('--io', String(v.io), IO_MODES);
-  const settings = resolveSettings({ io, flush: str(v.flush) ?? 'per-batch', acks: '1' }, 1);
+  const systems = (str(v.systems) ?? SYSTEMS.join(',')).split(',').map((x) => parseChoice('--systems', x.trim(), SYSTEMS));
+  const flush = str(v.flush) ?? 'per-batch';
+  const settingsOf = (system: BenchSystem) => resolveSettings(system === 'kafka' ? { flush, sync: 'fsync', acks: '1' } : { io, flush, acks: '1' }, 1);
+  // Refused before any trial (a bad --flush once went on to build the VM image).
+  for (const system of systems) settingsOf(system);
   const workDir = str(v.keep) ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'durolab-bench-crash-states-')));
+  const cluster = { brokers: 1, topic: 'bench', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 };
+  const log = (l: string) => console.error(`[bench-crash-states] ${l}`);
+  const common = { cutAfterMs: loadMs, states, policy, seed, boot, concurrency, log };
+  const rows: string[][] = [];
+  let ok = true;
   try {
-    const trial = await runCrashStatesTrial({
-      workDir,
-      cluster: { brokers: 1, topic: 'bench', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 },
-      settings,
-      vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: '' },
-      workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4 },
-      cutAfterMs: loadMs,
-      states,
-      policy,
-      seed,
-      boot,
-      concurrency,
-      log: (l) => console.error(`[bench-crash-states] ${l}`),
-    });
-    const b = trial.breakdown;
-    const r = trial.result;
-    const per = (ms: number) => (b.states ? (ms / b.states).toFixed(1) : '-');
-    console.log(
-      `trial: io=${settings.io} flush=${String(settings.values.flush)}, ${trial.ackedAtCut} records acknowledged before the cut; write log ${r.writeLog.records} records ` +
-        `(${r.writeLog.writes} writes, ${r.writeLog.flushes} flushes, ${r.writeLog.fua} FUA)`,
-    );
-    console.log(
-      renderTable(
-        ['phase', 'total ms', 'ms / state'],
-        [
-          ['materialise', String(b.materialiseMs), per(b.materialiseMs)],
-          ['journal replay', String(b.journalMs), per(b.journalMs)],
-          ['extract', String(b.extractMs), per(b.extractMs)],
-          ['recover', String(b.recoverMs), per(b.recoverMs)],
-          ['check', String(b.checkMs), per(b.checkMs)],
-          ['wall (concurrency ' + concurrency + ')', String(b.wallMs), per(b.wallMs)],
-        ],
-      ),
-    );
-    console.log(
-      `lost acknowledged over ${r.states} states: min ${r.lostMin}, median ${r.lostMedian}, p99 ${r.lostP99}, max ${r.lostMax}; fraction losing ${r.fractionLosing.toFixed(3)}` +
-        (r.verification ? `; booted ${r.verification.booted}, agreed ${r.verification.agreed}` : ''),
-    );
-    const ok = b.statesPerMin >= PASS_PER_MIN && trial.disagreements.length === 0;
-    console.log(`crash states checked per minute: ${b.statesPerMin} (${ok ? 'PASS' : 'FAIL'}: at least ${PASS_PER_MIN}/min${trial.disagreements.length ? `; disagreements: ${trial.disagreements.join('; ')}` : ''})`);
+    for (const system of systems) {
+      const settings = settingsOf(system);
+      let trial: CrashStatesTrial;
+      if (system === 'kafka') {
+        const [{ kafkaTarget }, { kafkaDriver }] = await Promise.all([import('../../targets/kafka/kafka-target.ts'), import('../../drivers/kafka/driver.ts')]);
+        trial = await runHostCrashStatesTrial({
+          ...common,
+          target: kafkaTarget({ faultDisk: true, vm: { diskMiB: 256, disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' } }, log }),
+          driver: kafkaDriver(),
+          workDir: path.join(workDir, system),
+          cluster,
+          settings,
+          workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4, pipelining: 1, producer: { retries: 0 } },
+        });
+      } else {
+        trial = await runCrashStatesTrial({
+          ...common,
+          workDir: path.join(workDir, system),
+          cluster,
+          settings,
+          vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: '' },
+          workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4 },
+        });
+      }
+      const b = trial.breakdown;
+      const r = trial.result;
+      const per = (ms: number) => (b.states ? (ms / b.states).toFixed(1) : '-');
+      console.log(
+        `${system} trial: ${system === 'kafka' ? 'Apache Kafka, buffered' : `io=${settings.io}`} flush=${String(settings.values.flush)}, ${trial.ackedAtCut} records acknowledged before the cut; ` +
+          `write log ${r.writeLog.records} records (${r.writeLog.writes} writes, ${r.writeLog.flushes} flushes, ${r.writeLog.fua} FUA); lost acknowledged over ${r.states} states: ` +
+          `min ${r.lostMin}, median ${r.lostMedian}, p99 ${r.lostP99}, max ${r.lostMax}; fraction losing ${r.fractionLosing.toFixed(3)}` +
+          (r.verification ? `; booted ${r.verification.booted}, agreed ${r.verification.agreed}` : ''),
+      );
+      const pass = b.statesPerMin >= PASS_PER_MIN[system] && trial.disagreements.length === 0;
+      ok &&= pass;
+      rows.push([
+        system === 'kafka' ? "kafka (Kafka's recovery)" : "durolab (durolab's recovery)",
+        String(b.states),
+        per(b.materialiseMs),
+        per(b.journalMs),
+        per(b.extractMs),
+        per(b.recoverMs),
+        per(b.checkMs),
+        per(b.wallMs),
+        String(b.statesPerMin),
+        `${pass ? 'PASS' : 'FAIL'} (>= ${PASS_PER_MIN[system]}/min${trial.disagreements.length ? `; disagreements: ${trial.disagreements.join('; ')}` : ''})`,
+      ]);
+    }
+    console.log(`ms per state by phase (wall: ${concurrency} check(s) in flight)`);
+    console.log(renderTable(['system', 'states', 'materialise', 'journal replay', 'extract', 'recover', 'check', 'wall', 'states/min', 'verdict'], rows));
     return ok ? 0 : 1;
   } finally {
     if (v.keep === undefined) await fs.rm(workDir, { recursive: true, force: true });

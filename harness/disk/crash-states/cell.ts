@@ -14,6 +14,9 @@ import type { ResolvedSettings } from '../../scenario/settings.ts';
 import type { MatrixCell, Scenario } from '../../scenario/types.ts';
 import { summariseCrashStates } from './run.ts';
 import { runCrashStatesTrial, type CrashStatesTrial } from './vm-trial.ts';
+import { runHostCrashStatesTrial } from './host-trial.ts';
+import type { Target } from '../../targets/types.ts';
+import type { ClientDriver } from '../../drivers/types.ts';
 
 export interface CrashStatesCellOptions {
   scenario: Scenario;
@@ -24,6 +27,11 @@ export interface CrashStatesCellOptions {
   trialSeed: (rep: number) => number;
   signal: AbortSignal;
   log: (line: string) => void;
+  /** The cell's target and driver: a host-route target (Kafka, durolab's processes) runs the trial through them. */
+  target: Target;
+  driver: ClientDriver;
+  /** The cell's Kafka producer settings (the workload's with the cell's over them). */
+  producer?: Readonly<Record<string, unknown>>;
 }
 
 const emptyHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
@@ -46,21 +54,42 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     if (plan.atMs === null) throw new Error('fault crash-states: when must be at or between (the cut time), not afterAcked');
     const t0 = Date.now();
     const seed = (fields.seed + rep * 7919) >>> 0;
-    o.log(`rep ${rep + 1}/${w.repetitions}: recorded VM trial, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
-    const t = await runCrashStatesTrial({
-      workDir: path.join(o.cellDir, `rep-${rep + 1}`),
-      cluster: scenario.cluster,
-      settings: o.settings,
-      vm: { ...scenario.vm, diskMiB: scenario.vm?.diskMiB ?? 256 },
-      workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections },
-      cutAfterMs: plan.atMs,
-      states: fields.states,
-      policy: fields.onCut,
-      seed,
-      boot: fields.boot,
-      log: o.log,
-      signal: o.signal,
-    });
+    const workDir = path.join(o.cellDir, `rep-${rep + 1}`);
+    const onHost = o.target.capabilities.faultDisk === 'host';
+    o.log(`rep ${rep + 1}/${w.repetitions}: recorded ${onHost ? `${o.target.kind} trial on the host's fault disk` : 'VM trial'}, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
+    const t: CrashStatesTrial = onHost
+      ? await runHostCrashStatesTrial({
+          target: o.target,
+          driver: o.driver,
+          workDir,
+          cluster: scenario.cluster,
+          settings: o.settings,
+          workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections, pipelining: w.pipelining, ...(o.producer ? { producer: o.producer } : {}) },
+          cutAfterMs: plan.atMs,
+          states: fields.states,
+          policy: fields.onCut,
+          seed,
+          boot: fields.boot,
+          log: o.log,
+          signal: o.signal,
+        }).then((h) => {
+          o.log(`rep ${rep + 1}: checked by ${h.checkedBy}; steps (ms) ${Object.entries(h.steps).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+          return h;
+        })
+      : await runCrashStatesTrial({
+          workDir,
+          cluster: scenario.cluster,
+          settings: o.settings,
+          vm: { ...scenario.vm, diskMiB: scenario.vm?.diskMiB ?? 256 },
+          workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections },
+          cutAfterMs: plan.atMs,
+          states: fields.states,
+          policy: fields.onCut,
+          seed,
+          boot: fields.boot,
+          log: o.log,
+          signal: o.signal,
+        });
     trials.push(t);
     if (t.load) {
       merged.add(t.load.latencyUs);
@@ -103,6 +132,7 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     );
   }
   const disagreements = trials.flatMap((t) => t.disagreements);
+  // The booted samples are the evidence that the offline check reads states as the real broker does.
   if (disagreements.length) throw new Error(`crash states: booted states disagree with the host check (a checker or recorder bug): ${disagreements.join('; ')}`);
   if (trials.length === 0) throw new Error('crash states: interrupted before any trial finished');
   // One distribution over every state of every repetition; rows renumbered, trial by trial.

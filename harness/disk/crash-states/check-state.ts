@@ -62,7 +62,16 @@ export interface CheckStateOptions {
   /** Host clock ms of the crash point. */
   cutMs: number;
   logConfig: Partial<LogConfig>;
+  /** Reads stored batches as the trial's driver identifies them (ClientDriver.servedFromStored); default the HTTP driver's (batch producer ids). */
+  servedFromStored?: StoredBatchReader;
 }
+
+export type StoredBatchReader = (bytes: Buffer) => { batches: PartitionLog['batches']; corrupt: number };
+
+const batchIdentity: StoredBatchReader = (bytes) => {
+  const split = splitBatches(bytes);
+  return { batches: split.batches, corrupt: split.corrupt };
+};
 
 async function timed<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
   const t0 = performance.now();
@@ -78,7 +87,12 @@ export async function replayJournal(image: string): Promise<number> {
 }
 
 /** Opens a partition dir as the broker does at start (recovery), reads every batch, closes it. */
-export function recoverAndRead(dir: string, partition: number, logConfig: Partial<LogConfig>): { log: PartitionLog; recovery: RecoveryReport; logEndOffset: number } {
+export function recoverAndRead(
+  dir: string,
+  partition: number,
+  logConfig: Partial<LogConfig>,
+  read: StoredBatchReader = batchIdentity,
+): { log: PartitionLog; recovery: RecoveryReport; logEndOffset: number } {
   // Reading needs no O_DIRECT (the extracted copy may sit on tmpfs): recovery is the same.
   const log = Log.open(dir, { ...logConfig, io: 'buffered', flush: { kind: 'never' } });
   try {
@@ -88,7 +102,7 @@ export function recoverAndRead(dir: string, partition: number, logConfig: Partia
     while (offset < log.logEndOffset) {
       const r = log.read(offset, 8 << 20);
       if (r.data.length === 0) break;
-      const split = splitBatches(r.data);
+      const split = read(r.data);
       batches.push(...split.batches);
       corrupt += split.corrupt;
       if (r.nextOffset <= offset) break;
@@ -112,7 +126,7 @@ export async function checkState(o: CheckStateOptions): Promise<StateCheck> {
   const [, recoverMs] = await timed(() => {
     partitions.forEach((partition, i) => {
       if (extracted.get(guestDirs[i]!) === null) return; // not made yet at this point: serves nothing
-      const r = recoverAndRead(path.join(extractTo, path.basename(guestDirs[i]!)), partition, o.logConfig);
+      const r = recoverAndRead(path.join(extractTo, path.basename(guestDirs[i]!)), partition, o.logConfig, o.servedFromStored);
       logs.push(r.log);
       recoveries.push({ partition, recovery: r.recovery, logEndOffset: r.logEndOffset });
     });

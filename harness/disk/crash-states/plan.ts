@@ -8,18 +8,22 @@
 //   FLUSH was submitted (a FLUSH covers what completed before it was sent), and every FUA write
 //   once it completed; a FLUSH or FUA the disk acknowledged without persisting (write-log flag
 //   notHonoured: vm.disk flush: ignored, a lying drive) is no durability point;
-// - unflushed: the other completed writes; the onCut policy decides what of them persists:
-//   drop-unflushed (none), random-subset (a seeded subset of their 4 KiB sector runs), reorder
-//   (one earlier write dropped while every later one is kept), torn (writes kept in order up to
-//   one that is kept only in part, at 512-byte sector granularity; the later ones are dropped).
-import { seededRandom } from '../../faults/schedule.ts';
+// - unflushed: the other completed writes; the onCut policy decides what of them persists,
+//   with the live NBD disk's meaning (../on-cut.ts, chooseAtCut, one implementation for both):
+//   drop-unflushed (none), random-subset (each run of a write within a 4 KiB-aligned block with
+//   p = 1/2), reorder (a non-empty suffix of the writes kept, the non-empty run before it
+//   dropped), torn (writes kept in order up to one that keeps a proper prefix of its 512-byte
+//   sectors; the later ones are dropped). The policy sees each unflushed write with the sectors
+//   it still holds at the point, as the disk's cache would: a sector a later write (before the
+//   point) overwrote is the later write's.
+// Seeding: state i draws with cutSeedOf(seed, i) (state 0: the seed itself), recorded in the
+// plan as cutSeed; VolatileCacheStore.cut(cutSeed) after the same writes keeps the same sectors.
+import { seededRandom } from '../../common/seeded-random.ts';
 import { SECTOR_BYTES, type WriteLogRecord } from '../write-log.ts';
+import { chooseAtCut, ON_CUT_POLICIES, RUN_SECTORS, type CutChoice, type OnCutPolicy, type UnflushedWrite } from '../on-cut.ts';
 
-export const ON_CUT_POLICIES = ['drop-unflushed', 'random-subset', 'reorder', 'torn'] as const;
-export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
-
-/** Sectors per run for random-subset (one 4 KiB page). */
-export const RUN_SECTORS = 8;
+// Defined in ../on-cut.ts; re-exported for the crash-state modules that import them from here.
+export { ON_CUT_POLICIES, RUN_SECTORS, type OnCutPolicy };
 
 export type PointKind = 'spread' | 'before-flush' | 'after-flush' | 'end';
 
@@ -47,7 +51,7 @@ export interface CrashStatePlan {
   flushRecord: number;
   /** How many writes are durable. */
   durableWrites: number;
-  /** Unflushed completed writes at the point (what the policy chose from). */
+  /** Unflushed completed writes at the point (the policy chose from those still holding a sector). */
   unflushedWrites: number;
   /** What the policy kept of them, in log order (applied after the durable writes). */
   kept: KeptPiece[];
@@ -58,6 +62,13 @@ export interface CrashStatePlan {
   flushCovers: FlushCoverage;
   /** False when the policy had nothing to act on (e.g. reorder with fewer than 2 unflushed writes). */
   policyApplied: boolean;
+  /** The seed of this state's onCut draw (cutSeedOf(seed, index)): the live disk's cut(cutSeed) keeps the same sectors. */
+  cutSeed: number;
+}
+
+/** The onCut draw seed of state `index` of a plan seeded `seed`: state 0 draws with the seed itself. */
+export function cutSeedOf(seed: number, index: number): number {
+  return (seed + Math.imul(index, 0x9e3779b1)) >>> 0;
 }
 
 const isWrite = (r: WriteLogRecord) => r.op === 'write' || r.op === 'trim' || r.op === 'write-zeroes';
@@ -151,6 +162,7 @@ export function planCrashStates(records: WriteLogRecord[], opts: PlanOptions): C
 /** Plans the states of the given points (sorted by position). */
 export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], opts: { policy: OnCutPolicy; seed: number; flushCovers?: FlushCoverage }): CrashStatePlan[] {
   const how = opts.flushCovers ?? 'completed-before-submit';
+  const held = opts.policy === 'drop-unflushed' ? null : new HeldSectors(records);
   const plans: CrashStatePlan[] = [];
   let flushRecord = -1;
   let epoch = 0;
@@ -171,8 +183,8 @@ export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], op
       if ((r.fua && !r.notHonoured) || coveredBy(records, i, flushRecord, how)) durable.push(i);
       else unflushed.push(i);
     }
-    const rand = seededRandom((opts.seed + Math.imul(index + 1, 0x9e3779b1)) >>> 0);
-    const { kept, applied } = applyPolicy(opts.policy, unflushed, records, rand);
+    const cutSeed = cutSeedOf(opts.seed, index);
+    const { kept, applied } = held ? keptAtCut(opts.policy, unflushed, records, held, point.position, cutSeed) : { kept: [], applied: unflushed.length > 0 };
     plans.push({
       index,
       point,
@@ -185,6 +197,7 @@ export function planAtPoints(records: WriteLogRecord[], points: CrashPoint[], op
       policy: opts.policy,
       flushCovers: how,
       policyApplied: applied,
+      cutSeed,
     });
   });
   return plans;
@@ -194,42 +207,74 @@ function sectorsOf(r: WriteLogRecord): number {
   return Math.ceil(r.length / SECTOR_BYTES);
 }
 
-function applyPolicy(policy: OnCutPolicy, unflushed: number[], records: WriteLogRecord[], rand: () => number): { kept: KeptPiece[]; applied: boolean } {
-  switch (policy) {
-    case 'drop-unflushed':
-      return { kept: [], applied: unflushed.length > 0 };
-    case 'random-subset': {
-      const kept: KeptPiece[] = [];
-      for (const i of unflushed) {
-        const n = sectorsOf(records[i]!);
-        const sectors: number[] = [];
-        for (let run = 0; run < n; run += RUN_SECTORS) {
-          if (rand() < 0.5) for (let s = run; s < Math.min(n, run + RUN_SECTORS); s++) sectors.push(s);
+/**
+ * Which sectors of each write are still its own at a log position: for every sector of every
+ * write (WRITE / TRIM / WRITE_ZEROES), the index of the next write in the log that covers it.
+ * A sector of write i is held at position p when no write in (i, p) covers it. Built once per
+ * log (one pass backwards); writes no later write overlaps take the fast path.
+ */
+class HeldSectors {
+  /** Per record: the earliest later write covering any of its sectors (Infinity: none). */
+  private readonly firstOverwrite: Float64Array;
+  /** Per record with an overwritten sector: the next covering write of each of its sectors (-1: none). */
+  private readonly next = new Map<number, Int32Array>();
+
+  constructor(private readonly records: readonly WriteLogRecord[]) {
+    this.firstOverwrite = new Float64Array(records.length).fill(Infinity);
+    const lastWriter = new Map<number, number>();
+    for (let i = records.length - 1; i >= 0; i--) {
+      const r = records[i]!;
+      if (!isWrite(r)) continue;
+      const first = Math.floor(r.offset / SECTOR_BYTES);
+      const n = sectorsOf(r);
+      let per: Int32Array | null = null;
+      for (let k = 0; k < n; k++) {
+        const later = lastWriter.get(first + k);
+        if (later !== undefined) {
+          per ??= new Int32Array(n).fill(-1);
+          per[k] = later;
+          if (later < this.firstOverwrite[i]!) this.firstOverwrite[i] = later;
         }
-        if (sectors.length === n) kept.push({ record: i, sectors: null });
-        else if (sectors.length > 0) kept.push({ record: i, sectors });
+        lastWriter.set(first + k, i);
       }
-      return { kept, applied: unflushed.length > 0 };
-    }
-    case 'reorder': {
-      if (unflushed.length < 2) return { kept: [], applied: false };
-      // Drop one write that has a later one, keep every later one.
-      const drop = Math.floor(rand() * (unflushed.length - 1));
-      return { kept: unflushed.slice(drop + 1).map((record) => ({ record, sectors: null })), applied: true };
-    }
-    case 'torn': {
-      const multi = unflushed.filter((i) => sectorsOf(records[i]!) > 1);
-      if (multi.length === 0) return { kept: [], applied: false };
-      const tornRecord = multi[Math.floor(rand() * multi.length)]!;
-      const n = sectorsOf(records[tornRecord]!);
-      // A non-empty proper subset of its sectors.
-      let sectors: number[] = [];
-      while (sectors.length === 0 || sectors.length === n) {
-        sectors = [];
-        for (let s = 0; s < n; s++) if (rand() < 0.5) sectors.push(s);
-      }
-      const before = unflushed.filter((i) => i < tornRecord).map((record) => ({ record, sectors: null }));
-      return { kept: [...before, { record: tornRecord, sectors }], applied: true };
+      if (per) this.next.set(i, per);
     }
   }
+
+  /** The absolute sectors write i still holds when records [0, position) have completed, ascending. */
+  at(i: number, position: number): number[] {
+    const r = this.records[i]!;
+    const first = Math.floor(r.offset / SECTOR_BYTES);
+    const n = sectorsOf(r);
+    const out: number[] = [];
+    if (this.firstOverwrite[i]! >= position) {
+      for (let k = 0; k < n; k++) out.push(first + k);
+      return out;
+    }
+    const per = this.next.get(i)!;
+    for (let k = 0; k < n; k++) if (per[k]! < 0 || per[k]! >= position) out.push(first + k);
+    return out;
+  }
+}
+
+/** The policy's choice (on-cut.ts) over the unflushed writes at a point, as pieces of logged writes. */
+function keptAtCut(policy: OnCutPolicy, unflushed: number[], records: WriteLogRecord[], held: HeldSectors, position: number, cutSeed: number): { kept: KeptPiece[]; applied: boolean } {
+  const writes: UnflushedWrite[] = [];
+  const recordOf: number[] = [];
+  for (const i of unflushed) {
+    const sectors = held.at(i, position);
+    if (sectors.length === 0) continue;
+    writes.push({ sectors });
+    recordOf.push(i);
+  }
+  const choice: CutChoice = chooseAtCut(policy, writes, cutSeed);
+  const kept: KeptPiece[] = [];
+  choice.kept.forEach((sectors, w) => {
+    if (sectors.length === 0) return;
+    const record = recordOf[w]!;
+    const r = records[record]!;
+    const first = Math.floor(r.offset / SECTOR_BYTES);
+    kept.push({ record, sectors: sectors.length === sectorsOf(r) ? null : sectors.map((s) => s - first) });
+  });
+  return { kept, applied: choice.applied };
 }

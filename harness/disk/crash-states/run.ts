@@ -11,9 +11,11 @@ import type { CrashStatesResult, CrashStateRow } from '../../results/types.ts';
 import type { AckLedger } from '../../workload/ledger.ts';
 import { sparseCopy } from '../../vm/disk.ts';
 import { readWriteLog, requireComplete, type WriteLogRecord } from '../write-log.ts';
-import { checkState } from './check-state.ts';
+import { checkState, type CheckStateOptions, type StateCheck, type StoredBatchReader } from './check-state.ts';
 import { RunningImage } from './materialise.ts';
 import { planCrashStates, type CrashStatePlan, type OnCutPolicy } from './plan.ts';
+import { seededRandom } from '../../common/seeded-random.ts';
+import type { ResolvedSettings } from '../../scenario/settings.ts';
 
 export interface CrashStatesOptions {
   /** The disk as it was when the trial started (never modified). */
@@ -47,6 +49,10 @@ export interface CrashStatesOptions {
    * before the point.
    */
   observedStamps?: boolean;
+  /** How the check reads stored batches as ledger batches (the trial's driver's identity; default the HTTP driver's). */
+  servedFromStored?: StoredBatchReader;
+  /** How a state is checked: the recovery of the system under test over the state's files (default: durolab's, check-state.ts). */
+  checkState?: (o: CheckStateOptions) => Promise<StateCheck>;
   /** Checks in flight at once. Default 2. */
   concurrency?: number;
   /** States whose images are kept (for booting them in a VM): by state index. */
@@ -149,7 +155,7 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
       const job = (async () => {
         try {
           const cutMs = ackCutUs(plan) / 1000 - (o.clockUncertaintyMs ?? 0);
-          const c = await checkState({
+          const c = await (o.checkState ?? checkState)({
             image,
             scratch: dir,
             guestDataDir: o.guestDataDir,
@@ -157,6 +163,7 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
             ledger: o.ledger,
             cutMs,
             logConfig: o.logConfig,
+            ...(o.servedFromStored ? { servedFromStored: o.servedFromStored } : {}),
           });
           sums.journalMs += c.timings.journalMs;
           sums.extractMs += c.timings.extractMs;
@@ -228,4 +235,35 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
     kept,
     plans,
   };
+}
+
+/** The broker's log settings, as it opens its partitions. */
+export function logConfigOf(s: ResolvedSettings): Partial<LogConfig> {
+  return {
+    io: s.io,
+    flush: s.flush,
+    sync: s.sync,
+    segmentBytes: s.segmentBytes,
+    segmentMs: s.segmentMs,
+    segmentIndexBytes: s.segmentIndexBytes,
+    indexIntervalBytes: s.indexIntervalBytes,
+    maxBatchBytes: s.maxBatchBytes,
+  };
+}
+
+/** Which states to boot: the end point, and seeded picks among the others (flush-adjacent first). */
+export function chooseBooted(plans: CrashStatePlan[], n: number, seed: number): Set<number> {
+  const out = new Set<number>();
+  const end = plans.find((p) => p.point.kind === 'end');
+  if (end && n > 0) out.add(end.index);
+  const rand = seededRandom(seed ^ 0xb007);
+  const pools = [plans.filter((p) => p.point.kind === 'before-flush' || p.point.kind === 'after-flush'), plans.filter((p) => p.point.kind === 'spread')];
+  for (const pool of pools) {
+    while (out.size < n && pool.some((p) => !out.has(p.index))) {
+      const left = pool.filter((p) => !out.has(p.index));
+      out.add(left[Math.floor(rand() * left.length)]!.index);
+      if (pool === pools[0] && out.size >= Math.ceil(n / 2) + 1) break;
+    }
+  }
+  return out;
 }

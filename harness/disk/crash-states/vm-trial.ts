@@ -12,7 +12,6 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { hostClockUs } from '../../../engine/common/clock.ts';
-import type { LogConfig } from '../../../engine/storage/index.ts';
 import { checkLedger } from '../../checker/checker.ts';
 import { httpDriver } from '../../drivers/http/driver.ts';
 import type { ProduceResult } from '../../drivers/types.ts';
@@ -23,13 +22,12 @@ import { vmTarget, type VmTargetOptions } from '../../targets/vm-target.ts';
 import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { createFileDisk, FileDisk, sparseCopy, type VmImage } from '../../vm/index.ts';
-import { seededRandom } from '../../faults/schedule.ts';
 import { effectiveDiskSpec } from '../disk-spec.ts';
 import { NbdDisk } from '../nbd-disk.ts';
 import { BlkLogWritesDisk, convertDmLogWrites, LogWatcher } from './blklogwrites.ts';
 import { ledgerAsOf } from './check-state.ts';
-import { buildAndCheckCrashStates, type CrashStatesBreakdown } from './run.ts';
-import type { CrashStatePlan, OnCutPolicy } from './plan.ts';
+import { buildAndCheckCrashStates, chooseBooted, logConfigOf, type CrashStatesBreakdown } from './run.ts';
+import type { OnCutPolicy } from './plan.ts';
 
 export interface CrashStatesTrialOptions {
   workDir: string;
@@ -70,37 +68,6 @@ export interface CrashStatesTrial {
   /** The load's figures (undefined when it failed). */
   load: ProduceResult | undefined;
   accelerator?: 'kvm' | 'tcg';
-}
-
-/** The broker's log settings, as it opens its partitions. */
-export function logConfigOf(s: ResolvedSettings): Partial<LogConfig> {
-  return {
-    io: s.io,
-    flush: s.flush,
-    sync: s.sync,
-    segmentBytes: s.segmentBytes,
-    segmentMs: s.segmentMs,
-    segmentIndexBytes: s.segmentIndexBytes,
-    indexIntervalBytes: s.indexIntervalBytes,
-    maxBatchBytes: s.maxBatchBytes,
-  };
-}
-
-/** Which states to boot: the end point, and seeded picks among the others (flush-adjacent first). */
-function chooseBooted(plans: CrashStatePlan[], n: number, seed: number): Set<number> {
-  const out = new Set<number>();
-  const end = plans.find((p) => p.point.kind === 'end');
-  if (end && n > 0) out.add(end.index);
-  const rand = seededRandom(seed ^ 0xb007);
-  const pools = [plans.filter((p) => p.point.kind === 'before-flush' || p.point.kind === 'after-flush'), plans.filter((p) => p.point.kind === 'spread')];
-  for (const pool of pools) {
-    while (out.size < n && pool.some((p) => !out.has(p.index))) {
-      const left = pool.filter((p) => !out.has(p.index));
-      out.add(left[Math.floor(rand() * left.length)]!.index);
-      if (pool === pools[0] && out.size >= Math.ceil(n / 2) + 1) break;
-    }
-  }
-  return out;
 }
 
 export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<CrashStatesTrial> {

@@ -6,6 +6,7 @@ import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from 
 import { brokerMetrics, logHash, readReplicaOverHttp } from './admin.ts';
 import { consumeOverHttp } from './consumer.ts';
 import { runHttpLoad } from './producer.ts';
+import { splitBatches } from '../record-batches.ts';
 
 function brokerOf(cluster: DriverCluster, brokerId: number): { id: number; url: string; dataDir: string } {
   const b = cluster.brokers.find((x) => x.id === brokerId);
@@ -42,5 +43,13 @@ export function httpClient(cluster: DriverCluster, _opts: ConnectOptions): Clust
 }
 
 export function httpDriver(): ClientDriver {
-  return { name: 'http', connect: httpClient };
+  return {
+    name: 'http',
+    connect: httpClient,
+    // The HTTP producer's batches carry the ledger's producer id and sequences themselves.
+    servedFromStored: (bytes) => {
+      const split = splitBatches(bytes);
+      return { batches: split.batches, corrupt: split.corrupt };
+    },
+  };
 }

@@ -6,6 +6,7 @@
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
 import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
 import { bootstrapOf, runKafkaLoad } from './producer.ts';
+import { servedByIdentity } from './identity.ts';
 import { kafkaBrokerMetrics, kafkaReadReplicaLog, kafkaReplicaDigest, type ReplicaContext } from './replicas.ts';
 
 export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
@@ -35,5 +36,13 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
 }
 
 export function kafkaDriver(): ClientDriver {
-  return { name: 'kafka', connect: kafkaClient };
+  return {
+    name: 'kafka',
+    connect: kafkaClient,
+    // A Kafka client owns its batches' producer ids: the ledger identity is in each record's header.
+    servedFromStored: (bytes) => {
+      const served = servedByIdentity(bytes);
+      return { batches: served.batches, corrupt: served.corrupt };
+    },
+  };
 }

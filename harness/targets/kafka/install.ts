@@ -107,10 +107,13 @@ export async function ensureKafka(opts: { log?: (line: string) => void } = {}): 
 export async function main(argv: string[]): Promise<number> {
   const [sub] = argv;
   if (sub !== 'install') {
-    console.error('usage: durolab kafka install   (fetch Apache Kafka from Maven Central into the cache; `make kafka`)');
+    console.error("usage: durolab kafka install   (fetch Apache Kafka from Maven Central into the cache and build Kafka's crash-state recovery checker; `make kafka`)");
     return 2;
   }
   const k = await ensureKafka({ log: (l) => console.log(l) });
   console.log(`Apache Kafka ${k.version} in ${k.libsDir} (java ${k.javaVersion}: ${k.java})`);
+  // The crash-state checker (recovery-check/) runs Kafka's own log recovery: built here so tests and benches find it.
+  const { ensureRecoveryCheck } = await import('./recovery-check.ts');
+  console.log(`Kafka's recovery checker: ${await ensureRecoveryCheck((l) => console.log(l))}`);
   return 0;
 }

@@ -6,19 +6,22 @@
 // disk (host-fault-disks.ts: each node's log.dirs, the KRaft metadata log included, on its own
 // NBD disk mounted on the host), power cuts: the JVMs and their disks' page caches die
 // together, and each disk keeps what its model says.
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
+import type { BrokerRecovery, ClusterStartOptions, CrashStateChecker, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
+import type { ResolvedSettings } from '../../scenario/settings.ts';
+import { ensureRecoveryCheck, KafkaRecoveryChecker } from './recovery-check.ts';
+import { kafkaStateChecker } from './kafka-check-state.ts';
+import { kafkaBrokerDefaults, kafkaFormatFeatures } from './kafka-defaults.ts';
 import { capabilitiesOf } from '../registry.ts';
 import { KafkaWire, metadataFromAny, type PartitionMetadata } from '../../drivers/kafka/wire.ts';
 import { ensureKafka, type KafkaInstall } from './install.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
-import { HostFaultDisks, cellFaultDisk, type HostFaultDiskConfig } from '../host-fault-disks.ts';
-import type { VmOptions } from '../../scenario/types.ts';
+import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from '../host-fault-disks.ts';
 
 const START_TIMEOUT_MS = 60_000;
 
@@ -43,6 +46,9 @@ export class KafkaCluster implements FaultableCluster {
   /** From starting the broker JVMs to the topic having leaders, ms. */
   readyMs = 0;
   private poller: NodeJS.Timeout | null = null;
+  /** The KRaft cluster id the nodes were formatted with (a node whose disk lost its format is formatted again with it). */
+  clusterId = '';
+  log: (line: string) => void = () => undefined;
   private polling = false;
 
   constructor(
@@ -166,6 +172,16 @@ export class KafkaCluster implements FaultableCluster {
         const n = this.node(id);
         const t0 = Date.now();
         const attach = this.disks ? await this.disks.attach(id) : null;
+        let reformatted: string | undefined;
+        if (attach && !existsSync(path.join(n.node.dataDir, 'meta.properties'))) {
+          // The disk kept nothing of its format (a lying drive loses every write since it was made):
+          // the node cannot start as it is; an operator formats it again and lets it rejoin empty.
+          const note = `kafka node ${id}: its disk lost meta.properties at the cut (nothing written since the format survived): formatted again, the node restarts empty`;
+          this.log(note);
+          reformatted = note;
+          mkdirSync(n.node.dataDir, { recursive: true });
+          await formatNode(this.install, n.node, n.config, n.log4j, this.clusterId);
+        }
         const clean = existsSync(path.join(n.node.dataDir, '.kafka_cleanshutdown'));
         const before = logBytes(n.node.dataDir, this.topic);
         const tStart = Date.now();
@@ -175,6 +191,7 @@ export class KafkaCluster implements FaultableCluster {
         return {
           brokerId: id,
           restartMs,
+          ...(reformatted ? { note: reformatted } : {}),
           // After a power cut: the disk's export and mount (journal replay), then the JVM to serving.
           ...(attach ? { boot: { bootMs: restartMs, setupMs: attach.exportMs + attach.mountMs, brokerStartMs: Date.now() - tStart } } : {}),
           // Kafka's recovery truncates a torn tail of the unflushed segments: bytes gone between kill and start.
@@ -193,6 +210,10 @@ export class KafkaCluster implements FaultableCluster {
 
   urlOf(brokerId: number): string {
     return `kafka://127.0.0.1:${this.node(brokerId).node.port}`;
+  }
+
+  recordedDisk(brokerId: number): RecordedDisk | null {
+    return this.disks?.recordedDisk(brokerId) ?? null;
   }
 
   async stop(): Promise<void> {
@@ -232,7 +253,7 @@ export async function startKafkaCluster(install: KafkaInstall, opts: KafkaCluste
   const { cluster: spec, settings } = opts;
   const ids = Array.from({ length: spec.brokers }, (_, id) => id);
   const log = opts.log ?? (() => undefined);
-  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'kafka node') : null;
+  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'kafka node', opts.disks) : null;
   try {
     return await startOn(install, opts, ids, disks);
   } catch (err) {
@@ -258,19 +279,25 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
     });
   }
   const brokerConfigs = kafkaBrokerConfigs(settings);
-  const clusterId = randomClusterId();
+  // On existing disk images (a crash state booted) a node formatted before keeps its format and
+  // its cluster id; the topic is the one its metadata log holds.
+  const onImages = opts.disks?.images !== undefined;
+  const formatted = specs.map((s) => (onImages ? formattedClusterId(s.dataDir) : null));
+  const clusterId = formatted.find((c) => c !== null) ?? randomClusterId();
   const files = specs.map((s) => writeNodeFiles(s, specs, brokerConfigs));
   const tFormat = Date.now();
-  await Promise.all(specs.map((s, i) => formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId)));
+  await Promise.all(specs.map(async (s, i) => (formatted[i] === null ? formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId) : undefined)));
   const formatMs = Date.now() - tFormat;
   const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
   const cluster = new KafkaCluster(install, nodes, spec.topic, disks);
+  cluster.clusterId = clusterId;
+  if (opts.log) cluster.log = opts.log;
   try {
     const t0 = Date.now();
     await Promise.all(nodes.map((n) => n.start(START_TIMEOUT_MS)));
     opts.log?.(`Apache Kafka ${install.version}: ${spec.brokers} KRaft node(s) started in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     if (opts.signal?.aborted) throw new Error('interrupted while starting the cluster');
-    await createTopic(cluster, spec.topic, spec.partitions, spec.replicationFactor, kafkaTopicConfigs(settings));
+    if (!onImages) await createTopic(cluster, spec.topic, spec.partitions, spec.replicationFactor, kafkaTopicConfigs(settings));
     await cluster.waitForLeaders(spec.topic, 30_000);
     cluster.formatMs = formatMs;
     cluster.readyMs = Date.now() - t0;
@@ -280,6 +307,14 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
     await cluster.stop();
     throw err;
   }
+}
+
+/** The cluster.id of a node's meta.properties, or null when it has none (never formatted, or the disk lost it). */
+function formattedClusterId(dataDir: string): string | null {
+  const file = path.join(dataDir, 'meta.properties');
+  if (!existsSync(file)) return null;
+  const m = /^cluster\.id=(.+)$/m.exec(readFileSync(file, 'utf8'));
+  return m ? m[1]!.trim() : null;
 }
 
 /** CreateTopics once every broker registered (a replication factor of N needs N registered brokers). */
@@ -303,9 +338,11 @@ async function createTopic(cluster: KafkaCluster, topic: string, partitions: num
 export interface KafkaTargetOptions {
   log?: (line: string) => void;
   /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
-  vm?: VmOptions;
+  vm?: HostDiskVm;
   /** Run every cell's nodes on the lab's fault disk (the scenario cuts power or names a disk model). */
   faultDisk?: boolean;
+  /** Some cell sets vm.disk.* (the run has no single disk model). */
+  diskVariesByCell?: boolean;
 }
 
 export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): Promise<Record<string, string>> } {
@@ -313,16 +350,29 @@ export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): P
   const ensure = async () => (install ??= await ensureKafka({ ...(opts.log ? { log: opts.log } : {}) }));
   return {
     kind: 'kafka',
+    ...(opts.faultDisk ? { diskModel: runDiskModel(opts.vm, opts.diskVariesByCell ?? false) } : {}),
     capabilities: capabilitiesOf('kafka'),
     async info() {
       const k = await ensure();
+      const [defaults, features] = await Promise.all([kafkaBrokerDefaults(k, opts.log), kafkaFormatFeatures(k)]);
       return {
         engine: 'Apache Kafka',
         kafkaVersion: k.version,
         java: k.javaVersion,
+        brokerDefaults: defaults,
+        formatFeatures: features,
         storage: opts.faultDisk
           ? "each node's log.dirs (with the KRaft metadata log) on the lab's fault disk: NBD server -> qemu-storage-daemon FUSE export -> loop device (direct I/O) -> ext4 on the host"
           : "each node's log.dirs in a plain directory under the cell's work dir",
+      };
+    },
+    async crashStateChecker(settings: ResolvedSettings): Promise<CrashStateChecker> {
+      const k = await ensure();
+      const checker = await KafkaRecoveryChecker.start(k, await ensureRecoveryCheck(opts.log));
+      return {
+        describe: `Apache Kafka ${checker.kafkaVersion}'s own log recovery (UnifiedLog.create as LogManager.loadLog calls it; harness/targets/kafka/recovery-check)`,
+        checkState: kafkaStateChecker({ checker, topicConfig: kafkaTopicConfigs(settings) }),
+        close: () => checker.close(),
       };
     },
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {

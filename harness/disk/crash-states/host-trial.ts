@@ -1,0 +1,214 @@
+// One crash-states trial through the target and driver seams, for targets whose brokers run on
+// this host on the lab's fault disk (capabilities.faultDisk 'host': Apache Kafka, durolab's
+// broker as processes). The target starts one broker with its disk recorded (a copy of the fresh
+// image and a write log of every request, exact host-clock stamps from the NBD server); the
+// cell's driver loads it with the ack ledger; the broker loses power at the drawn moment. From
+// the write log the builder makes N crash states, each checked by the target's own recovery
+// (Target.crashStateChecker: Kafka's UnifiedLog for target kafka, durolab's for process), and a
+// sample is booted: the target starts on the state's image, recovers it as a real start does,
+// and the driver reads the partition back. The two answers must agree.
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { hostClockUs } from '../../../engine/common/clock.ts';
+import { checkLedger } from '../../checker/checker.ts';
+import type { ClientDriver, ProduceResult } from '../../drivers/types.ts';
+import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { ClusterSpec } from '../../scenario/types.ts';
+import type { CrashStateRow } from '../../results/types.ts';
+import type { FaultableCluster, Target } from '../../targets/types.ts';
+import { AckLedger } from '../../workload/ledger.ts';
+import { BatchFactory } from '../../workload/batch-factory.ts';
+import { ledgerAsOf } from './check-state.ts';
+import { buildAndCheckCrashStates, chooseBooted, logConfigOf } from './run.ts';
+import type { OnCutPolicy } from './plan.ts';
+import type { CrashStatesTrial } from './vm-trial.ts';
+
+export interface HostCrashStatesTrialOptions {
+  target: Target;
+  driver: ClientDriver;
+  workDir: string;
+  cluster: ClusterSpec;
+  settings: ResolvedSettings;
+  workload: { recordBytes: number; recordsPerBatch: number; connections: number; pipelining: number; producer?: Readonly<Record<string, unknown>> };
+  /** The cut comes this long after the load started (ms). */
+  cutAfterMs: number;
+  states: number;
+  policy: OnCutPolicy;
+  seed: number;
+  /** States also booted on the target and read back through the driver. */
+  boot: number;
+  /** Where state images are built (default: /dev/shm when present, else workDir). */
+  scratchDir?: string;
+  concurrency?: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): Promise<CrashStatesTrial & { checkedBy: string; steps: Record<string, number> }> {
+  const log = o.log ?? (() => {});
+  if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
+  await fs.mkdir(o.workDir, { recursive: true });
+  const steps: Record<string, number> = {};
+  let t = Date.now();
+  const lap = (k: string) => {
+    steps[k] = Date.now() - t;
+    t = Date.now();
+  };
+  const cluster = (await o.target.start({ cluster: o.cluster, settings: o.settings, workDir: path.join(o.workDir, 'trial'), seed: o.seed, disks: { record: true }, ...(o.signal ? { signal: o.signal } : {}) })) as FaultableCluster;
+  lap('brokerStart');
+  const brokerId = cluster.brokers[0]!.id;
+  const ledger = new AckLedger({ recordsPerBatch: o.workload.recordsPerBatch, producerIdBase: (Date.now() % 1_000_000) * 1000, partitions: [0] });
+  let cutAtMs = 0;
+  let loadStartMs = 0;
+  let cutUs = 0;
+  let load: ProduceResult | undefined;
+  const recorded = cluster.recordedDisk?.(brokerId) ?? null;
+  try {
+    if (!recorded) throw new Error(`crash-states trial: target ${o.target.kind} kept no write log of broker ${brokerId}'s disk (it needs the host route's fault disk)`);
+    const client = o.driver.connect(cluster, { dataOnHost: o.target.capabilities.dataOnHost });
+    const leaders = new Map([...(await cluster.leaders(o.cluster.topic))].map(([p, b]) => [p, b.id]));
+    const stop = new AbortController();
+    loadStartMs = Date.now();
+    const loadRun = client.produce({
+      topic: o.cluster.topic,
+      leaders,
+      acks: o.settings.acks,
+      timeoutMs: 15_000,
+      connections: o.workload.connections,
+      pipelining: o.workload.pipelining,
+      rate: null,
+      warmupSec: 0,
+      durationSec: Math.ceil(o.cutAfterMs / 1000) + 30,
+      ledger,
+      factory: new BatchFactory({ recordBytes: o.workload.recordBytes, recordsPerBatch: o.workload.recordsPerBatch }),
+      ...(o.workload.producer ? { producer: o.workload.producer } : {}),
+      signal: o.signal ? AbortSignal.any([o.signal, stop.signal]) : stop.signal,
+    });
+    await new Promise((r) => setTimeout(r, o.cutAfterMs));
+    lap('load');
+    const cut = await cluster.powerCut([brokerId]);
+    cutUs = hostClockUs();
+    cutAtMs = cut.atMs;
+    stop.abort();
+    load = await loadRun.catch((err: unknown) => {
+      log(`load after the cut: ${(err as Error).message}`);
+      return undefined;
+    });
+    lap('cut');
+    log(`power cut of ${o.target.kind} broker ${brokerId} at ${cutAtMs - loadStartMs} ms; ${ledger.counts().ackedRecords} records acknowledged`);
+  } finally {
+    await cluster.stop().catch((err: Error) => log(`stopping the cut cluster: ${err.message}`));
+  }
+  const { baseImage, writeLog, dataDirOnDisk } = recorded!;
+  const states = await fs.mkdtemp(path.join(o.scratchDir ?? (existsSync('/dev/shm') ? '/dev/shm' : o.workDir), 'durolab-crash-states-'));
+  const checker = o.target.crashStateChecker ? await o.target.crashStateChecker(o.settings) : null;
+  lap('checkerStart');
+  log(`crash states of ${writeLog}, checked by ${checker?.describe ?? "durolab's recovery (engine Log.open over the state's files)"}`);
+  let bootSet = new Set<number>();
+  const outcome = await buildAndCheckCrashStates({
+    signal: o.signal,
+    baseImage,
+    writeLog,
+    ledger,
+    guestDataDir: dataDirOnDisk,
+    topic: o.cluster.topic,
+    logConfig: logConfigOf(o.settings),
+    states: o.states,
+    policy: o.policy,
+    seed: o.seed,
+    endUs: cutUs,
+    loadStartMs,
+    clockUncertaintyMs: 0,
+    observedStamps: false,
+    workDir: states,
+    servedFromStored: (bytes) => o.driver.servedFromStored(bytes),
+    ...(checker ? { checkState: (s) => checker.checkState(s) } : {}),
+    ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+    keep: (plan) => bootSet.has(plan.index),
+    onPlans: (plans) => (bootSet = chooseBooted(plans, Math.max(0, o.boot), o.seed)),
+  })
+    .catch(async (err: unknown) => {
+      await fs.rm(states, { recursive: true, force: true });
+      throw err;
+    })
+    .finally(() => checker?.close());
+  lap('states');
+  const booted: CrashStateRow[] = [];
+  const disagreements: string[] = [];
+  try {
+    for (const [index, image] of outcome.kept) {
+      if (o.signal?.aborted) break;
+      const row = outcome.result.perState.find((r) => r.state === index)!;
+      const b = await bootAndRead(o, brokerId, image, row, ledger, log);
+      row.booted = b;
+      booted.push(row);
+      if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
+    }
+  } finally {
+    await fs.rm(states, { recursive: true, force: true });
+    // The images are scratch (the write log stays: it is the trial's record).
+    await fs.rm(baseImage, { force: true });
+  }
+  lap('boot');
+  outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };
+  return {
+    result: outcome.result,
+    breakdown: outcome.breakdown,
+    ackedAtCut: ledger.counts().ackedRecords,
+    cutAtMs,
+    loadStartMs,
+    booted,
+    disagreements,
+    unseenEntries: 0,
+    recorder: 'nbd',
+    load,
+    checkedBy: checker?.describe ?? "durolab's recovery",
+    steps,
+  };
+}
+
+/** Starts the target on a kept state's image, reads the partition through the driver and checks it as the offline check did. */
+async function bootAndRead(o: HostCrashStatesTrialOptions, brokerId: number, image: string, row: CrashStateRow, ledger: AckLedger, log: (line: string) => void): Promise<NonNullable<CrashStateRow['booted']>> {
+  const cutMs = row.ackCutMs;
+  const workDir = path.join(o.workDir, `boot-${row.state}`);
+  let served = 0;
+  let lostAcked: number;
+  let corrupt = 0;
+  let startFailure: string | null = null;
+  let cluster: FaultableCluster | null = null;
+  try {
+    // The kept image is served as it is (no write log, write-through): the broker's start replays the journal and recovers.
+    cluster = (await o.target.start({ cluster: o.cluster, settings: o.settings, workDir, disks: { images: { [brokerId]: image } } })) as FaultableCluster;
+  } catch (err) {
+    startFailure = (err as Error).message.split('\n')[0]!;
+  }
+  try {
+    if (cluster) {
+      const client = o.driver.connect(cluster, { dataOnHost: o.target.capabilities.dataOnHost });
+      const consumed = await client.consume({ topic: o.cluster.topic, partition: 0, brokerId, timeoutMs: 60_000 });
+      const report = checkLedger(ledgerAsOf(ledger, cutMs), [consumed], { cutMs });
+      served = report.perPartition.reduce((a, p) => a + p.served, 0);
+      lostAcked = report.ackedLost;
+      corrupt = report.corrupt;
+    } else {
+      // The broker would not start on this state (Kafka halts on a log dir it cannot load): it serves nothing.
+      const report = checkLedger(ledgerAsOf(ledger, cutMs), [], { cutMs });
+      lostAcked = report.ackedLost;
+      log(`state ${row.state}: the ${o.target.kind} broker did not start on it (${startFailure}): serves nothing`);
+    }
+  } finally {
+    await cluster?.stop().catch(() => undefined);
+  }
+  const agrees = lostAcked === row.lostAcked && served === row.served && corrupt === row.corrupt;
+  return {
+    lostAcked,
+    served,
+    agrees,
+    ...(agrees
+      ? {}
+      : {
+          detail: `offline check: ${row.lostAcked} lost, ${row.served} served, ${row.corrupt} corrupt; booted broker: ${lostAcked} lost, ${served} served, ${corrupt} corrupt${startFailure ? ` (did not start: ${startFailure})` : ''}`,
+        }),
+  };
+}
