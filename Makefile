@@ -7,7 +7,7 @@ DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-peers report publish scenarios-check readme-settings vm-image kafka clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers report publish scenarios-check readme-settings vm-image kafka clean
 
 all: build
 
@@ -44,8 +44,12 @@ bench-broker: build
 	node bin/durolab.mjs bench-broker
 
 # Crash states checked per minute (one recorded VM trial, then N states on the host; needs QEMU).
-bench-crash-states: build
+bench-crash-states: build kafka
 	node bin/durolab.mjs bench-crash-states $(BENCH_FLAGS)
+
+# What the host route's fault disk costs Kafka and durolab's broker against a plain directory.
+bench-fault-disk: build kafka
+	node bin/durolab.mjs bench-fault-disk $(BENCH_FLAGS)
 
 report: build
 	node bin/durolab.mjs report $(RUN)

@@ -39,6 +39,10 @@ const commands: Record<string, Command> = {
     summary: "crash states checked per minute, durolab's recovery (a recorded VM trial) and Kafka's (a node on the host's fault disk)",
     load: () => import('../disk/crash-states/bench-command.ts'),
   },
+  'bench-fault-disk': {
+    summary: "what the host route's fault disk costs Kafka and durolab's broker: records/s on it vs a plain directory, in one run",
+    load: () => import('../disk/fault-disk-cost-command.ts'),
+  },
   'producer-perf': {
     summary: "Java's kafka-producer-perf-test (ProducerPerformance, from Maven Central) against a bootstrap address, parsed into one row",
     load: () => import('../../engine/server/kafka/producer-perf-command.ts'),

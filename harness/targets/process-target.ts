@@ -11,8 +11,7 @@ import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { HostFaultDisks, cellFaultDisk, runDiskModel, type RecordedDisk } from './host-fault-disks.ts';
-import type { VmOptions } from '../scenario/types.ts';
+import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type RecordedDisk } from './host-fault-disks.ts';
 
 interface HealthAnswer {
   brokerId?: number;
@@ -142,7 +141,7 @@ class ProcessCluster implements FaultableCluster {
 
 export interface ProcessTargetOptions {
   /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
-  vm?: VmOptions;
+  vm?: HostDiskVm;
   /** Every cell's brokers on the lab's fault disk (the scenario cuts power or names a disk model). */
   faultDisk?: boolean;
   /** Some cell sets vm.disk.* (the run has no single disk model). */
