@@ -52,6 +52,8 @@ export function kafkaStateChecker(k: KafkaStateCheckerOptions): (o: CheckStateOp
       recoverMs += ms;
       k.onAnswer?.(path.basename(o.scratch), partition, a);
       if (!a.ok || !a.partitionDirFound) continue;
+      // A log dir without a valid meta.properties: the broker refuses to start, nothing is served.
+      if (a.metaProperties !== undefined && a.metaProperties !== 'ok') continue;
       const bytes = existsSync(dumpTo) ? readFileSync(dumpTo) : Buffer.alloc(0);
       const served = (o.servedFromStored ?? servedByIdentity)(bytes);
       // A batch Kafka keeps below its recovery point without checking its CRC is served as it is: the checker counts it corrupt.

@@ -279,14 +279,15 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
     });
   }
   const brokerConfigs = kafkaBrokerConfigs(settings);
-  // On existing disk images (a crash state booted) a node formatted before keeps its format and
-  // its cluster id; the topic is the one its metadata log holds.
+  // On existing disk images (a crash state booted) a node keeps the format and cluster id it has;
+  // the topic is the one its metadata log holds.
   const onImages = opts.disks?.images !== undefined;
   const formatted = specs.map((s) => (onImages ? formattedClusterId(s.dataDir) : null));
   const clusterId = formatted.find((c) => c !== null) ?? randomClusterId();
   const files = specs.map((s) => writeNodeFiles(s, specs, brokerConfigs));
   const tFormat = Date.now();
-  await Promise.all(specs.map(async (s, i) => (formatted[i] === null ? formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId) : undefined)));
+  // Never on images: a state without meta.properties is a disk Kafka refuses to start on, as the offline check says.
+  await Promise.all(specs.map(async (s, i) => (onImages ? undefined : formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId))));
   const formatMs = Date.now() - tFormat;
   const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
   const cluster = new KafkaCluster(install, nodes, spec.topic, disks);

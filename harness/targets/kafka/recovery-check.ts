@@ -63,6 +63,8 @@ export interface RecoveryCheckAnswer {
   logEndOffset?: number;
   recoveryPoint?: number;
   hadCleanShutdown?: boolean;
+  /** 'ok', 'missing', or why Kafka's MetaProperties parser refuses meta.properties (the broker would not start). */
+  metaProperties?: string;
   logDirOffline?: boolean;
   brokerWould?: string;
   truncatedBytes?: number;
