@@ -1,7 +1,7 @@
 // The lab's fault disk under host processes (the "host route"): the harness's NBD server
 // (nbd-disk.ts: the disk model, its volatile cache, onCut, flush behaviour, EIO, latency and
 // write log; in a process of its own, disk-server-command.ts says why) -> qemu-storage-daemon as NBD client with a FUSE export of the block device ->
-// a loop device over that FUSE file (direct I/O: no second page cache under ext4) -> ext4
+// a loop device over that FUSE file (buffered: see attach() for why not direct I/O) -> ext4
 // mounted on the host. A broker JVM or process writes to the mount at native speed; every
 // block request the kernel sends reaches the NBD server.
 //
@@ -318,7 +318,15 @@ export class HostDisk {
       await new Promise((r) => setTimeout(r, 10));
     }
     const exportMs = Date.now() - t0;
-    this.loopDev = await run(requireExecutable('losetup'), ['--find', '--show', '--direct-io=on', this.fuseFile], `${this.opts.name}: loop device over ${this.fuseFile}`);
+    // Buffered, not --direct-io=on: measured here (kernel 6.18, qemu-storage-daemon 7.2), a loop
+    // device with direct I/O over qsd's FUSE export returns other data than was written and
+    // fdatasync'd (a 20 MiB file of 16,589-byte writes, fdatasync every ~1 MB, read back after
+    // dropping caches: ranges of 8-300 KiB hold another offset's bytes, with qsd's plain file
+    // driver too, and ext4's metadata with them); buffered it reads back byte for byte. The FUSE
+    // file's page cache is then one more volatile cache under ext4: it dies with qsd at a cut, and
+    // ext4's FLUSH reaches the disk as fsync of that file (qsd flushes, the NBD disk sees FLUSH).
+    // harness/disk/host-disk.test.ts checks the flushed bytes across a cut.
+    this.loopDev = await run(requireExecutable('losetup'), ['--find', '--show', '--direct-io=off', this.fuseFile], `${this.opts.name}: loop device over ${this.fuseFile}`);
     const mopts = this.opts.mountOptions ? ['-o', this.opts.mountOptions] : [];
     await run(requireExecutable('mount'), ['-t', 'ext4', ...mopts, this.loopDev, this.mountPoint], `${this.opts.name}: mount of ${this.loopDev}`);
     this.mounted = true;

@@ -97,12 +97,23 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     });
     lap('cut');
     log(`power cut of ${o.target.kind} broker ${brokerId} at ${cutAtMs - loadStartMs} ms; ${ledger.counts().ackedRecords} records acknowledged`);
+  } catch (err) {
+    // The images are scratch whatever happens (the write log stays: it is the trial's record).
+    if (recorded) await fs.rm(recorded.baseImage, { force: true });
+    throw err;
   } finally {
     await cluster.stop().catch((err: Error) => log(`stopping the cut cluster: ${err.message}`));
   }
   const { baseImage, writeLog, dataDirOnDisk } = recorded!;
   const states = await fs.mkdtemp(path.join(o.scratchDir ?? (existsSync('/dev/shm') ? '/dev/shm' : o.workDir), 'durolab-crash-states-'));
-  const checker = o.target.crashStateChecker ? await o.target.crashStateChecker(o.settings) : null;
+  const scratchGone = async () => {
+    await fs.rm(states, { recursive: true, force: true });
+    await fs.rm(baseImage, { force: true });
+  };
+  const checker = o.target.crashStateChecker ? await o.target.crashStateChecker(o.settings).catch(async (err: unknown) => {
+    await scratchGone();
+    throw err;
+  }) : null;
   lap('checkerStart');
   log(`crash states of ${writeLog}, checked by ${checker?.describe ?? "durolab's recovery (engine Log.open over the state's files)"}`);
   let bootSet = new Set<number>();
@@ -129,7 +140,7 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     onPlans: (plans) => (bootSet = chooseBooted(plans, Math.max(0, o.boot), o.seed)),
   })
     .catch(async (err: unknown) => {
-      await fs.rm(states, { recursive: true, force: true });
+      await scratchGone();
       throw err;
     })
     .finally(() => checker?.close());
@@ -146,9 +157,7 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
       if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
     }
   } finally {
-    await fs.rm(states, { recursive: true, force: true });
-    // The images are scratch (the write log stays: it is the trial's record).
-    await fs.rm(baseImage, { force: true });
+    await scratchGone();
   }
   lap('boot');
   outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };

@@ -363,7 +363,7 @@ export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): P
         brokerDefaults: defaults,
         formatFeatures: features,
         storage: opts.faultDisk
-          ? "each node's log.dirs (with the KRaft metadata log) on the lab's fault disk: NBD server -> qemu-storage-daemon FUSE export -> loop device (direct I/O) -> ext4 on the host"
+          ? "each node's log.dirs (with the KRaft metadata log) on the lab's fault disk: NBD server -> qemu-storage-daemon FUSE export -> loop device -> ext4 on the host"
           : "each node's log.dirs in a plain directory under the cell's work dir",
       };
     },
