@@ -85,7 +85,7 @@ describe('host fault disk (qemu-storage-daemon FUSE export, loop, ext4)', () => 
     expect(attachedAnywhere(fuseFile)).toEqual([]);
   });
 
-  it('every fdatasync\'d byte reads back as written after a cut (a loop device with direct I/O over the FUSE export did not)', async (ctx) => {
+  it('every fdatasync\'d byte reads back as written after a cut (the FUSE export serialised; in parallel it was not)', async (ctx) => {
     const why = hostDiskPrerequisiteProblem();
     if (why) missingRequirement(ctx, why);
     const disk = await HostDisk.create({ dir: path.join(work, 'bytes'), sizeMiB: 128, spec: volatile, seed: 3, name: 'test disk' });

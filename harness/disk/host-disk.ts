@@ -1,8 +1,8 @@
 // The lab's fault disk under host processes (the "host route"): the harness's NBD server
 // (nbd-disk.ts: the disk model, its volatile cache, onCut, flush behaviour, EIO, latency and
 // write log; in a process of its own, disk-server-command.ts says why) -> qemu-storage-daemon as NBD client with a FUSE export of the block device ->
-// a loop device over that FUSE file (buffered: see attach() for why not direct I/O) -> ext4
-// mounted on the host. A broker JVM or process writes to the mount at native speed; every
+// a loop device over that FUSE file (direct I/O: no second page cache under ext4; the FUSE
+// connection serialised, see serialiseFuseConnection) -> ext4 mounted on the host. A broker JVM or process writes to the mount at native speed; every
 // block request the kernel sends reaches the NBD server.
 //
 // A power cut is two steps around the caller's SIGKILL of the processes that write:
@@ -17,7 +17,7 @@
 // still attached, and sweepOrphanedHostDisks() (called at every create) clears what a
 // SIGKILLed harness left.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -61,6 +61,34 @@ export interface AttachTiming {
   exportMs: number;
   /** losetup + mount (journal replay after a cut), ms. */
   mountMs: number;
+}
+
+const FUSECTL = '/sys/fs/fuse/connections';
+
+/**
+ * One FUSE request at a time to qemu-storage-daemon. Measured here (kernel 6.18, qsd 7.2): with
+ * the kernel's default of 12 background requests, a direct-I/O loop device over qsd's FUSE export
+ * reads back other data than was written and fdatasync'd (a 20 MiB file of 16,589-byte writes,
+ * fdatasync every ~1 MB, caches dropped: ranges of 8-300 KiB held another offset's bytes, with
+ * qsd's plain file driver too, no NBD server involved) and ext4's metadata with it; with
+ * max_background 1 it reads back byte for byte (the disk server serves one request at a time
+ * anyway). A buffered loop device was correct too but lost the disk's EIO/ENOSPC on the way to
+ * fdatasync, which the fault disk must deliver. Tests: host-disk.test.ts, host-fault-disks.test.ts.
+ */
+async function serialiseFuseConnection(fuseFile: string, name: string): Promise<void> {
+  if (!existsSync(FUSECTL) || readdirSync(FUSECTL).length === 0) {
+    // fusectl is not always mounted; its connections/ directory is where the limit is set.
+    const r = spawnSync(findExecutable('mount') ?? 'mount', ['-t', 'fusectl', 'none', FUSECTL], { encoding: 'utf8' });
+    if (r.status !== 0 && readdirSync(FUSECTL).length === 0) throw new Error(`${name}: cannot mount fusectl on ${FUSECTL} (${String(r.stderr).trim()}): the FUSE export's requests could not be serialised`);
+  }
+  const dev = statSync(fuseFile).dev;
+  const minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+  const knob = path.join(FUSECTL, String(minor), 'max_background');
+  try {
+    writeFileSync(knob, '1');
+  } catch (err) {
+    throw new Error(`${name}: cannot set ${knob} to 1 (${(err as NodeJS.ErrnoException).code ?? String(err)}): the FUSE export's requests could not be serialised`);
+  }
 }
 
 /** What the host route's tools are, or why one is missing (the apt package that has it). */
@@ -237,6 +265,11 @@ export class HostDisk {
     return this.opts.image ?? path.join(this.opts.dir, 'disk.img');
   }
 
+  /** Who uses it ("kafka node 1"), for messages. */
+  get name(): string {
+    return this.opts.name;
+  }
+
   /** The fresh disk's copy (HostDiskOptions.baseImage), or null. */
   get baseImagePath(): string | null {
     return this.opts.image ? null : (this.opts.baseImage ?? null);
@@ -318,15 +351,8 @@ export class HostDisk {
       await new Promise((r) => setTimeout(r, 10));
     }
     const exportMs = Date.now() - t0;
-    // Buffered, not --direct-io=on: measured here (kernel 6.18, qemu-storage-daemon 7.2), a loop
-    // device with direct I/O over qsd's FUSE export returns other data than was written and
-    // fdatasync'd (a 20 MiB file of 16,589-byte writes, fdatasync every ~1 MB, read back after
-    // dropping caches: ranges of 8-300 KiB hold another offset's bytes, with qsd's plain file
-    // driver too, and ext4's metadata with them); buffered it reads back byte for byte. The FUSE
-    // file's page cache is then one more volatile cache under ext4: it dies with qsd at a cut, and
-    // ext4's FLUSH reaches the disk as fsync of that file (qsd flushes, the NBD disk sees FLUSH).
-    // harness/disk/host-disk.test.ts checks the flushed bytes across a cut.
-    this.loopDev = await run(requireExecutable('losetup'), ['--find', '--show', '--direct-io=off', this.fuseFile], `${this.opts.name}: loop device over ${this.fuseFile}`);
+    await serialiseFuseConnection(this.fuseFile, this.opts.name);
+    this.loopDev = await run(requireExecutable('losetup'), ['--find', '--show', '--direct-io=on', this.fuseFile], `${this.opts.name}: loop device over ${this.fuseFile}`);
     const mopts = this.opts.mountOptions ? ['-o', this.opts.mountOptions] : [];
     await run(requireExecutable('mount'), ['-t', 'ext4', ...mopts, this.loopDev, this.mountPoint], `${this.opts.name}: mount of ${this.loopDev}`);
     this.mounted = true;

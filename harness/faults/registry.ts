@@ -5,6 +5,8 @@
 // a delivery is a type error.
 import * as z from 'zod';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
+import type { CrashStatesCellOptions } from '../disk/crash-states/cell.ts';
+import type { CellResult } from '../results/types.ts';
 import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
 
 export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states'] as const;
@@ -26,6 +28,24 @@ export interface FaultKindSpec {
   needs: FaultAction;
   /** Sends the fault to the brokers; CutInfo.atMs is the moment it went out. */
   deliver(cluster: FaultableCluster, brokerIds: number[]): Promise<CutInfo>;
+  /**
+   * What this kind asks of the scenario beyond a deliverable target (scenario check names each):
+   * its fields as parsed, the cluster, the when clause.
+   */
+  checkScenario?(fault: Record<string, unknown>, cluster: { brokers: number; partitions: number } | undefined): FaultScenarioIssue[];
+  /** A kind whose cell is its own trial (one recorded run, then N states), not the runner's load-fault-recover loop. */
+  runCell?(o: CrashStatesCellOptions): Promise<CellResult>;
+  /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
+  diskModel?(faultDisk: 'guest' | 'host' | null, vmDiskModel: string | undefined): string;
+}
+
+/** One problem a kind finds in a scenario: where (under the fault, or at the top level), what it expected, what it found. */
+export interface FaultScenarioIssue {
+  path: Array<string | number>;
+  /** The path is the scenario's own (e.g. ['cluster']), not under the fault's entry. */
+  topLevel?: boolean;
+  expected: string;
+  found: string;
 }
 
 export const FAULTS: Record<FaultKind, FaultKindSpec> = {
@@ -56,8 +76,21 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       boot: z.int().min(0).max(50),
     },
     needs: 'record-write-log',
-    // The cut itself; the states are built afterwards by the runner (harness/disk/crash-states/cell.ts).
+    // The cut itself; the states are built afterwards by the kind's cell (harness/disk/crash-states/cell.ts).
     deliver: (cluster, ids) => cluster.powerCut(ids),
+    checkScenario(fault, cluster) {
+      // One recorded disk, one partition: the states are built from one broker's write log.
+      const out: FaultScenarioIssue[] = [];
+      if (fault.states === undefined) out.push({ path: [], expected: 'states: N (crash states per trial, 1 .. 100000)', found: 'none' });
+      if (cluster && (cluster.brokers !== 1 || cluster.partitions !== 1)) {
+        out.push({ path: ['cluster'], topLevel: true, expected: 'brokers: 1 and partitions: 1 with a crash-states fault', found: `${cluster.brokers} broker(s), ${cluster.partitions} partition(s)` });
+      }
+      if (typeof fault.when === 'object' && fault.when !== null && 'afterAcked' in fault.when) out.push({ path: ['when'], expected: 'at or between with a crash-states fault', found: 'afterAcked' });
+      return out;
+    },
+    runCell: async (o) => (await import('../disk/crash-states/cell.ts')).runCrashStatesCell(o),
+    diskModel: (faultDisk, vmDiskModel) =>
+      faultDisk === 'host' ? 'host-nbd-write-log-crash-states' : vmDiskModel === 'volatile-cache' ? 'nbd-write-log-crash-states' : 'recorded-write-log-crash-states',
   },
 };
 

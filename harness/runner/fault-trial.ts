@@ -158,6 +158,11 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
     out.push(`no acknowledgement in the last ${(acks.lastAckBeforeCutMs / 1000).toFixed(1)} s before the cut (the load had stalled)`);
   }
   for (const r of recovery.recoveries) if (r.note) out.push(r.note);
+  // A fault disk whose write log filled refused writes from then on: the trial measured a full disk, not the fault.
+  for (const d of Object.values(fired.cut.diskAtCut ?? {})) {
+    const full = (d as { writeLogFull?: string } | null)?.writeLogFull;
+    if (full) out.push(full);
+  }
   const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
   if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
   if (!recovery.caughtUp) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);

@@ -16,6 +16,7 @@ import type { RunStore } from '../results/store.ts';
 import type { CellResult, ReplicaAgreement, Trial } from '../results/types.ts';
 import type { RunningCluster, FaultableCluster } from '../targets/types.ts';
 import { assertCanInject } from '../faults/inject.ts';
+import { FAULTS } from '../faults/registry.ts';
 import { TrialClock } from './trial-clock.ts';
 import { checkAfterLoad } from './load-trial.ts';
 import { ackFiguresAt, driveFault, faultTrial, recoverAndCheck, trialSeed } from './fault-trial.ts';
@@ -42,10 +43,11 @@ export async function runCell(
   const caps = opts.target.capabilities;
   const w = scenario.workload;
   const cellDir = store.cellDir(index, cell.id);
-  if (scenario.faults[0]?.kind === 'crash-states') {
-    const { runCrashStatesCell } = await import('../disk/crash-states/cell.ts');
+  // A fault kind whose cell is its own trial (crash states) runs it through the same target and driver.
+  const ownCell = scenario.faults[0] ? FAULTS[scenario.faults[0].kind].runCell : undefined;
+  if (ownCell) {
     const producer = cellProducer(w.producer, settings)?.producer;
-    return runCrashStatesCell({
+    return ownCell({
       scenario,
       cell,
       settings,

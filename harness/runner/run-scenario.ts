@@ -17,6 +17,7 @@ import { cellTargetKind } from '../scenario/target-axis.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { skippedCell } from './cell-result.ts';
 import { diskModelIdFor } from '../results/disk-models.ts';
+import { FAULTS } from '../faults/registry.ts';
 import { runCell } from './run-cell.ts';
 
 export interface RunOptions {
@@ -76,15 +77,8 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     },
     target: opts.target.kind,
     ...(opts.target.info ? { targetInfo: await opts.target.info() } : {}),
-    ...(scenario.faults[0]?.kind === 'crash-states'
-      ? {
-          diskModel:
-            opts.target.capabilities.faultDisk === 'host'
-              ? 'host-nbd-write-log-crash-states'
-              : scenario.vm?.disk?.model === 'volatile-cache'
-                ? 'nbd-write-log-crash-states'
-                : 'recorded-write-log-crash-states',
-        }
+    ...(scenario.faults[0] && FAULTS[scenario.faults[0].kind].diskModel
+      ? { diskModel: FAULTS[scenario.faults[0].kind].diskModel!(opts.target.capabilities.faultDisk, scenario.vm?.disk?.model) }
       : diskModelIdFor(opts.target)
         ? { diskModel: diskModelIdFor(opts.target) }
         : {}),

@@ -1,12 +1,13 @@
 // Checks of a scenario's faults: against the target(s) of the run (what each can deliver and
-// whether an external cluster has the commands to do it), the cluster (broker ids, the shape a
-// crash-states fault needs) and the load's length (a fault after the load never happens).
+// whether an external cluster has the commands to do it), the cluster (broker ids; the shape a
+// kind asks for itself, FaultKindSpec.checkScenario) and the load's length (a fault after the
+// load never happens).
 // Item by item, so one malformed fault does not hide what is wrong with the others.
 import type { ScenarioIssue } from './errors.ts';
 import { faultSchema } from './schema.ts';
 import type { SourceFile } from './source.ts';
 import type { Fault } from './types.ts';
-import { canDeliver, deliverableKinds } from '../faults/registry.ts';
+import { FAULTS, canDeliver, deliverableKinds } from '../faults/registry.ts';
 import { TARGET_KINDS, capabilitiesOf, type TargetKind } from '../targets/registry.ts';
 
 export interface FaultChecksInput {
@@ -52,13 +53,9 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
         );
       }
     }
-    if (f.kind === 'crash-states') {
-      // One recorded disk, one partition: the states are built from one broker's write log.
-      if ((f as { states?: number }).states === undefined) issues.push(src.issue(['faults', i], 'states: N (crash states per trial, 1 .. 100000)', 'none'));
-      if (cluster && (cluster.brokers !== 1 || cluster.partitions !== 1)) {
-        issues.push(src.issue(['cluster'], 'brokers: 1 and partitions: 1 with a crash-states fault', `${cluster.brokers} broker(s), ${cluster.partitions} partition(s)`));
-      }
-      if ('afterAcked' in f.when) issues.push(src.issue(['faults', i, 'when'], 'at or between with a crash-states fault', 'afterAcked'));
+    // The kind's own demands on the scenario (e.g. crash states: one broker, one partition).
+    for (const x of FAULTS[f.kind].checkScenario?.(f as unknown as Record<string, unknown>, cluster) ?? []) {
+      issues.push(src.issue(x.topLevel ? x.path : ['faults', i, ...x.path], x.expected, x.found));
     }
     if (typeof f.target === 'object' && cluster && f.target.broker >= cluster.brokers) {
       issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${cluster.brokers - 1} | leader | all`, String(f.target.broker)));

@@ -58,6 +58,8 @@ export interface HostDiskAtCut {
   cut: CutOutcome;
   /** The disk's requests up to the cut. */
   counters: NbdDiskReport['counters'];
+  /** The write log passed its bound (vm.disk.writeLogLimit): from then on writes were refused (ENOSPC); the message names the log. */
+  writeLogFull?: string;
 }
 
 export class HostFaultDisks {
@@ -135,7 +137,8 @@ export class HostFaultDisks {
     await Promise.all(
       ids.map(async (id) => {
         const cut = await this.disk(id).detach();
-        out[id] = { route: 'host', cut, counters: (await this.disk(id).report()).report.counters };
+        const r = await this.disk(id).report();
+        out[id] = { route: 'host', cut, counters: r.report.counters, ...(r.writeLogFull ? { writeLogFull: `${this.disk(id).name}: ${r.writeLogFull}` } : {}) };
       }),
     );
     return out;

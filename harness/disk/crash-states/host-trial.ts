@@ -90,6 +90,9 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     const cut = await cluster.powerCut([brokerId]);
     cutUs = hostClockUs();
     cutAtMs = cut.atMs;
+    // States built from a write log that stopped early would be wrong: a full log fails the trial, naming the node and its log.
+    const full = Object.values(cut.diskAtCut ?? {}).map((d) => (d as { writeLogFull?: string }).writeLogFull).filter(Boolean);
+    if (full.length) throw new Error(`crash-states trial: ${full.join('; ')} (raise vm.disk.writeLogLimit or shorten the load)`);
     stop.abort();
     load = await loadRun.catch((err: unknown) => {
       log(`load after the cut: ${(err as Error).message}`);
