@@ -40,8 +40,8 @@
 // draw (the split); torn one draw for the write, then one for the prefix length when it tears.
 import { seededRandom } from '../common/seeded-random.ts';
 
-export const ON_CUT_POLICIES = ['drop-unflushed', 'random-subset', 'reorder', 'torn'] as const;
-export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
+import { ON_CUT_POLICIES, type OnCutPolicy } from '../model/kinds.ts';
+export { ON_CUT_POLICIES, type OnCutPolicy };
 
 /** Sectors of one random-subset block (4 KiB of 512-byte sectors, aligned on the disk). */
 export const RUN_SECTORS = 8;

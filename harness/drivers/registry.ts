@@ -4,8 +4,8 @@
 import * as z from 'zod';
 import type { ClientDriver } from './types.ts';
 
-export const DRIVER_NAMES = ['http', 'kafka'] as const;
-export type DriverName = (typeof DRIVER_NAMES)[number];
+import { DRIVER_NAMES, type DriverName } from '../model/kinds.ts';
+export { DRIVER_NAMES, type DriverName };
 
 export interface DriverSpec {
   summary: string;

@@ -4,7 +4,7 @@
 // the checker and the workload speak only to that. `http` (durolab's /v1 API) is the first
 // driver; a Kafka wire-protocol driver plugs in beside it (harness/drivers/registry.ts).
 import type * as hdr from 'hdr-histogram-js';
-import type { Acks } from '../scenario/settings.ts';
+import type { Acks } from '../../engine/settings/values.ts';
 import type { BatchFactory } from '../workload/batch-factory.ts';
 import type { DriverName } from './registry.ts';
 

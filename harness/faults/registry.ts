@@ -5,19 +5,21 @@
 // a delivery is a type error.
 import * as z from 'zod';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
-import type { CrashStatesCellOptions } from '../disk/crash-states/cell.ts';
+import type { ClientDriver } from '../drivers/types.ts';
+import type { ResolvedSettings } from '../scenario/settings.ts';
+import type { MatrixCell, Scenario } from '../scenario/types.ts';
+import type { Target } from '../targets/types.ts';
 import type { CellResult } from '../results/types.ts';
 import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
 
-export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states'] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+import { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind } from '../model/kinds.ts';
+export { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind };
 
 /**
  * What a target's clusters can do to a broker. A target lists the actions it offers
  * (TargetCapabilities.faultActions); a fault kind names the one it needs.
  */
-export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log'] as const;
-export type FaultAction = (typeof FAULT_ACTIONS)[number];
+// FAULT_ACTIONS: harness/model/kinds.ts.
 
 export interface FaultKindSpec {
   /** One line for help texts and reports. */
@@ -34,9 +36,26 @@ export interface FaultKindSpec {
    */
   checkScenario?(fault: Record<string, unknown>, cluster: { brokers: number; partitions: number } | undefined): FaultScenarioIssue[];
   /** A kind whose cell is its own trial (one recorded run, then N states), not the runner's load-fault-recover loop. */
-  runCell?(o: CrashStatesCellOptions): Promise<CellResult>;
+  runCell?(o: FaultCellOptions): Promise<CellResult>;
   /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
   diskModel?(faultDisk: 'guest' | 'host' | null, vmDiskModel: string | undefined): string;
+}
+
+/** What a kind that runs its own cell (FaultKindSpec.runCell) is given: the cell, its target and driver. */
+export interface FaultCellOptions {
+  scenario: Scenario;
+  cell: MatrixCell;
+  settings: ResolvedSettings;
+  cellDir: string;
+  /** Per repetition: the seed of the cut time draw. */
+  trialSeed: (rep: number) => number;
+  signal: AbortSignal;
+  log: (line: string) => void;
+  /** The cell's target and driver: a host-route target (Kafka, durolab's processes) runs the trial through them. */
+  target: Target;
+  driver: ClientDriver;
+  /** The cell's Kafka producer settings (the workload's with the cell's over them). */
+  producer?: Readonly<Record<string, unknown>>;
 }
 
 /** One problem a kind finds in a scenario: where (under the fault, or at the top level), what it expected, what it found. */

@@ -1,7 +1,6 @@
 // Shape of results/<scenario>/<run id>/run.json: the contract between the runner
 // (harness/run), the checker, and the report (harness/report).
-import type { FaultKind } from '../faults/registry.ts';
-import type { TargetKind } from '../targets/registry.ts';
+import type { FaultKind, TargetKind } from '../model/kinds.ts';
 
 export type Params = Record<string, string | number | boolean>;
 

@@ -1,9 +1,7 @@
 // What a loaded scenario looks like to the runner, the faults and the report.
 
 import type { SettingValue } from './settings.ts';
-import type { FaultKind } from '../faults/registry.ts';
-import type { TargetKind } from '../targets/registry.ts';
-import type { DriverName } from '../drivers/registry.ts';
+import type { DriverName, FaultKind, TargetKind } from '../model/kinds.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ExternalSpec } from '../targets/external/external-spec.ts';
 import type { DiskSpec } from '../disk/disk-spec.ts';

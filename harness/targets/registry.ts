@@ -3,56 +3,17 @@
 // and a loader that imports its module only when a scenario uses it (the process path never
 // pulls in the QEMU code). The runner reads capabilities and never branches on the kind.
 import * as z from 'zod';
-import { FAULTS, type FaultAction } from '../faults/registry.ts';
+import { FAULTS } from '../faults/registry.ts';
 import { diskVariesByCell } from '../disk/disk-spec.ts';
 import type { Scenario } from '../scenario/types.ts';
-import type { Target } from './types.ts';
-import type { SettingValue } from '../../engine/settings/index.ts';
-import type { DriverName } from '../drivers/registry.ts';
+import type { Target, TargetCapabilities } from './types.ts';
+export type { TargetCapabilities };
 import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
 
-export const TARGET_KINDS = ['process', 'vm', 'kafka', 'external'] as const;
-export type TargetKind = (typeof TARGET_KINDS)[number];
+import { TARGET_KINDS, type TargetKind } from '../model/kinds.ts';
+export { TARGET_KINDS, type TargetKind };
 
-export interface TargetCapabilities {
-  /** What its clusters can do to a broker (see harness/faults/registry.ts for the kinds each enables). */
-  faultActions: readonly FaultAction[];
-  /**
-   * Where vm.* sysctls of a cell go: `host` = the host's global sysctls (only with
-   * --allow-host-sysctl, as root, restored afterwards); `guest` = inside each broker's VM.
-   */
-  sysctls: 'host' | 'guest';
-  /** Leaders elected and replicas caught up after a fault's restart, at most this long. */
-  recoveryTimeoutMs: number;
-  /** Broker data dirs are host directories (host probes watch their device; segment files are counted). */
-  dataOnHost: boolean;
-  /** Probes come from inside each broker's guest (its page cache is the one a power cut loses). */
-  guestProbes: boolean;
-  /**
-   * A fault trial also reads the broker figures during the load, as a fallback for a late read
-   * at the fault's moment (harness/runner/broker-figures.ts). False where a read costs the
-   * broker noticeable time: a TCG guest's broker spends 0.13-0.33 s of its event loop on one.
-   */
-  watchFigures: boolean;
-  /** The scenario's `vm:` block applies to it (QEMU guests: accelerator, memory, disk). */
-  vmOptions: boolean;
-  /**
-   * Where the lab's fault disk (the `vm.disk:` models: volatile cache, onCut, flush, EIO,
-   * latency, write log) sits under its brokers: `guest` = each VM's virtio disk; `host` = the
-   * host route (harness/disk/host-disk.ts: NBD -> qemu-storage-daemon FUSE -> loop -> ext4),
-   * where only vm.disk, vm.diskMiB and vm.mountOptions apply; null = none.
-   */
-  faultDisk: 'guest' | 'host' | null;
-  /** The client drivers that can talk to its brokers (`workload.driver`). */
-  drivers: readonly DriverName[];
-  /**
-   * Why a setting value a scenario sets cannot be honoured on this target (no equivalent), or
-   * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
-   */
-  refuseSetting?: (name: string, value: SettingValue) => string | null;
-  /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
-  faultsNeedCommands?: boolean;
-}
+// TargetCapabilities: harness/targets/types.ts (a type the registry's entries fill in).
 
 export interface TargetLoadOptions {
   scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults'>>;

@@ -4,7 +4,8 @@ import { SCENARIO_SETTINGS, isServerSetting } from '../../engine/settings/index.
 import type { ProbeSeries } from '../probes/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
-import type { TargetCapabilities, TargetKind } from './registry.ts';
+import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
+import type { SettingValue } from '../../engine/settings/index.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
@@ -127,4 +128,45 @@ export interface FaultableCluster extends RunningCluster {
   waitForLeaders(topic: string, timeoutMs: number): Promise<void>;
   /** URL the host uses to reach a broker (for the checker's per-replica reads). */
   urlOf(brokerId: number): string;
+}
+
+/** What a target kind's clusters can do (declared per kind in harness/targets/registry.ts); the runner reads these instead of the kind. */
+export interface TargetCapabilities {
+  /** What its clusters can do to a broker (see harness/faults/registry.ts for the kinds each enables). */
+  faultActions: readonly FaultAction[];
+  /**
+   * Where vm.* sysctls of a cell go: `host` = the host's global sysctls (only with
+   * --allow-host-sysctl, as root, restored afterwards); `guest` = inside each broker's VM.
+   */
+  sysctls: 'host' | 'guest';
+  /** Leaders elected and replicas caught up after a fault's restart, at most this long. */
+  recoveryTimeoutMs: number;
+  /** Broker data dirs are host directories (host probes watch their device; segment files are counted). */
+  dataOnHost: boolean;
+  /** Probes come from inside each broker's guest (its page cache is the one a power cut loses). */
+  guestProbes: boolean;
+  /**
+   * A fault trial also reads the broker figures during the load, as a fallback for a late read
+   * at the fault's moment (harness/runner/broker-figures.ts). False where a read costs the
+   * broker noticeable time: a TCG guest's broker spends 0.13-0.33 s of its event loop on one.
+   */
+  watchFigures: boolean;
+  /** The scenario's `vm:` block applies to it (QEMU guests: accelerator, memory, disk). */
+  vmOptions: boolean;
+  /**
+   * Where the lab's fault disk (the `vm.disk:` models: volatile cache, onCut, flush, EIO,
+   * latency, write log) sits under its brokers: `guest` = each VM's virtio disk; `host` = the
+   * host route (harness/disk/host-disk.ts: NBD -> qemu-storage-daemon FUSE -> loop -> ext4),
+   * where only vm.disk, vm.diskMiB and vm.mountOptions apply; null = none.
+   */
+  faultDisk: 'guest' | 'host' | null;
+  /** The client drivers that can talk to its brokers (`workload.driver`). */
+  drivers: readonly DriverName[];
+  /**
+   * Why a setting value a scenario sets cannot be honoured on this target (no equivalent), or
+   * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
+   */
+  refuseSetting?: (name: string, value: SettingValue) => string | null;
+  /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
+  faultsNeedCommands?: boolean;
 }

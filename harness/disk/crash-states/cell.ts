@@ -7,32 +7,15 @@ import * as hdr from 'hdr-histogram-js';
 import path from 'node:path';
 import { summarizeLatency } from '../../../engine/common/latency.ts';
 import { median } from '../../../engine/common/stats.ts';
-import { crashStatesFields } from '../../faults/registry.ts';
+import { crashStatesFields, type FaultCellOptions } from '../../faults/registry.ts';
 import { planFault } from '../../faults/schedule.ts';
 import type { CellResult, CrashStateRow, Trial } from '../../results/types.ts';
-import type { ResolvedSettings } from '../../scenario/settings.ts';
-import type { MatrixCell, Scenario } from '../../scenario/types.ts';
 import { summariseCrashStates } from './run.ts';
 import { runCrashStatesTrial, type CrashStatesTrial } from './vm-trial.ts';
 import { runHostCrashStatesTrial } from './host-trial.ts';
-import type { Target } from '../../targets/types.ts';
-import type { ClientDriver } from '../../drivers/types.ts';
 
-export interface CrashStatesCellOptions {
-  scenario: Scenario;
-  cell: MatrixCell;
-  settings: ResolvedSettings;
-  cellDir: string;
-  /** Per repetition: the seed of the cut time draw. */
-  trialSeed: (rep: number) => number;
-  signal: AbortSignal;
-  log: (line: string) => void;
-  /** The cell's target and driver: a host-route target (Kafka, durolab's processes) runs the trial through them. */
-  target: Target;
-  driver: ClientDriver;
-  /** The cell's Kafka producer settings (the workload's with the cell's over them). */
-  producer?: Readonly<Record<string, unknown>>;
-}
+/** What a fault kind's own cell gets (harness/faults/registry.ts FaultCellOptions). */
+export type CrashStatesCellOptions = FaultCellOptions;
 
 const emptyHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
 

@@ -3,7 +3,7 @@
 // (producer.ts), the ack ledger and the checker never know which one runs: a library only opens
 // producers whose send() delivers one ledger batch and reports its base offset. Each loads
 // lazily, so validating a scenario never pulls in a client library.
-import type { Acks } from '../../scenario/settings.ts';
+import type { Acks } from '../../../engine/settings/values.ts';
 
 export const KAFKA_LIBRARY_NAMES = ['rdkafka', 'platformatic'] as const;
 export type KafkaLibraryName = (typeof KAFKA_LIBRARY_NAMES)[number];

@@ -1,0 +1,25 @@
+// The ground floor of the harness's vocabulary: the names of each registry's entries, with no
+// behaviour and no imports, so the types every floor shares (scenario/types.ts, results/types.ts)
+// need not import the registries that give the names their meaning. Each list is defined here
+// once; its registry (named beside it) maps every name to its spec, as a Record over the type,
+// so a name without a spec is a type error there.
+
+/** harness/faults/registry.ts: what a scenario's `faults:` entry can be. */
+export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** harness/faults/registry.ts: what a target's clusters can do to a broker; a fault kind names the one it needs. */
+export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log'] as const;
+export type FaultAction = (typeof FAULT_ACTIONS)[number];
+
+/** harness/targets/registry.ts: how brokers are started. */
+export const TARGET_KINDS = ['process', 'vm', 'kafka', 'external'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+/** harness/drivers/registry.ts: how the load reaches the brokers. */
+export const DRIVER_NAMES = ['http', 'kafka'] as const;
+export type DriverName = (typeof DRIVER_NAMES)[number];
+
+/** harness/disk/on-cut.ts: what a power cut does to a volatile cache's unflushed writes (the live disk and the crash-state builder alike). */
+export const ON_CUT_POLICIES = ['drop-unflushed', 'random-subset', 'reorder', 'torn'] as const;
+export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
