@@ -8,7 +8,7 @@ import { FAULTS, canDeliver, deliverableKinds, type FaultKind } from './registry
 
 export function isFaultable(c: RunningCluster): c is FaultableCluster {
   const f = c as Partial<FaultableCluster>;
-  return typeof f.processKill === 'function' && typeof f.restart === 'function' && typeof f.powerCut === 'function';
+  return typeof f.processKill === 'function' && typeof f.restart === 'function';
 }
 
 /** Why a target cannot deliver a fault kind, or null when it can. */
@@ -21,7 +21,7 @@ export function refusal(kind: FaultKind, target: Pick<Target, 'kind' | 'capabili
 /** Throws before anything starts when a target cannot deliver the scenario's faults. */
 export function assertCanInject(faults: Fault[], cluster: RunningCluster, target: Pick<Target, 'kind' | 'capabilities'>): asserts cluster is FaultableCluster {
   if (faults.length === 0) return;
-  if (!isFaultable(cluster)) throw new Error(`target ${target.kind}: its clusters cannot take faults (no processKill/powerCut/restart)`);
+  if (!isFaultable(cluster)) throw new Error(`target ${target.kind}: its clusters cannot take faults (no processKill/restart)`);
   for (const f of faults) {
     const why = refusal(f.kind, target);
     if (why) throw new Error(`fault ${f.kind}: ${why}`);

@@ -67,12 +67,18 @@ export interface FaultScenarioIssue {
   found: string;
 }
 
+/** A cluster's power cut; a target that offers cut-power has one (capabilities.faultActions are checked before). */
+function powerCutOf(cluster: FaultableCluster): (ids: number[]) => Promise<CutInfo> {
+  if (!cluster.powerCut) throw new Error('this cluster has no power cut (its target does not offer cut-power)');
+  return (ids) => cluster.powerCut!(ids);
+}
+
 export const FAULTS: Record<FaultKind, FaultKindSpec> = {
   'power-cut': {
     summary: "power cut: SIGKILL of the broker's VM, its page cache is lost",
     fields: {},
     needs: 'cut-power',
-    deliver: (cluster, ids) => cluster.powerCut(ids),
+    deliver: (cluster, ids) => powerCutOf(cluster)(ids),
   },
   'process-kill': {
     summary: 'process kill: SIGKILL of the broker process, the page cache survives',
@@ -96,7 +102,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     },
     needs: 'record-write-log',
     // The cut itself; the states are built afterwards by the kind's cell (harness/disk/crash-states/cell.ts).
-    deliver: (cluster, ids) => cluster.powerCut(ids),
+    deliver: (cluster, ids) => powerCutOf(cluster)(ids),
     checkScenario(fault, cluster) {
       // One recorded disk, one partition: the states are built from one broker's write log.
       const out: FaultScenarioIssue[] = [];

@@ -120,7 +120,8 @@ export interface CutInfo {
  * target does both (powerCut = SIGKILL of the QEMU process: the guest's page cache dies too).
  */
 export interface FaultableCluster extends RunningCluster {
-  powerCut(brokerIds: number[]): Promise<CutInfo>;
+  /** Only on targets whose capabilities.faultActions include cut-power (a fault kind's need decides, not a stub that throws). */
+  powerCut?(brokerIds: number[]): Promise<CutInfo>;
   processKill(brokerIds: number[]): Promise<CutInfo>;
   /** Brings the brokers back on the same disks / data dirs; waits until they serve. */
   restart(brokerIds: number[]): Promise<BrokerRecovery[]>;

@@ -87,6 +87,7 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     });
     await new Promise((r) => setTimeout(r, o.cutAfterMs));
     lap('load');
+    if (!cluster.powerCut) throw new Error(`crash-states trial: target ${o.target.kind} has no power cut`);
     const cut = await cluster.powerCut([brokerId]);
     cutUs = hostClockUs();
     cutAtMs = cut.atMs;

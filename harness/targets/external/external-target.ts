@@ -104,10 +104,6 @@ class ExternalCluster implements FaultableCluster {
     if (r.exitCode !== 0) throw new Error(`external.${kind} for broker ${id} (${argv.join(' ')}) failed (exit ${r.exitCode ?? r.signal}): ${String(r.all ?? '').slice(-400)}`);
   }
 
-  async powerCut(brokerIds: number[]): Promise<CutInfo> {
-    throw new Error(`power-cut of broker(s) ${brokerIds.join(', ')}: target external delivers process-kill through external.kill only`);
-  }
-
   async processKill(brokerIds: number[]): Promise<CutInfo> {
     for (const id of brokerIds) this.broker(id);
     const atMs = Date.now();
