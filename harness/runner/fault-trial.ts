@@ -157,7 +157,6 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
   else if (acks.lastAckBeforeCutMs > QUIET_BEFORE_CUT_MS) {
     out.push(`no acknowledgement in the last ${(acks.lastAckBeforeCutMs / 1000).toFixed(1)} s before the cut (the load had stalled)`);
   }
-  for (const r of recovery.recoveries) if (r.note) out.push(r.note);
   // A fault disk whose write log filled refused writes from then on: the trial measured a full disk, not the fault.
   for (const d of Object.values(fired.cut.diskAtCut ?? {})) {
     const full = (d as { writeLogFull?: string } | null)?.writeLogFull;
@@ -183,6 +182,7 @@ export function faultTrial(args: {
   const dirty = Object.values(fired.cut.guestDirtyBeforeCut ?? {});
   const live = Object.values(fired.cut.liveAtCut ?? {});
   const notes = suspicions(fired, acks, recovery, args.acksMode);
+  const recoveryNotes = recovery.recoveries.flatMap((r) => (r.note ? [r.note] : []));
   return {
     index: args.index,
     ledger: ledgerSummaryOf(check),
@@ -206,7 +206,13 @@ export function faultTrial(args: {
       lossTimeline: check.timeline,
       ...(fired.cut.diskAtCut ? { diskAtCut: fired.cut.diskAtCut } : {}),
     },
-    ...(notes.length ? { suspect: true, note: notes.join('; ') } : {}),
+    // What a restart had to do (format a node whose disk kept nothing, create the topic again) is the
+    // fault's measured consequence, said beside the result; a suspicion is doubt about the result.
+    ...(notes.length
+      ? { suspect: true, note: [...notes, ...recoveryNotes].join('; ') }
+      : recoveryNotes.length
+        ? { note: recoveryNotes.join('; ') }
+        : {}),
     cycleMs: args.cycleMs,
   };
 }

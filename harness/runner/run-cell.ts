@@ -256,7 +256,7 @@ export async function runCell(
         `rep ${rep + 1}: ${Math.round(rps[rps.length - 1]).toLocaleString('en-US')} records/s, p99 ${summarizeLatency(load.latencyUs).p99} µs, ` +
           `acked ${trial.ledger.acked.toLocaleString('en-US')}, lost ${trial.ledger.ackedLost.toLocaleString('en-US')}` +
           (trial.fault ? faultLine(trial) : '') +
-          (trial.note ? ` [suspect: ${trial.note}]` : ''),
+          (trial.note ? ` [${trial.suspect ? 'suspect' : 'note'}: ${trial.note}]` : ''),
       );
       if (trial.replicas) log(`rep ${rep + 1}: ${replicaLine(trial.replicas)}`);
     } catch (err) {
