@@ -75,7 +75,7 @@ function powerCutOf(cluster: FaultableCluster): (ids: number[]) => Promise<CutIn
 
 export const FAULTS: Record<FaultKind, FaultKindSpec> = {
   'power-cut': {
-    summary: "power cut: SIGKILL of the broker's VM, its page cache is lost",
+    summary: "power cut: SIGKILL of the broker's VM, or on the host route its fault disk loses power and the broker is SIGKILLed; its page cache is lost",
     fields: {},
     needs: 'cut-power',
     deliver: (cluster, ids) => powerCutOf(cluster)(ids),
@@ -88,8 +88,8 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
   },
   'crash-states': {
     summary:
-      "crash states: the broker VM's disk records every WRITE/FLUSH/FUA/TRIM; after a power cut, N crash states are built from the write log " +
-      'and checked on the host (harness/disk/crash-states), a sample also booted through the real broker',
+      "crash states: the broker's disk (a VM's, or the host route's fault disk) records every WRITE/FLUSH/FUA/TRIM; after a power cut, N crash states are built " +
+      "from the write log and checked on the host by the target's own recovery (harness/disk/crash-states; Kafka's UnifiedLog for target kafka), a sample also booted through the real broker",
     fields: {
       /** Crash states built per trial. */
       states: z.int().min(1).max(100_000),

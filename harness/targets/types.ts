@@ -1,11 +1,10 @@
 // A target is how brokers are started (Jepsen's "db" + "os"): local processes now, QEMU VMs
 // for power cuts. The runner, the faults and the checker see only this interface.
-import { SCENARIO_SETTINGS, isServerSetting } from '../../engine/settings/index.ts';
+import { SCENARIO_SETTINGS, isServerSetting, type SettingValue } from '../../engine/settings/index.ts';
 import type { ProbeSeries } from '../probes/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
 import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
-import type { SettingValue } from '../../engine/settings/index.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';

@@ -54,6 +54,8 @@ export function kafkaStateChecker(k: KafkaStateCheckerOptions): (o: CheckStateOp
       if (!a.ok || !a.partitionDirFound) continue;
       // A log dir without a valid meta.properties: the broker refuses to start, nothing is served.
       if (a.metaProperties !== undefined && a.metaProperties !== 'ok') continue;
+      // Kafka put the (only) log dir into its LogDirFailureChannel: a broker with no online log dir shuts down.
+      if (a.logDirOffline) continue;
       const bytes = existsSync(dumpTo) ? readFileSync(dumpTo) : Buffer.alloc(0);
       const served = (o.servedFromStored ?? servedByIdentity)(bytes);
       // A batch Kafka keeps below its recovery point without checking its CRC is served as it is: the checker counts it corrupt.
