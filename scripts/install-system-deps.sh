@@ -5,11 +5,12 @@
 # ENOSPC test), kmod (modprobe loop), gcc and libisal-dev (the CRC-32C addon over ISA-L, built
 # by scripts/build-native.mjs), g++, make, python3, pkg-config, libssl-dev and zlib1g-dev (librdkafka
 # and @confluentinc/kafka-javascript's binding, built from source against these by
-# scripts/build-rdkafka.mjs), openjdk-17-jre-headless and maven (target: kafka runs Apache Kafka
-# from Maven Central). Needs root (or sudo). Under CI=true a test whose tool
+# scripts/build-rdkafka.mjs), openjdk-17-jdk-headless and maven (target: kafka runs Apache Kafka
+# from Maven Central; javac builds its crash-state recovery checker, harness/targets/kafka/recovery-check),
+# qemu-system-common's qemu-storage-daemon comes with qemu-system-x86 (the host route's fault disk). Needs root (or sudo). Under CI=true a test whose tool
 # is missing fails (test/requirements.ts), so everything they use is listed here.
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev g++ make python3 pkg-config libssl-dev zlib1g-dev openjdk-17-jre-headless maven)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev g++ make python3 pkg-config libssl-dev zlib1g-dev openjdk-17-jdk-headless maven)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
