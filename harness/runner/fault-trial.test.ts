@@ -35,6 +35,14 @@ describe('fault trial figures', () => {
     expect(suspicions(fired({ liveAtCut: { 1: true } }), { ackedBeforeCut: 8, lastAckBeforeCutMs: 40, storageErrorsAfterLastAck: 0 }, recovered)).toEqual([]);
   });
 
+  it('a full write log on the fault disk is a suspicion; what a restart had to do (a node formatted again) is not', () => {
+    const withNote: RecoveryOutcome = { ...recovered, recoveries: [{ ...recovered.recoveries[0], note: 'kafka node 1: its disk lost meta.properties at the cut: formatted again' }] };
+    const acks = { ackedBeforeCut: 8, lastAckBeforeCutMs: 40, storageErrorsAfterLastAck: 0 };
+    expect(suspicions(fired({ liveAtCut: { 1: true } }), acks, withNote)).toEqual([]);
+    const full = fired({ liveAtCut: { 1: true }, diskAtCut: { 1: { route: 'host', writeLogFull: 'kafka node 1: write log /x/disk.disk.wlog: over its limit' } } });
+    expect(suspicions(full, acks, withNote)).toEqual(['kafka node 1: write log /x/disk.disk.wlog: over its limit']);
+  });
+
   it('flags a guest whose workload had stopped, a stalled load, a clean shutdown after a kill, lagging replicas', () => {
     const notes = suspicions(
       fired({ liveAtCut: { 1: false } }),
