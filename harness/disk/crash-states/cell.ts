@@ -40,39 +40,31 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     const workDir = path.join(o.cellDir, `rep-${rep + 1}`);
     const onHost = o.target.capabilities.faultDisk === 'host';
     o.log(`rep ${rep + 1}/${w.repetitions}: recorded ${onHost ? `${o.target.kind} trial on the host's fault disk` : 'VM trial'}, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
+    // What both trial shapes take; the host route adds the cell's target and driver, the VM its guest.
+    const trial = {
+      workDir,
+      cluster: scenario.cluster,
+      settings: o.settings,
+      cutAfterMs: plan.atMs,
+      states: fields.states,
+      policy: fields.onCut,
+      seed,
+      boot: fields.boot,
+      log: o.log,
+      signal: o.signal,
+    };
+    const shape = { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections };
     const t: CrashStatesTrial = onHost
       ? await runHostCrashStatesTrial({
+          ...trial,
           target: o.target,
           driver: o.driver,
-          workDir,
-          cluster: scenario.cluster,
-          settings: o.settings,
-          workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections, pipelining: w.pipelining, ...(o.producer ? { producer: o.producer } : {}) },
-          cutAfterMs: plan.atMs,
-          states: fields.states,
-          policy: fields.onCut,
-          seed,
-          boot: fields.boot,
-          log: o.log,
-          signal: o.signal,
+          workload: { ...shape, pipelining: w.pipelining, ...(o.producer ? { producer: o.producer } : {}) },
         }).then((h) => {
           o.log(`rep ${rep + 1}: checked by ${h.checkedBy}; steps (ms) ${Object.entries(h.steps).map(([k, v]) => `${k} ${v}`).join(', ')}`);
           return h;
         })
-      : await runCrashStatesTrial({
-          workDir,
-          cluster: scenario.cluster,
-          settings: o.settings,
-          vm: { ...scenario.vm, diskMiB: scenario.vm?.diskMiB ?? 256 },
-          workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections },
-          cutAfterMs: plan.atMs,
-          states: fields.states,
-          policy: fields.onCut,
-          seed,
-          boot: fields.boot,
-          log: o.log,
-          signal: o.signal,
-        });
+      : await runCrashStatesTrial({ ...trial, vm: { ...scenario.vm, diskMiB: scenario.vm?.diskMiB ?? 256 }, workload: shape });
     trials.push(t);
     if (t.load) {
       merged.add(t.load.latencyUs);

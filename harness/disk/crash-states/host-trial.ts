@@ -20,7 +20,7 @@ import type { FaultableCluster, Target } from '../../targets/types.ts';
 import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { ledgerAsOf } from './check-state.ts';
-import { buildAndCheckCrashStates, chooseBooted, logConfigOf } from './run.ts';
+import { buildAndCheckCrashStates, chooseBooted, logConfigOf, verifyBootedStates } from './run.ts';
 import type { OnCutPolicy } from './plan.ts';
 import type { CrashStatesTrial } from './vm-trial.ts';
 
@@ -149,22 +149,8 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     })
     .finally(() => checker?.close());
   lap('states');
-  const booted: CrashStateRow[] = [];
-  const disagreements: string[] = [];
-  try {
-    for (const [index, image] of outcome.kept) {
-      if (o.signal?.aborted) break;
-      const row = outcome.result.perState.find((r) => r.state === index)!;
-      const b = await bootAndRead(o, brokerId, image, row, ledger, log);
-      row.booted = b;
-      booted.push(row);
-      if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
-    }
-  } finally {
-    await scratchGone();
-  }
+  const { booted, disagreements } = await verifyBootedStates(outcome, (image, row) => bootAndRead(o, brokerId, image, row, ledger, log), o.signal).finally(scratchGone);
   lap('boot');
-  outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };
   return {
     result: outcome.result,
     breakdown: outcome.breakdown,

@@ -237,6 +237,30 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
   };
 }
 
+/**
+ * Boots every kept state with `boot` (the real broker on the state's image), puts its answer on
+ * the state's row and sets the result's verification; a disagreement is named with the state.
+ * Stops at an abort. The kept images are the caller's to remove.
+ */
+export async function verifyBootedStates(
+  outcome: CrashStatesOutcome,
+  boot: (image: string, row: CrashStateRow) => Promise<NonNullable<CrashStateRow['booted']>>,
+  signal?: AbortSignal,
+): Promise<{ booted: CrashStateRow[]; disagreements: string[] }> {
+  const booted: CrashStateRow[] = [];
+  const disagreements: string[] = [];
+  for (const [index, image] of outcome.kept) {
+    if (signal?.aborted) break;
+    const row = outcome.result.perState.find((r) => r.state === index)!;
+    const b = await boot(image, row);
+    row.booted = b;
+    booted.push(row);
+    if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
+  }
+  outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };
+  return { booted, disagreements };
+}
+
 /** The broker's log settings, as it opens its partitions. */
 export function logConfigOf(s: ResolvedSettings): Partial<LogConfig> {
   return {

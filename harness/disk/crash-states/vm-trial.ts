@@ -26,7 +26,7 @@ import { effectiveDiskSpec } from '../disk-spec.ts';
 import { NbdDisk } from '../nbd-disk.ts';
 import { BlkLogWritesDisk, convertDmLogWrites, LogWatcher } from './blklogwrites.ts';
 import { ledgerAsOf } from './check-state.ts';
-import { buildAndCheckCrashStates, chooseBooted, logConfigOf, type CrashStatesBreakdown } from './run.ts';
+import { buildAndCheckCrashStates, chooseBooted, logConfigOf, verifyBootedStates, type CrashStatesBreakdown } from './run.ts';
 import type { OnCutPolicy } from './plan.ts';
 
 export interface CrashStatesTrialOptions {
@@ -183,20 +183,9 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     await fs.rm(statesDir, { recursive: true, force: true });
     throw err;
   });
-  const booted: CrashStateRow[] = [];
-  const disagreements: string[] = [];
-  try {
-    for (const [index, image] of outcome.kept) {
-      const row = outcome.result.perState.find((r) => r.state === index)!;
-      const b = await bootAndCheck({ ...o, image, row, ledger, clockUncertaintyMs, log });
-      row.booted = b;
-      booted.push(row);
-      if (!b.agrees) disagreements.push(`state ${index} (${row.kind} at ${row.atMs} ms): ${b.detail}`);
-    }
-  } finally {
-    await fs.rm(statesDir, { recursive: true, force: true });
-  }
-  outcome.result.verification = { booted: booted.length, agreed: booted.filter((r) => r.booted!.agrees).length };
+  const { booted, disagreements } = await verifyBootedStates(outcome, (image, row) => bootAndCheck({ ...o, image, row, ledger, clockUncertaintyMs, log }), o.signal).finally(() =>
+    fs.rm(statesDir, { recursive: true, force: true }),
+  );
   return {
     result: outcome.result,
     breakdown: outcome.breakdown,

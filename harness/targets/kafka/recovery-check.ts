@@ -6,6 +6,7 @@
 // the ledger checker reads exactly as it reads a Kafka Fetch answer.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { findExecutable } from '../../vm/prerequisites.ts';
 import { pdeathsigArgv, trackChildProcess, untrackChildProcess } from '../../vm/process-registry.ts';
@@ -108,17 +109,11 @@ export class KafkaRecoveryChecker {
         me.waiting.clear();
       }
     });
-    let buf = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      buf += b.toString('utf8');
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        // The JVM itself may print warnings to stdout: answers are the lines that are JSON objects.
-        if (!line.startsWith('{')) continue;
-        if (me) me.answer(line);
-        else pending.push(line);
-      }
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => {
+      // The JVM itself may print warnings to stdout: answers are the lines that are JSON objects.
+      if (!line.startsWith('{')) return;
+      if (me) me.answer(line);
+      else pending.push(line);
     });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => {
