@@ -61,7 +61,7 @@ const commands: Record<string, Command> = {
   },
   kafka: {
     summary: 'Apache Kafka for target: kafka: `durolab kafka install` fetches its jars from Maven Central into the cache',
-    load: () => import('../targets/kafka/install.ts'),
+    load: () => import('../targets/kafka/kafka-runtime.ts'),
   },
   report: {
     summary: 'render a run (results/<scenario>/<run id>/run.json) as a self-contained HTML report',

@@ -6,7 +6,7 @@
 import type * as hdr from 'hdr-histogram-js';
 import type { Acks } from '../../engine/settings/values.ts';
 import type { BatchFactory } from '../workload/batch-factory.ts';
-import type { DriverName } from './registry.ts';
+import type { DriverName } from '../model/kinds.ts';
 
 /** What a driver needs to know about a running cluster (a target's RunningCluster satisfies it). */
 export interface DriverCluster {
@@ -213,6 +213,8 @@ export interface ClusterClient {
   replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
   /** A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the broker holds no replica of the partition. */
   readReplicaLog(brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null>;
+  /** The partition's in-sync replicas as its leader (or the controller's metadata) says now; null while it has no leader. */
+  inSyncReplicas(topic: string, partition: number): Promise<number[] | null>;
   /** Figures of every live broker (a broker that does not answer is left out and named in `down`). */
   brokerMetrics(): Promise<{ brokers: BrokerMetrics[]; down: Array<{ brokerId: number; reason: string }> }>;
 }

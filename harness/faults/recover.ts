@@ -1,8 +1,11 @@
 // After a fault: bring the hit brokers back on the same disks (VM reboot or process restart),
 // collect each one's recovery report, wait for the controller to give every partition a
 // serving leader, then for the followers to catch up (and truncate what diverged) so the
-// checker compares settled replicas.
+// checker compares settled replicas, then for every replica to be back in the ISR. Each stage
+// is timed: how long a rack takes to come back, to elect leaders and to restore its ISR.
 import { waitForReplicasCaughtUp, type ReplicaSource } from '../checker/replicas.ts';
+import type { ClusterClient } from '../drivers/types.ts';
+import type { RecoverySteps } from '../results/types.ts';
 import type { BrokerRecovery, FaultableCluster } from '../targets/types.ts';
 
 export interface RecoveryOutcome {
@@ -12,27 +15,64 @@ export interface RecoveryOutcome {
   caughtUp: boolean;
   /** Why replicas were not caught up at the deadline. */
   lagging?: string;
+  steps: RecoverySteps;
 }
 
 export interface RecoverOptions {
   topic: string;
   partitions: number[];
+  /** Replicas per partition: the ISR is full when it holds this many. */
+  replicationFactor: number;
   /** For electing leaders, and again for followers to catch up. */
   timeoutMs: number;
 }
 
+/** After the replicas caught up, the ISR gets at most this long to hold every replica (it is a figure, not a condition of the check). */
+export const ISR_WAIT_MS = 30_000;
+
+/** What recovery reads: each replica's state, and the ISR as the leader or the controller says it. */
+export type RecoverySource = ReplicaSource & Pick<ClusterClient, 'inSyncReplicas'>;
+
 /** `replicas`: the client driver connected to the cluster (it reads each replica's state). */
-export async function recoverAfterFault(cluster: FaultableCluster, replicas: ReplicaSource, brokerIds: number[], opts: RecoverOptions): Promise<RecoveryOutcome> {
+export async function recoverAfterFault(cluster: FaultableCluster, replicas: RecoverySource, brokerIds: number[], opts: RecoverOptions): Promise<RecoveryOutcome> {
   const t0 = Date.now();
   const recoveries = await cluster.restart(brokerIds);
+  const tRestarted = Date.now();
   await cluster.waitForLeaders(opts.topic, opts.timeoutMs);
+  const tLed = Date.now();
   const sync = await waitForReplicasCaughtUp(replicas, opts.topic, opts.partitions, opts.timeoutMs);
+  const tCaughtUp = Date.now();
+  const isr = await waitForFullIsr(replicas, opts.topic, opts.partitions, opts.replicationFactor, Math.min(ISR_WAIT_MS, opts.timeoutMs));
   return {
     recoveries,
-    recoverMs: Date.now() - t0,
+    recoverMs: tCaughtUp - t0,
     caughtUp: sync.caughtUp,
     ...(sync.caughtUp ? {} : { lagging: sync.detail }),
+    steps: {
+      restartMs: tRestarted - t0,
+      electionMs: tLed - tRestarted,
+      catchUpMs: tCaughtUp - tLed,
+      isrMs: isr.full ? Date.now() - tCaughtUp : null,
+      ...(isr.full ? {} : { isrShort: isr.detail }),
+    },
   };
+}
+
+/** Polls until every partition's ISR holds `replicationFactor` replicas; full false at the deadline, with what each partition's ISR held. */
+async function waitForFullIsr(source: Pick<ClusterClient, 'inSyncReplicas'>, topic: string, partitions: number[], replicationFactor: number, timeoutMs: number): Promise<{ full: boolean; detail: string }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const short: string[] = [];
+    for (const p of partitions) {
+      const isr = await source.inSyncReplicas(topic, p).catch((err: Error) => err.message);
+      if (typeof isr === 'string') short.push(`${topic}-${p}: ${isr}`);
+      else if (isr === null) short.push(`${topic}-${p}: no leader`);
+      else if (isr.length < replicationFactor) short.push(`${topic}-${p}: ISR [${isr.join(', ')}]`);
+    }
+    if (short.length === 0) return { full: true, detail: '' };
+    if (Date.now() >= deadline) return { full: false, detail: `after ${Math.round(timeoutMs / 1000)} s: ${short.join('; ')}` };
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** A broker's recovery as run.json's FaultOutcome keeps it (sums over its partitions). */

@@ -5,11 +5,8 @@
 // a delivery is a type error.
 import * as z from 'zod';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
-import type { ClientDriver } from '../drivers/types.ts';
-import type { ResolvedSettings } from '../scenario/settings.ts';
-import type { MatrixCell, Scenario } from '../scenario/types.ts';
-import type { Target } from '../targets/types.ts';
 import type { CellResult } from '../results/types.ts';
+import type { FaultCellOptions } from './fault-cell.ts';
 import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
 
 import { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind } from '../model/kinds.ts';
@@ -39,23 +36,6 @@ export interface FaultKindSpec {
   runCell?(o: FaultCellOptions): Promise<CellResult>;
   /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
   diskModel?(faultDisk: 'guest' | 'host' | null, vmDiskModel: string | undefined): string;
-}
-
-/** What a kind that runs its own cell (FaultKindSpec.runCell) is given: the cell, its target and driver. */
-export interface FaultCellOptions {
-  scenario: Scenario;
-  cell: MatrixCell;
-  settings: ResolvedSettings;
-  cellDir: string;
-  /** Per repetition: the seed of the cut time draw. */
-  trialSeed: (rep: number) => number;
-  signal: AbortSignal;
-  log: (line: string) => void;
-  /** The cell's target and driver: a host-route target (Kafka, durolab's processes) runs the trial through them. */
-  target: Target;
-  driver: ClientDriver;
-  /** The cell's Kafka producer settings (the workload's with the cell's over them). */
-  producer?: Readonly<Record<string, unknown>>;
 }
 
 /** One problem a kind finds in a scenario: where (under the fault, or at the top level), what it expected, what it found. */
@@ -118,20 +98,6 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       faultDisk === 'host' ? 'host-nbd-write-log-crash-states' : vmDiskModel === 'volatile-cache' ? 'nbd-write-log-crash-states' : 'recorded-write-log-crash-states',
   },
 };
-
-/** The crash-states fault's own fields, with their defaults (a scenario may leave onCut, seed and boot out). */
-export interface CrashStatesFaultFields {
-  states: number;
-  onCut: (typeof ON_CUT_POLICIES)[number];
-  seed: number;
-  boot: number;
-}
-
-export function crashStatesFields(fault: object): CrashStatesFaultFields {
-  const f = fault as Partial<CrashStatesFaultFields>;
-  if (f.states === undefined) throw new Error('fault crash-states: states is required (how many crash states to build per trial)');
-  return { states: f.states, onCut: f.onCut ?? 'drop-unflushed', seed: f.seed ?? 1, boot: f.boot ?? 3 };
-}
 
 export const faultKindSchema = z.enum(FAULT_KINDS);
 

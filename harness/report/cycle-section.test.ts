@@ -88,6 +88,12 @@ describe('trial cycle breakdown', () => {
     expect(judgeCycle({ ...base, vms: 3, medianMs: 21_000, loadAvg1: 4 })).toMatchObject({ state: 'fail', goalMs: 20_000 });
     expect(judgeCycle({ ...base, vms: 2, medianMs: 1_000, loadAvg1: 1 })).toMatchObject({ state: 'unknown', goalMs: null });
     expect(judgeCycle({ ...base, target: 'process', faultKind: 'process-kill', medianMs: 1_000, loadAvg1: 1 }).state).toBe('unknown');
+    // The host route (issue 27): one 20 s goal whatever the broker count; above it the brokers' own start is named.
+    expect(judgeCycle({ ...base, target: 'kafka', vms: 3, medianMs: 19_000, loadAvg1: 4 })).toMatchObject({ state: 'pass', goalMs: 20_000 });
+    const kafka = judgeCycle({ ...base, target: 'kafka', vms: 3, medianMs: 28_000, loadAvg1: 4, brokersOwnMs: 15_000 });
+    expect(kafka).toMatchObject({ state: 'fail', goalMs: 20_000 });
+    expect(kafka.reason).toContain("the kafka brokers' own start and restart (exec to serving) take 15.0 s of it, so the lab's part is 13.0 s");
+    expect(judgeCycle({ ...base, target: 'external', medianMs: 1_000, loadAvg1: 1 }).state).toBe('unknown');
   });
 });
 

@@ -74,6 +74,7 @@ const fault = z.object({
   hwBeforeCut: z.number().optional(),
   hwAfterRecovery: z.number().optional(),
   recoverMs: z.number().optional(),
+  recoverySteps: z.object({ restartMs: z.number(), electionMs: z.number(), catchUpMs: z.number(), isrMs: z.number().nullable(), isrShort: z.string().optional() }).optional(),
   lossTimeline: z
     .object({ binMs: z.number(), bins: z.array(z.object({ t: z.number(), acked: z.number(), lost: z.number() })) })
     .optional(),

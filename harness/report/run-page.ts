@@ -12,6 +12,7 @@ import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
 import { cycleSection } from './cycle-section.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
+import { recoveryTable } from './recovery-section.ts';
 import { answerBlock } from './answer.ts';
 import { accountingTable } from './accounting-table.ts';
 import { crashStatesCharts, crashStatesSection } from './crash-states-section.ts';
@@ -83,6 +84,7 @@ function lossFigures(run: RunResult, chart: Chart | null): string {
     '<p class="muted">Each trial is a fresh cluster on fresh disks with its own fault time. Min / median / max over the trials of a cell.</p>' +
     accel +
     `<div class="table-wrap">${lossDistributionTable(run)}</div>` +
+    recoveryTable(run) +
     (chart ? chartBlock(chart) : '<p class="muted" id="loss-window-none">No trial lost an acknowledged record, so there is no loss window to draw.</p>')
   );
 }

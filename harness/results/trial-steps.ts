@@ -1,6 +1,6 @@
 // The steps of one trial, timed into run.json (Trial.timing) and shown by the report and the
 // terminal: one list for every target (a process target has no image, boot or restart step)
-// and the goal of issue 14 for a power-cut trial cycle on the VM target.
+// and the goals for a power-cut trial cycle: issue 14 on the VM target, issue 27 on the host route.
 import type { RunResult } from './types.ts';
 
 /** In order. Each step is a stretch of the trial's wall time: together they sum to the cycle. */
@@ -71,6 +71,9 @@ export interface TrialTiming {
 
 /** Issue 14: a power-cut trial cycle (one VM, TCG) at most 10 s, three VMs at most 20 s, on an idle machine. */
 export const CYCLE_GOALS_MS: Readonly<Record<number, number>> = { 1: 10_000, 3: 20_000 };
+/** Issue 27: a power-cut trial cycle on the host route's fault disk (targets kafka and process, any broker count) at most 20 s. */
+export const HOST_ROUTE_CYCLE_GOAL_MS = 20_000;
+const HOST_ROUTE_TARGETS: readonly string[] = ['kafka', 'process'];
 
 export interface CycleVerdict {
   state: 'pass' | 'fail' | 'unknown';
@@ -79,24 +82,33 @@ export interface CycleVerdict {
 }
 
 /**
- * The goal holds for the median cycle of a cell's power-cut trials. Above the goal it FAILs
- * only when the machine was about idle (load average at most cores + VMs: the trial's own
- * QEMUs keep a core each busy); on a busier machine it is unknown, since the goal is for an idle one.
+ * The goal holds for the median cycle of a cell's power-cut trials: on the VM target per VM
+ * count, on the host route (targets kafka and process) one goal. Above the goal it FAILs only
+ * when the machine was about idle (load average at most cores + brokers: the trial's own QEMUs
+ * or broker processes keep cores busy); on a busier machine it is unknown, since the goal is for
+ * an idle one. `brokersOwnMs`: the median time the system under test spent starting itself (first
+ * start and restart, exec to serving), measured in the same trials: the part of the cycle the lab
+ * cannot shorten, named beside a verdict above the goal.
  */
-export function judgeCycle(args: { medianMs: number; vms: number; loadAvg1: number; cores: number; faultKind: string; target: string }): CycleVerdict {
-  const goalMs = CYCLE_GOALS_MS[args.vms] ?? null;
-  if (args.target !== 'vm' || args.faultKind !== 'power-cut') {
-    return { state: 'unknown', goalMs: null, reason: `the goal is for power-cut trials on the VM target (this is ${args.faultKind} on ${args.target})` };
+export function judgeCycle(args: { medianMs: number; vms: number; loadAvg1: number; cores: number; faultKind: string; target: string; brokersOwnMs?: number }): CycleVerdict {
+  const hostRoute = HOST_ROUTE_TARGETS.includes(args.target);
+  if ((args.target !== 'vm' && !hostRoute) || args.faultKind !== 'power-cut') {
+    return { state: 'unknown', goalMs: null, reason: `the goal is for power-cut trials on the VM target or the host route's fault disk (this is ${args.faultKind} on ${args.target})` };
   }
+  const goalMs = hostRoute ? HOST_ROUTE_CYCLE_GOAL_MS : (CYCLE_GOALS_MS[args.vms] ?? null);
   if (goalMs === null) return { state: 'unknown', goalMs, reason: `no goal for ${args.vms} VMs (goals: 1 VM <= 10 s, 3 VMs <= 20 s)` };
   const load = `load average ${args.loadAvg1.toFixed(1)} on ${args.cores} cores`;
   if (args.medianMs <= goalMs) return { state: 'pass', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s <= ${goalMs / 1000} s (${load})` };
+  const own =
+    args.brokersOwnMs !== undefined
+      ? `; the ${args.target} brokers' own start and restart (exec to serving) take ${(args.brokersOwnMs / 1000).toFixed(1)} s of it, so the lab's part is ${((args.medianMs - args.brokersOwnMs) / 1000).toFixed(1)} s`
+      : '';
   const idleUpTo = args.cores + args.vms;
-  if (args.loadAvg1 <= idleUpTo) return { state: 'fail', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s on an about idle machine (${load})` };
+  if (args.loadAvg1 <= idleUpTo) return { state: 'fail', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s on an about idle machine (${load})${own}` };
   return {
     state: 'unknown',
     goalMs,
-    reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s, but the machine was busy (${load}; idle means at most ${idleUpTo}): the goal is for an idle machine`,
+    reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s, but the machine was busy (${load}; idle means at most ${idleUpTo}): the goal is for an idle machine${own}`,
   };
 }
 
@@ -146,8 +158,17 @@ export function cycleBreakdown(trials: ReadonlyArray<{ timing?: TrialTiming; fau
     loadAvg1: { min: Math.min(...loads), max: Math.max(...loads) },
     cores,
     faultKind,
-    verdict: judgeCycle({ medianMs: medianTotalMs, vms: opts.vms, loadAvg1: medianOf(loads), cores, faultKind, target: opts.target }),
+    verdict: judgeCycle({ medianMs: medianTotalMs, vms: opts.vms, loadAvg1: medianOf(loads), cores, faultKind, target: opts.target, ...brokersOwn(medianSteps, medianDetail, opts.target) }),
   };
+}
+
+/**
+ * On the host route the broker start step is the brokers' own start (the fault disks are the
+ * setup step) and restartBrokerStartMs their restart: together what the system under test itself takes.
+ */
+function brokersOwn(steps: Partial<Record<TrialStepKey, number>>, detail: TrialStepDetail, target: string): { brokersOwnMs?: number } {
+  if (!HOST_ROUTE_TARGETS.includes(target) || steps.brokerStart === undefined || detail.restartBrokerStartMs === undefined) return {};
+  return { brokersOwnMs: steps.brokerStart + detail.restartBrokerStartMs };
 }
 
 /** Per cell with timed trials, its breakdown (cells of a target axis keep their own target). */

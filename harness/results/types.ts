@@ -131,10 +131,25 @@ export interface FaultOutcome {
   hwAfterRecovery?: number;
   /** From the fault to every partition led again and replicas caught up. */
   recoverMs?: number;
+  /** The same recovery stage by stage, and the ISR made whole after it (harness/faults/recover.ts). */
+  recoverySteps?: RecoverySteps;
   /** Acknowledged and lost records by acknowledgement time relative to the cut (t = bin start in ms, negative = before). */
   lossTimeline?: { binMs: number; bins: Array<{ t: number; acked: number; lost: number }> };
   /** Per broker id on an NBD disk: the volatile cache at the cut and what the onCut policy kept (harness/disk/volatile-cache.ts CutOutcome). */
   diskAtCut?: Record<string, unknown>;
+}
+
+/** A fault's recovery, stage by stage (ms, each from the end of the one before). */
+export interface RecoverySteps {
+  /** The hit brokers restarted (a VM booted again, the disk mounted, the broker serving). */
+  restartMs: number;
+  /** Then every partition led by a live broker (the controller's election). */
+  electionMs: number;
+  /** Then every replica at its leader's log end and the leader's HW there (followers truncated and fetched). */
+  catchUpMs: number;
+  /** Then every replica in the ISR again; null when the ISR was still short at the wait's end (isrShort says how). */
+  isrMs: number | null;
+  isrShort?: string;
 }
 
 export interface Trial {

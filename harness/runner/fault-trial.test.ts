@@ -22,6 +22,7 @@ const recovered: RecoveryOutcome = {
   recoveries: [{ brokerId: 1, restartMs: 900, partitions: [{ topic: 't', partition: 0, cleanShutdown: false, bytesTruncated: 0, batchesTruncated: 0, durationMs: 3 }] }],
   recoverMs: 1200,
   caughtUp: true,
+  steps: { restartMs: 900, electionMs: 200, catchUpMs: 100, isrMs: 50 },
 };
 
 describe('fault trial figures', () => {

@@ -92,6 +92,8 @@ export interface RecoverAndCheckOptions {
   fired: FiredFault;
   topic: string;
   ledger: AckLedger;
+  /** Replicas per partition (the ISR is timed until it holds this many). */
+  replicationFactor: number;
   timeoutMs: number;
   /** Gets the restart and recovery steps (the check step is the caller's: it reads more after this). */
   clock?: TrialClock;
@@ -101,6 +103,7 @@ export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ r
   const recovery = await recoverAfterFault(opts.cluster, opts.client, opts.fired.targets, {
     topic: opts.topic,
     partitions: opts.ledger.partitions(),
+    replicationFactor: opts.replicationFactor,
     timeoutMs: opts.timeoutMs,
   });
   if (opts.clock) timeRecovery(opts.clock, recovery);
@@ -203,6 +206,7 @@ export function faultTrial(args: {
       hwBeforeCut: check.hwBefore,
       hwAfterRecovery: check.hwAfter,
       recoverMs: recovery.recoverMs,
+      recoverySteps: recovery.steps,
       lossTimeline: check.timeline,
       ...(fired.cut.diskAtCut ? { diskAtCut: fired.cut.diskAtCut } : {}),
     },

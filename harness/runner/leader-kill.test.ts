@@ -74,10 +74,16 @@ expectations:
       check: { partitions: Array<{ hashes: Record<string, string>; upTo: number; leaderHw: number }> };
     };
     expect(check.recovery.caughtUp).toBe(true);
+    // Recovery stage by stage: the killed leader restarted, a new leader elected, replicas
+    // caught up, and the ISR whole again (all three replicas), each timed.
+    const steps = t.fault!.recoverySteps!;
+    expect(steps.restartMs).toBeGreaterThan(0);
+    expect(steps.isrMs).not.toBeNull();
+    expect(steps.restartMs + steps.electionMs + steps.catchUpMs).toBe(t.fault!.recoverMs);
     const p = check.check.partitions[0];
     expect(Object.keys(p.hashes)).toHaveLength(3);
     expect(new Set(Object.values(p.hashes)).size).toBe(1);
     expect(p.upTo).toBeGreaterThanOrEqual(t.fault!.ackedBeforeCut);
-    console.log(`leader kill acks=all: acked ${t.ledger.acked}, lost ${t.ledger.ackedLost}, hashes equal up to offset ${p.upTo}, recovery ${t.fault!.recoverMs} ms, cycle ${t.cycleMs} ms`);
+    console.log(`leader kill acks=all: acked ${t.ledger.acked}, lost ${t.ledger.ackedLost}, hashes equal up to offset ${p.upTo}, recovery ${t.fault!.recoverMs} ms (${JSON.stringify(t.fault!.recoverySteps)}), cycle ${t.cycleMs} ms`);
   }, 70_000);
 });

@@ -214,6 +214,7 @@ export async function runCell(
           fired,
           topic: scenario.cluster.topic,
           ledger,
+          replicationFactor: rf,
           timeoutMs: caps.recoveryTimeoutMs,
           clock,
         });

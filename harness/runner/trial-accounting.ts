@@ -52,5 +52,10 @@ export function faultLine(t: Trial): string {
     t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
     t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
   ].filter(Boolean);
-  return `${window}; recovery ${((f.recoverMs ?? 0) / 1000).toFixed(1)} s (${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+  const s = f.recoverySteps;
+  const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const stages = s
+    ? `restart ${sec(s.restartMs)}, leaders ${sec(s.electionMs)}, caught up ${sec(s.catchUpMs)}, ${s.isrMs === null ? `ISR short: ${s.isrShort ?? ''}` : `ISR whole ${sec(s.isrMs)} later`}; `
+    : '';
+  return `${window}; recovery ${sec(f.recoverMs ?? 0)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
 }

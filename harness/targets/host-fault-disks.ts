@@ -44,12 +44,23 @@ export interface HostFaultDiskStart {
   images?: Record<number, string>;
 }
 
-/** A recorded broker disk: the crash-state builder's inputs. */
+/** A recorded broker disk: the crash-state builder's inputs (the host route's here, a VM's in vm-recorded-disk.ts). */
 export interface RecordedDisk {
   baseImage: string;
   writeLog: string;
-  /** The broker's data dir as a path on the disk's filesystem (from its root). */
+  /** The broker's data dir as a path on the disk's filesystem (from its root; a guest path under the VM's data mount is taken as such). */
   dataDirOnDisk: string;
+  /**
+   * Who wrote the log: the lab's NBD disk (exact host-clock stamps; the default) or QEMU's
+   * blklogwrites (a watcher's observed stamps, 5 ms of uncertainty).
+   */
+  recorder?: 'nbd' | 'blklogwrites';
+  /**
+   * Once the cluster stopped, with the cut's host-clock µs: finishes the write log (blklogwrites:
+   * converted from QEMU's log; `unseen` entries were stamped at the cut) and throws when it is
+   * unusable (a write log that filled up). Absent: the log is complete as it is.
+   */
+  seal?(endUs: number): Promise<{ unseen: number }>;
 }
 
 /** What a cut did to one broker's disk (CutInfo.diskAtCut). */

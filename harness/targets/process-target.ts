@@ -6,7 +6,7 @@
 // data dir on its own NBD disk mounted on the host) it cuts power too: the broker and its
 // disk's page cache die together, and the disk keeps what its model says.
 import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
-import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
+import type { BrokerRecovery, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { mkdirSync, symlinkSync } from 'node:fs';
@@ -39,6 +39,8 @@ export async function readRecovery(url: string, brokerId: number, restartMs: num
 }
 
 class ProcessCluster implements FaultableCluster {
+  startSteps: ClusterStartSteps | undefined;
+
   constructor(
     private readonly cluster: Cluster,
     /** Each broker's data dir on the lab's fault disk, or null (plain directories: no power cut). */
@@ -160,6 +162,7 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {
       const { cluster: spec, settings } = o;
       const ids = brokerIds(spec.brokers);
+      const t0 = Date.now();
       const disks = opts.faultDisk
         ? await HostFaultDisks.create(ids, path.join(o.workDir, 'disks'), cellFaultDisk(opts.vm, settings.values), o.seed ?? 0, opts.log ?? (() => undefined), 'durolab broker', o.disks)
         : null;
@@ -171,6 +174,7 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
           symlinkSync(disks.dataDirOf(id), path.join(o.workDir, `broker-${id}`));
         }
       }
+      const disksMs = Date.now() - t0;
       let cluster: Cluster;
       try {
         cluster = await startCluster({
@@ -187,6 +191,8 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
         throw err;
       }
       const c = new ProcessCluster(cluster, disks);
+      // The trial's setup step: the fault disks made (mkfs, export, loop, mount); the broker processes are the broker start.
+      if (disks) c.startSteps = { steps: { setup: disksMs } };
       if (o.signal?.aborted) {
         await c.stop();
         throw new Error('interrupted while starting the cluster');

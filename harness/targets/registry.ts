@@ -31,7 +31,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     summary: 'brokers as local processes on loopback',
     capabilities: {
       // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
-      // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/host-trial.ts).
+      // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts).
       faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,

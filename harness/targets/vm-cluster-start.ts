@@ -1,6 +1,7 @@
 // The start sequence of a VM target's cluster (vm-target.ts): stage the guest image under the
 // work dir, start the host-side controller and create the topic, make each broker's data disk,
-// boot every broker's VM in parallel, wait for serving leaders; the start's step timings.
+// boot every broker's VM in parallel, wait for serving leaders; the start's step timings. A
+// crash-states trial records the disks (vm-recorded-disk.ts) or boots on a state's image.
 // A failed or interrupted start kills its QEMUs and removes what it made.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -17,7 +18,8 @@ import { planNetwork } from './vm-network.ts';
 import { NbdDisk } from '../disk/nbd-disk.ts';
 import { effectiveDiskSpec } from '../disk/disk-spec.ts';
 import { createDataDisk } from '../disk/nbd-disk.ts';
-import type { DataDisk } from '../vm/disk.ts';
+import { FileDisk, type DataDisk } from '../vm/disk.ts';
+import { vmRecordingDisk, type VmRecordingDisk } from './vm-recorded-disk.ts';
 
 /** Contiguous stretches of start() for a trial's step timing (harness/results/trial-steps.ts). */
 function startSteps(
@@ -102,6 +104,7 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
   liveClusters.add(token);
   let controller: ControllerServer | undefined;
   const createdDisks: DataDisk[] = [];
+  const recordings = new Map<number, VmRecordingDisk>();
   // Ctrl-C while VMs boot: kill their QEMUs now (Vm.start then fails at once) rather than
   // letting them finish booting first.
   const killBooting = (): void => {
@@ -117,6 +120,7 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
     killBooting();
     await Promise.all([...vmBrokers.values()].map((b) => b.dispose().catch(() => {})));
     await Promise.all(createdDisks.map((d) => d.close?.().catch(() => {})));
+    await Promise.all([...recordings.values()].map((r) => r.stop()));
     await controller?.close();
     if (staged.dir) await fs.rm(staged.dir, { recursive: true, force: true });
     liveClusters.delete(token);
@@ -141,13 +145,21 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
     const plan = await planNetwork(ids, Number(new URL(controller.url).port));
     const brokerSets = [...brokerSetFlags(settings), `broker.heartbeat.interval.ms=${opts.heartbeatIntervalMs ?? 250}`, ...(opts.extraBrokerSets ?? [])];
     const diskSpec = effectiveDiskSpec(vmOpts.disk, settings.values);
-    // A crash-states trial brings its own recording disk (opts.dataDisk); otherwise the scenario's disk model.
+    // The scenario's disk model; for a crash-states trial a recorded one (o.disks.record), or a
+    // crash state's image served as it is (o.disks.images: the broker recovers what it holds).
     const disks = await Promise.all(
-      ids.map((id) =>
-        opts.dataDisk
-          ? opts.dataDisk(id, path.join(workDir, `broker-${id}`, 'disk.img'), vmOpts.diskMiB)
-          : createDataDisk(path.join(workDir, `broker-${id}`), vmOpts.diskMiB, diskSpec, ((o.seed ?? 0) + id) >>> 0, log),
-      ),
+      ids.map(async (id) => {
+        const dir = path.join(workDir, `broker-${id}`);
+        const seed = ((o.seed ?? 0) + id) >>> 0;
+        const image = o.disks?.images?.[id];
+        if (image !== undefined) return new FileDisk(image, vmOpts.diskMiB);
+        if (o.disks?.record) {
+          const r = await vmRecordingDisk({ dir, sizeMiB: vmOpts.diskMiB, spec: diskSpec, seed, log });
+          recordings.set(id, r);
+          return r.disk;
+        }
+        return createDataDisk(dir, vmOpts.diskMiB, diskSpec, seed, log);
+      }),
     );
     createdDisks.push(...disks);
     // Under TCG every VM start resumes a guest booted once and saved (harness/vm/vm-template.ts):
@@ -215,10 +227,12 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
       undefined,
       async () => {
         for (const d of createdDisks) if (d instanceof NbdDisk) log(d.summaryLine());
+        await Promise.all([...recordings.values()].map((r) => r.stop()));
         liveClusters.delete(token);
         if (liveClusters.size === 0) await ensureNoOrphans().catch(() => {});
       },
     );
+    for (const [id, r] of recordings) cluster.recordings.set(id, r.recorded(vmBrokers.get(id)!.guestDataDir));
     await cluster.waitForLeaders(spec.topic, readyTimeoutMs);
     const tEnd = performance.now();
     Object.assign(cluster.timings, {

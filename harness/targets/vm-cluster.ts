@@ -11,6 +11,7 @@ import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartSteps, CutInfo, FaultableCluster, TargetBroker } from './types.ts';
 import type { BootRecord, BrokerHealth, GuestStateAtFault, VmBroker } from './vm-broker.ts';
 import { NbdDisk } from '../disk/nbd-disk.ts';
+import type { RecordedDisk } from './host-fault-disks.ts';
 
 /** Figures of one start(), for the report and for tuning timeouts. */
 export interface VmStartTimings {
@@ -52,6 +53,8 @@ const SERVING_SEEN_FOR_MS = 2000;
 
 export class VmCluster implements FaultableCluster {
   private stopping: Promise<void> | null = null;
+  /** Started with disks.record: each broker's recorded disk (vm-recorded-disk.ts). */
+  readonly recordings = new Map<number, RecordedDisk>();
   /** The last time waitForLeaders saw every partition of `topic` led and served, and the leaders it saw. */
   private servingSeen: { topic: string; atMs: number; leaders: string } | null = null;
 
@@ -101,6 +104,10 @@ export class VmCluster implements FaultableCluster {
   vmOf(brokerId: number): Vm | null {
     const b = this.broker(brokerId);
     return b.vmRunning ? b.vm : null;
+  }
+
+  recordedDisk(brokerId: number): RecordedDisk | null {
+    return this.recordings.get(brokerId) ?? null;
   }
 
   urlOf(brokerId: number): string {

@@ -11,7 +11,6 @@ import type { ClusterStartOptions, Target } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { diskModelId, effectiveDiskSpec } from '../disk/disk-spec.ts';
 export { diskVariesByCell } from '../disk/disk-spec.ts';
-import type { DataDisk } from '../vm/disk.ts';
 import { startVmCluster } from './vm-cluster-start.ts';
 import type { VmCluster } from './vm-cluster.ts';
 export type { VmCluster, VmCutInfo, VmStartTimings, VmTargetBroker } from './vm-cluster.ts';
@@ -42,8 +41,6 @@ export interface VmTargetOptions {
   probeBeforeFaultMs?: number;
   /** Extra broker `--set k=v` pairs after the cell's settings. */
   extraBrokerSets?: string[];
-  /** Makes each broker's data disk (default: a fresh ext4 file disk, createFileDisk). */
-  dataDisk?: (brokerId: number, file: string, sizeMiB: number) => Promise<DataDisk>;
   log?: (line: string) => void;
 }
 

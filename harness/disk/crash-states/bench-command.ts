@@ -1,8 +1,8 @@
 // `durolab bench-crash-states`: how many crash states this machine checks per minute, a row per
-// system. durolab: one VM trial (a broker VM on a blklogwrites-recorded disk, a load, a power
-// cut), its states checked by durolab's recovery. kafka: one Apache Kafka node on the host
-// route's recorded fault disk (host-trial.ts), its states checked by Kafka's own recovery (the
-// recovery-check JVM). Each row: states/min and where the time goes (materialise, journal
+// system, each one crash-states trial (trial.ts) through a target and a driver. durolab: a
+// broker VM (target vm, http driver) on a blklogwrites-recorded disk, its states checked by
+// durolab's recovery. kafka: one Apache Kafka node (target kafka, kafka driver) on the host
+// route's recorded fault disk, its states checked by Kafka's own recovery (the recovery-check JVM). Each row: states/min and where the time goes (materialise, journal
 // replay, extract, recover, check). The bars: 300/min for durolab's, 200/min for Kafka's.
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -12,8 +12,7 @@ import { renderTable } from '../../../engine/common/text-table.ts';
 import { IO_MODES } from '../../../engine/settings/index.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { ON_CUT_POLICIES, type OnCutPolicy } from './plan.ts';
-import { runCrashStatesTrial, type CrashStatesTrial } from './vm-trial.ts';
-import { runHostCrashStatesTrial } from './host-trial.ts';
+import { runCrashStatesTrial, type CrashStatesTrial } from './trial.ts';
 import { DEFAULT_DISK_SPEC } from '../disk-spec.ts';
 
 const HELP = `usage: durolab bench-crash-states [options]
@@ -84,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
       let trial: CrashStatesTrial;
       if (system === 'kafka') {
         const [{ kafkaTarget }, { kafkaDriver }] = await Promise.all([import('../../targets/kafka/kafka-target.ts'), import('../../drivers/kafka/driver.ts')]);
-        trial = await runHostCrashStatesTrial({
+        trial = await runCrashStatesTrial({
           ...common,
           target: kafkaTarget({ faultDisk: true, vm: { diskMiB: 256, disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' } }, log }),
           driver: kafkaDriver(),
@@ -94,13 +93,15 @@ export async function main(argv: string[]): Promise<number> {
           workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4, pipelining: 1, producer: { retries: 0 } },
         });
       } else {
+        const [{ vmTarget }, { httpDriver }] = await Promise.all([import('../../targets/vm-target.ts'), import('../../drivers/http/driver.ts')]);
         trial = await runCrashStatesTrial({
           ...common,
+          target: vmTarget({ vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: '' }, log }),
+          driver: httpDriver(),
           workDir: path.join(workDir, system),
           cluster,
           settings,
-          vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: '' },
-          workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4 },
+          workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4, pipelining: 1 },
         });
       }
       const b = trial.breakdown;

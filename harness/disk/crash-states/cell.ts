@@ -1,5 +1,6 @@
-// A matrix cell whose fault is `crash-states`: each repetition is a recorded VM trial
-// (vm-trial.ts) whose write log yields N crash states checked on the host, a sample booted. The
+// A matrix cell whose fault is `crash-states`: each repetition is a recorded trial through the
+// cell's target and driver (trial.ts) whose write log yields N crash states checked on the host
+// by the target's own recovery, a sample booted. The
 // cell's crashStates holds the loss distribution over every state of every repetition; its
 // ledger is the worst state's (so `ackedLost == 0` reads "no crash state loses an acknowledged
 // record"); a booted state disagreeing with its host check fails the cell.
@@ -7,14 +8,14 @@ import * as hdr from 'hdr-histogram-js';
 import path from 'node:path';
 import { summarizeLatency } from '../../../engine/common/latency.ts';
 import { median } from '../../../engine/common/stats.ts';
-import { crashStatesFields, type FaultCellOptions } from '../../faults/registry.ts';
+import type { FaultCellOptions } from '../../faults/fault-cell.ts';
+import { crashStatesFields } from './fields.ts';
 import { planFault } from '../../faults/schedule.ts';
 import type { CellResult, CrashStateRow, Trial } from '../../results/types.ts';
 import { summariseCrashStates } from './run.ts';
-import { runCrashStatesTrial, type CrashStatesTrial } from './vm-trial.ts';
-import { runHostCrashStatesTrial } from './host-trial.ts';
+import { runCrashStatesTrial, type CrashStatesTrial } from './trial.ts';
 
-/** What a fault kind's own cell gets (harness/faults/registry.ts FaultCellOptions). */
+/** What a fault kind's own cell gets (harness/faults/fault-cell.ts). */
 export type CrashStatesCellOptions = FaultCellOptions;
 
 const emptyHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
@@ -38,10 +39,11 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     const t0 = Date.now();
     const seed = (fields.seed + rep * 7919) >>> 0;
     const workDir = path.join(o.cellDir, `rep-${rep + 1}`);
-    const onHost = o.target.capabilities.faultDisk === 'host';
-    o.log(`rep ${rep + 1}/${w.repetitions}: recorded ${onHost ? `${o.target.kind} trial on the host's fault disk` : 'VM trial'}, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
-    // What both trial shapes take; the host route adds the cell's target and driver, the VM its guest.
-    const trial = {
+    const where = o.target.capabilities.faultDisk === 'host' ? "on the host's fault disk" : "on its VM's recorded disk";
+    o.log(`rep ${rep + 1}/${w.repetitions}: recorded ${o.target.kind} trial ${where}, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
+    const t: CrashStatesTrial = await runCrashStatesTrial({
+      target: o.target,
+      driver: o.driver,
       workDir,
       cluster: scenario.cluster,
       settings: o.settings,
@@ -52,19 +54,9 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
       boot: fields.boot,
       log: o.log,
       signal: o.signal,
-    };
-    const shape = { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections };
-    const t: CrashStatesTrial = onHost
-      ? await runHostCrashStatesTrial({
-          ...trial,
-          target: o.target,
-          driver: o.driver,
-          workload: { ...shape, pipelining: w.pipelining, ...(o.producer ? { producer: o.producer } : {}) },
-        }).then((h) => {
-          o.log(`rep ${rep + 1}: checked by ${h.checkedBy}; steps (ms) ${Object.entries(h.steps).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-          return h;
-        })
-      : await runCrashStatesTrial({ ...trial, vm: { ...scenario.vm, diskMiB: scenario.vm?.diskMiB ?? 256 }, workload: shape });
+      workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections, pipelining: w.pipelining, ...(o.producer ? { producer: o.producer } : {}) },
+    });
+    o.log(`rep ${rep + 1}: checked by ${t.checkedBy}; steps (ms) ${Object.entries(t.steps).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     trials.push(t);
     if (t.load) {
       merged.add(t.load.latencyUs);

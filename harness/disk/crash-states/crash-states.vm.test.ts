@@ -17,7 +17,9 @@ import { DEFAULT_DISK_SPEC } from '../disk-spec.ts';
 import { GUEST_CLI_ENTRY } from '../../targets/vm-target.ts';
 import { buildVmImage, ensureNoOrphans, findQemusMatching, type VmImage } from '../../vm/index.ts';
 import { findExecutable } from '../../vm/prerequisites.ts';
-import { runCrashStatesTrial } from './vm-trial.ts';
+import { httpDriver } from '../../drivers/http/driver.ts';
+import { vmTarget } from '../../targets/vm-target.ts';
+import { runCrashStatesTrial } from './trial.ts';
 
 let work: string;
 let image: VmImage | null = null;
@@ -37,25 +39,26 @@ describe('crash states from a recorded VM trial', () => {
     for (const tool of ['e2fsck', 'debugfs', 'qemu-system-x86_64']) if (!findExecutable(tool)) missingRequirement(ctx, `${tool} (apt-get install -y e2fsprogs qemu-system-x86)`);
     const cluster = { brokers: 1, topic: 't', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 };
     const t0 = Date.now();
+    const log = (l: string) => console.log(`[crash-states] ${l}`);
+    // Through the seams, as a scenario cell runs it: the VM target records the disk, the http driver loads and reads back.
+    const target = vmTarget({
+      vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: 'commit=1', disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' } },
+      image: image!,
+      log,
+    });
     const trial = await runCrashStatesTrial({
+      target,
+      driver: httpDriver(),
       workDir: path.join(work, 'never'),
       cluster,
       settings: resolveSettings({ io: 'buffered', flush: 'never', acks: '1', 'vm.dirty_expire_centisecs': 100, 'vm.dirty_writeback_centisecs': 50 }, 1),
-      vm: {
-        accelerator: 'auto',
-        memoryMiB: 640,
-        diskMiB: 256,
-        mountOptions: 'commit=1',
-        disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' },
-      },
-      vmImage: image!,
-      workload: { recordBytes: 1024, recordsPerBatch: 8, connections: 4 },
+      workload: { recordBytes: 1024, recordsPerBatch: 8, connections: 4, pipelining: 1 },
       cutAfterMs: 4000,
       states: 60,
       policy: 'drop-unflushed',
       seed: 11,
       boot: 3,
-      log: (l) => console.log(`[crash-states] ${l}`),
+      log,
     });
     const r = trial.result;
     const b = trial.breakdown;

@@ -29,6 +29,12 @@ export function httpClient(cluster: DriverCluster, _opts: ConnectOptions): Clust
     },
     replicaDigest: (brokerId, topic, partition, upTo) => logHash(brokerOf(cluster, brokerId).url, brokerId, topic, partition, upTo),
     readReplicaLog: (brokerId, topic, partition, upTo) => readReplicaOverHttp(brokerOf(cluster, brokerId).url, brokerId, topic, partition, upTo),
+    inSyncReplicas: async (topic, partition) => {
+      const id = cluster.leaderId(topic, partition);
+      if (id === null) return null;
+      const p = (await brokerMetrics(brokerOf(cluster, id).url, id)).partitions.find((x) => x.topic === topic && x.partition === partition && x.role === 'leader');
+      return p ? p.isr : null;
+    },
     brokerMetrics: async () => {
       const settled = await Promise.allSettled(cluster.brokers.map((b) => brokerMetrics(b.url, b.id)));
       const brokers = [];

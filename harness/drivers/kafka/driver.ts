@@ -7,6 +7,7 @@ import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from 
 import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
 import { bootstrapOf, runKafkaLoad } from './producer.ts';
 import { servedByIdentity } from './identity.ts';
+import { metadataFromAny } from './wire.ts';
 import { kafkaBrokerMetrics, kafkaReadReplicaLog, kafkaReplicaDigest, type ReplicaContext } from './replicas.ts';
 
 export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
@@ -31,6 +32,10 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
     },
     replicaDigest: (brokerId, topic, partition, upTo) => kafkaReplicaDigest(ctx(), brokerId, topic, partition, upTo),
     readReplicaLog: (brokerId, topic, partition, upTo) => kafkaReadReplicaLog(ctx(), brokerId, topic, partition, upTo),
+    inSyncReplicas: async (topic, partition) => {
+      const p = (await metadataFromAny(bootstrapOf(cluster), [topic])).partitions.find((x) => x.topic === topic && x.partition === partition);
+      return p && p.leader >= 0 ? p.isr : null;
+    },
     brokerMetrics: () => kafkaBrokerMetrics(ctx()),
   };
 }

@@ -47,7 +47,11 @@ export interface KafkaRecordOut {
 export interface KafkaProducerHandle {
   /** Sends one ledger batch to one partition; rejects with the library's error on failure. */
   send(topic: string, partition: number, records: KafkaRecordOut[]): Promise<KafkaSendResult>;
-  close(): Promise<void>;
+  /**
+   * Closes the producer, giving what it still queues up to flushMs to be delivered (0: purged at
+   * once, for a load whose sends were abandoned after a stop: the brokers may be gone).
+   */
+  close(flushMs: number): Promise<void>;
 }
 
 export interface KafkaClientLibrary {

@@ -66,7 +66,8 @@ function open(o: KafkaOpenOptions): Promise<KafkaProducerHandle> {
     }
   };
   // A producer whose brokers were killed may not close cleanly: do not let it hold the run.
-  const close = () => Promise.race([new Promise<void>((resolve) => producer.close(true, () => resolve())), new Promise<void>((r) => setTimeout(r, 3000))]);
+  // force: requests still queued are failed at once (this client has no flush-before-close).
+  const close = (flushMs: number) => Promise.race([new Promise<void>((resolve) => producer.close(true, () => resolve())), new Promise<void>((r) => setTimeout(r, flushMs + 1000))]);
   return Promise.resolve({ send, close });
 }
 

@@ -15,9 +15,15 @@ import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, type KafkaProducerHandle, type 
 import { DEFAULT_PRODUCER, type KafkaProducerSettings } from './producer-settings.ts';
 
 const MAX_LATENCY_US = 120_000_000;
-/** After a stop, sends in flight get this long to be answered (see abandonAfterStop). */
-const IN_FLIGHT_GRACE_MS = 2000;
-/** And the producers this long to close. */
+/**
+ * After a stop, sends in flight get this long to be answered (see abandonAfterStop). A send to a
+ * broker that died is not answered at all; one to a live broker is answered in milliseconds, or
+ * after the leader shrinks its ISR (replica.lag.time.max.ms: 30 s on Kafka), far beyond any grace.
+ */
+const IN_FLIGHT_GRACE_MS = 1000;
+/** A producer closing after a load that ended normally: what it still queues gets this long. */
+const CLOSE_FLUSH_MS = 2000;
+/** And the producers at most this long to close. */
 const CLOSE_GRACE_MS = 5000;
 
 function newHistogram(): hdr.Histogram {
@@ -91,7 +97,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
       );
     }
   } catch (err) {
-    await Promise.all(producers.map((p) => p.close()));
+    await Promise.all(producers.map((p) => p.close(0)));
     throw err;
   }
   const loadStartMs = Date.now();
@@ -183,7 +189,9 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
   } finally {
     clearInterval(ticker);
     // A client whose brokers are all gone may not close promptly either.
-    await Promise.race([Promise.all(producers.map((p) => p.close().catch(() => undefined))), new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
+    // After abandoned sends nothing more is recorded: what the producers still queue is purged, not delivered to brokers that may be restarting.
+    const flushMs = abandoned ? 0 : CLOSE_FLUSH_MS;
+    await Promise.race([Promise.all(producers.map((p) => p.close(flushMs).catch(() => undefined))), new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
   }
   const end = Date.now();
   const measuredSec = Math.max(0.001, (Math.min(end, endMs) - measureStartMs) / 1000);

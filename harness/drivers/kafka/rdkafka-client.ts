@@ -127,7 +127,7 @@ async function open(rd: RdkafkaModule, o: KafkaOpenOptions): Promise<KafkaProduc
     });
 
   // A producer whose brokers were killed may not close cleanly: do not let it hold the run.
-  const close = () => Promise.race([new Promise<void>((resolve) => producer.disconnect(2000, () => resolve())), new Promise<void>((r) => setTimeout(r, 3000))]);
+  const close = (flushMs: number) => Promise.race([new Promise<void>((resolve) => producer.disconnect(flushMs, () => resolve())), new Promise<void>((r) => setTimeout(r, flushMs + 1000))]);
   return { send, close };
 }
 

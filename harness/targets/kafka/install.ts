@@ -3,6 +3,7 @@
 // $DUROLAB_CACHE/kafka-<version>/libs). `make kafka` fetches them; target: kafka fetches them on
 // first use with a progress line. Nothing but Apache Kafka and its declared runtime
 // dependencies (plus the Log4j 2 backend its distribution ships) is put on the classpath.
+// kafka-runtime.ts adds what nodes and checks run with: the class archive, the recovery checker.
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,8 @@ export interface KafkaInstall {
   /** The java executable and its version line ("17.0.15"). */
   java: string;
   javaVersion: string;
+  /** The AppCDS archive every node starts with (class-archive.ts), or null: the nodes load classes from the jars. */
+  classArchive: string | null;
 }
 
 /** The pom kept in the repository (harness/targets/kafka/pom.xml). */
@@ -100,20 +103,6 @@ export async function ensureKafka(opts: { log?: (line: string) => void } = {}): 
     writeFileSync(path.join(dir, 'jars.txt'), readdirSync(libsDir).sort().join('\n') + '\n');
     log(`fetched Apache Kafka ${version}: ${readdirSync(libsDir).length} jars in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
-  return { version, libsDir, java, javaVersion: await javaVersionOf(java) };
-}
-
-/** `durolab kafka install`: fetch (or find cached) Apache Kafka's jars, print where they are. */
-export async function main(argv: string[]): Promise<number> {
-  const [sub] = argv;
-  if (sub !== 'install') {
-    console.error("usage: durolab kafka install   (fetch Apache Kafka from Maven Central into the cache and build Kafka's crash-state recovery checker; `make kafka`)");
-    return 2;
-  }
-  const k = await ensureKafka({ log: (l) => console.log(l) });
-  console.log(`Apache Kafka ${k.version} in ${k.libsDir} (java ${k.javaVersion}: ${k.java})`);
-  // The crash-state checker (recovery-check/) runs Kafka's own log recovery: built here so tests and benches find it.
-  const { ensureRecoveryCheck } = await import('./recovery-check.ts');
-  console.log(`Kafka's recovery checker: ${await ensureRecoveryCheck((l) => console.log(l))}`);
-  return 0;
+  // The class archive is kafka-runtime.ts's to add (it starts a node to make it).
+  return { version, libsDir, java, javaVersion: await javaVersionOf(java), classArchive: null };
 }

@@ -13,7 +13,7 @@ import { kafkaDriver } from '../../drivers/kafka/driver.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { findProcessesMatching } from '../../vm/process-registry.ts';
 import { hostDiskPrerequisiteProblem, QSD_MARKER } from '../../disk/host-disk.ts';
-import { runHostCrashStatesTrial } from '../../disk/crash-states/host-trial.ts';
+import { runCrashStatesTrial } from '../../disk/crash-states/trial.ts';
 import { DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
 import { missingRequirement } from '../../../test/requirements.ts';
 import { KAFKA_JVM_MARKER } from './kafka-node.ts';
@@ -30,7 +30,7 @@ describe("target: kafka crash states checked by Kafka's recovery", () => {
     if (why) missingRequirement(ctx, why);
     const lines: string[] = [];
     const target = kafkaTarget({ faultDisk: true, vm: { diskMiB: 256, disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' } }, log: (l) => lines.push(l) });
-    const t = await runHostCrashStatesTrial({
+    const t = await runCrashStatesTrial({
       target,
       driver: kafkaDriver(),
       workDir: path.join(work, 'trial'),

@@ -24,10 +24,23 @@ export interface KafkaNodeSpec {
   controllerPort: number;
 }
 
-/** Heap and JVM flags: G1 with short pauses, no heap growth pauses at start, exit on OOM. */
-export function jvmFlags(brokers: number): string[] {
+/**
+ * Heap and JVM flags: G1 with short pauses, no heap growth pauses at start, exit on OOM; the
+ * class archive (class-archive.ts) when there is one (a JVM that cannot map it loads from the jars).
+ */
+export function jvmFlags(brokers: number, classArchive: string | null = null): string[] {
   const heap = brokers <= 1 ? '1g' : '768m';
-  return ['-Xms256m', `-Xmx${heap}`, '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35', '-XX:+ExitOnOutOfMemoryError', '-Xshare:auto', '-Djava.awt.headless=true'];
+  return [
+    '-Xms256m',
+    `-Xmx${heap}`,
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:InitiatingHeapOccupancyPercent=35',
+    '-XX:+ExitOnOutOfMemoryError',
+    '-Xshare:auto',
+    ...(classArchive ? [`-XX:SharedArchiveFile=${classArchive}`] : []),
+    '-Djava.awt.headless=true',
+  ];
 }
 
 /** A random KRaft cluster id: 16 bytes, base64url without padding, as kafka-storage random-uuid prints. */
@@ -93,7 +106,7 @@ function classpath(k: KafkaInstall): string {
 /** kafka-storage format for one node (its own JVM; the metadata log and meta.properties land in its data dir). */
 export async function formatNode(k: KafkaInstall, node: KafkaNodeSpec, config: string, log4j: string, clusterId: string): Promise<void> {
   // A short-lived JVM: C1 only and the serial collector start it fastest.
-  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath(k), 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', config];
+  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', ...(k.classArchive ? [`-XX:SharedArchiveFile=${k.classArchive}`] : []), `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath(k), 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', config];
   const r = await execa(k.java, args, { reject: false, all: true, timeout: 120_000 });
   if (r.exitCode !== 0) {
     throw new Error(`kafka-storage format of node ${node.id} (${k.java} ${args.join(' ')}) failed (exit ${r.exitCode ?? r.signal}): ${String(r.all ?? '').trim().split('\n').slice(-8).join('\n')}`);
@@ -114,6 +127,8 @@ export class KafkaNodeProcess {
     readonly brokers: number,
     /** Marker value: the cluster's work dir. */
     readonly marker: string,
+    /** Instead of the class archive: e.g. the flag that writes it (class-archive.ts). */
+    readonly archiveFlags: string[] | null = null,
   ) {}
 
   /** Starts the JVM and resolves once its log says the server started (timeoutMs, default 60 s). */
@@ -121,7 +136,8 @@ export class KafkaNodeProcess {
     const t0 = Date.now();
     appendFileSync(this.node.logPath, '');
     const logStart = readFileSync(this.node.logPath).length;
-    const args = [...jvmFlags(this.brokers), `${KAFKA_JVM_MARKER}${this.marker}`, `-Dlog4j2.configurationFile=${this.log4j}`, '-cp', classpath(this.k), 'kafka.Kafka', this.config];
+    const flags = this.archiveFlags ? [...jvmFlags(this.brokers), ...this.archiveFlags] : jvmFlags(this.brokers, this.k.classArchive);
+    const args = [...flags, `${KAFKA_JVM_MARKER}${this.marker}`, `-Dlog4j2.configurationFile=${this.log4j}`, '-cp', classpath(this.k), 'kafka.Kafka', this.config];
     const [file, argv] = pdeathsigArgv(findExecutable('setpriv'), this.k.java, args);
     const child = execa(file, argv, {
       stdin: 'ignore',
@@ -178,7 +194,14 @@ export class KafkaNodeProcess {
   async stop(graceMs = 8000): Promise<'clean' | 'killed'> {
     if (!this.child || !this.running) return 'clean';
     const pid = this.pid;
-    this.child.kill('SIGTERM');
+    // Not child.kill: execa's forceKillAfterDelay would SIGKILL it 2 s later, mid-shutdown; graceMs decides here.
+    if (pid !== null) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // exited meanwhile
+      }
+    }
     const timedOut = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs))]);
     if (timedOut) await this.kill();
     if (pid !== null && isAlive(pid)) throw new Error(`kafka node ${this.node.id}: JVM ${pid} still alive after SIGKILL`);

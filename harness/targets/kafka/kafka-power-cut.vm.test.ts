@@ -66,8 +66,11 @@ async function cutTrial(flush: 'never' | 'per-batch', dir: string, requirements:
     await load;
     const atCut = (cut.diskAtCut as Record<number, HostDiskAtCut>)[0]!;
     expect(atCut.route).toBe('host');
-    const recovery = await recoverAfterFault(cluster, client, [0], { topic, partitions: [0], timeoutMs: 60_000 });
+    const recovery = await recoverAfterFault(cluster, client, [0], { topic, partitions: [0], replicationFactor: 1, timeoutMs: 60_000 });
     expect(recovery.recoveries[0]!.partitions[0]!.cleanShutdown).toBe(false);
+    // Back stage by stage: restarted (disk mounted, JVM serving), led, caught up, the ISR whole.
+    expect(recovery.steps.restartMs).toBeGreaterThan(0);
+    expect(recovery.steps.isrMs).not.toBeNull();
     expect(recovery.recoveries[0]!.boot?.setupMs).toBeGreaterThan(0);
     const check = await checkAfterFault({ source: client, topic, ledger, cutMs: cut.atMs });
     console.log(

@@ -2,10 +2,11 @@
 // missing one fails the test with its reason (test/requirements.ts); the jars are fetched here.
 import type { TestContext } from 'vitest';
 import { missingRequirement } from '../../../test/requirements.ts';
-import { ensureKafka, kafkaPrerequisiteProblem, type KafkaInstall } from './install.ts';
+import { kafkaPrerequisiteProblem, type KafkaInstall } from './install.ts';
+import { ensureKafkaRuntime } from './kafka-runtime.ts';
 
 export async function requireKafka(ctx: TestContext): Promise<KafkaInstall> {
   const problem = kafkaPrerequisiteProblem();
   if (problem) missingRequirement(ctx, problem);
-  return ensureKafka({ log: (line) => console.log(line) });
+  return ensureKafkaRuntime({ log: (line) => console.log(line) });
 }

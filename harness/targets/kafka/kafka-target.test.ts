@@ -64,7 +64,7 @@ describe('target: kafka', () => {
       expect(result.measuredRequests).toBeGreaterThan(0);
       expect(result.latencyUs.totalCount).toBe(result.measuredRequests);
 
-      const recovery = await recoverAfterFault(cluster, client, [0], { topic, partitions: [0], timeoutMs: 60_000 });
+      const recovery = await recoverAfterFault(cluster, client, [0], { topic, partitions: [0], replicationFactor: 1, timeoutMs: 60_000 });
       expect(recovery.recoveries[0]!.partitions[0]!.cleanShutdown).toBe(false);
       expect(recovery.caughtUp).toBe(true);
       const check = await checkAfterFault({ source: client, topic, ledger, cutMs: cut.atMs });

@@ -1,30 +1,31 @@
-// One crash-states trial through the target and driver seams, for targets whose brokers run on
-// this host on the lab's fault disk (capabilities.faultDisk 'host': Apache Kafka, durolab's
-// broker as processes). The target starts one broker with its disk recorded (a copy of the fresh
-// image and a write log of every request, exact host-clock stamps from the NBD server); the
-// cell's driver loads it with the ack ledger; the broker loses power at the drawn moment. From
-// the write log the builder makes N crash states, each checked by the target's own recovery
-// (Target.crashStateChecker: Kafka's UnifiedLog for target kafka, durolab's for process), and a
-// sample is booted: the target starts on the state's image, recovers it as a real start does,
-// and the driver reads the partition back. The two answers must agree.
+// One crash-states trial through the target and driver seams, for every target with a fault
+// disk: a broker VM (capabilities.faultDisk 'guest': its virtio disk) or a broker on this host on
+// the lab's fault disk ('host': Apache Kafka, durolab's broker as processes). The target starts
+// one broker with its disk recorded (ClusterStartOptions.disks.record: a copy of the fresh image
+// and a write log of every request; RunningCluster.recordedDisk hands them over); the cell's
+// driver loads it with the ack ledger; the broker loses power at the drawn moment. From the
+// write log the builder makes N crash states, each checked by the target's own recovery
+// (Target.crashStateChecker: Kafka's UnifiedLog for target kafka; durolab's engine otherwise),
+// and a sample is booted: the target starts on the state's image (disks.images), recovers it as
+// a real start does, and the driver reads the partition back. The two answers must agree.
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { hostClockUs } from '../../../engine/common/clock.ts';
 import { checkLedger } from '../../checker/checker.ts';
+import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import type { ClientDriver, ProduceResult } from '../../drivers/types.ts';
 import type { ResolvedSettings } from '../../scenario/settings.ts';
 import type { ClusterSpec } from '../../scenario/types.ts';
-import type { CrashStateRow } from '../../results/types.ts';
+import type { CrashStateRow, CrashStatesResult } from '../../results/types.ts';
 import type { FaultableCluster, Target } from '../../targets/types.ts';
 import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { ledgerAsOf } from './check-state.ts';
-import { buildAndCheckCrashStates, chooseBooted, logConfigOf, verifyBootedStates } from './run.ts';
+import { buildAndCheckCrashStates, chooseBooted, logConfigOf, verifyBootedStates, type CrashStatesBreakdown } from './run.ts';
 import type { OnCutPolicy } from './plan.ts';
-import type { CrashStatesTrial } from './vm-trial.ts';
 
-export interface HostCrashStatesTrialOptions {
+export interface CrashStatesTrialOptions {
   target: Target;
   driver: ClientDriver;
   workDir: string;
@@ -40,12 +41,37 @@ export interface HostCrashStatesTrialOptions {
   boot: number;
   /** Where state images are built (default: /dev/shm when present, else workDir). */
   scratchDir?: string;
+  /** Checks in flight (default 2). */
   concurrency?: number;
+  /** See buildAndCheckCrashStates; default 5 ms for the blklogwrites watcher's stamps, 0 for the NBD disk's. */
+  clockUncertaintyMs?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
 
-export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): Promise<CrashStatesTrial & { checkedBy: string; steps: Record<string, number> }> {
+export interface CrashStatesTrial {
+  result: CrashStatesResult;
+  breakdown: CrashStatesBreakdown;
+  ackedAtCut: number;
+  cutAtMs: number;
+  loadStartMs: number;
+  /** States booted and whether they agreed. */
+  booted: CrashStateRow[];
+  disagreements: string[];
+  /** blklogwrites entries the watcher never saw before the cut (stamped at the cut). */
+  unseenEntries: number;
+  /** Which disk recorded the write log: the NBD disk's own log, or QEMU's blklogwrites. */
+  recorder: 'nbd' | 'blklogwrites';
+  /** The load's figures (undefined when it failed). */
+  load: ProduceResult | undefined;
+  accelerator?: 'kvm' | 'tcg';
+  /** Whose recovery checked the states. */
+  checkedBy: string;
+  /** The trial's stretches, ms: broker start, load, cut, checker start, states, boot. */
+  steps: Record<string, number>;
+}
+
+export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<CrashStatesTrial> {
   const log = o.log ?? (() => {});
   if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
   await fs.mkdir(o.workDir, { recursive: true });
@@ -65,7 +91,7 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
   let load: ProduceResult | undefined;
   const recorded = cluster.recordedDisk?.(brokerId) ?? null;
   try {
-    if (!recorded) throw new Error(`crash-states trial: target ${o.target.kind} kept no write log of broker ${brokerId}'s disk (it needs the host route's fault disk)`);
+    if (!recorded) throw new Error(`crash-states trial: target ${o.target.kind} kept no write log of broker ${brokerId}'s disk (it needs a fault disk: a VM's, or the host route's)`);
     const client = o.driver.connect(cluster, { dataOnHost: o.target.capabilities.dataOnHost });
     const leaders = new Map([...(await cluster.leaders(o.cluster.topic))].map(([p, b]) => [p, b.id]));
     const stop = new AbortController();
@@ -109,6 +135,15 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     await cluster.stop().catch((err: Error) => log(`stopping the cut cluster: ${err.message}`));
   }
   const { baseImage, writeLog, dataDirOnDisk } = recorded!;
+  const recorder = recorded!.recorder ?? 'nbd';
+  const sealed = await (recorded!.seal?.(cutUs) ?? Promise.resolve({ unseen: 0 })).catch(async (err: unknown) => {
+    await fs.rm(baseImage, { force: true });
+    throw err;
+  });
+  const clockUncertaintyMs = o.clockUncertaintyMs ?? (recorder === 'blklogwrites' ? 5 : 0);
+  const accelerator = cluster.accelerator;
+  // State images and extracted files are scratch: on tmpfs when there is one (debugfs writes
+  // preallocated index files in full; the page cache alone is enough for them).
   const states = await fs.mkdtemp(path.join(o.scratchDir ?? (existsSync('/dev/shm') ? '/dev/shm' : o.workDir), 'durolab-crash-states-'));
   const scratchGone = async () => {
     await fs.rm(states, { recursive: true, force: true });
@@ -134,8 +169,8 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     seed: o.seed,
     endUs: cutUs,
     loadStartMs,
-    clockUncertaintyMs: 0,
-    observedStamps: false,
+    clockUncertaintyMs,
+    observedStamps: recorder === 'blklogwrites',
     workDir: states,
     servedFromStored: (bytes) => o.driver.servedFromStored(bytes),
     ...(checker ? { checkState: (s) => checker.checkState(s) } : {}),
@@ -159,16 +194,17 @@ export async function runHostCrashStatesTrial(o: HostCrashStatesTrialOptions): P
     loadStartMs,
     booted,
     disagreements,
-    unseenEntries: 0,
-    recorder: 'nbd',
+    unseenEntries: sealed.unseen,
+    recorder,
     load,
+    ...(accelerator ? { accelerator } : {}),
     checkedBy: checker?.describe ?? "durolab's recovery",
     steps,
   };
 }
 
 /** Starts the target on a kept state's image, reads the partition through the driver and checks it as the offline check did. */
-async function bootAndRead(o: HostCrashStatesTrialOptions, brokerId: number, image: string, row: CrashStateRow, ledger: AckLedger, log: (line: string) => void): Promise<NonNullable<CrashStateRow['booted']>> {
+async function bootAndRead(o: CrashStatesTrialOptions, brokerId: number, image: string, row: CrashStateRow, ledger: AckLedger, log: (line: string) => void): Promise<NonNullable<CrashStateRow['booted']>> {
   const cutMs = row.ackCutMs;
   const workDir = path.join(o.workDir, `boot-${row.state}`);
   let served = 0;
@@ -185,6 +221,8 @@ async function bootAndRead(o: HostCrashStatesTrialOptions, brokerId: number, ima
   try {
     if (cluster) {
       const client = o.driver.connect(cluster, { dataOnHost: o.target.capabilities.dataOnHost });
+      // A leader that recovered may advance its HW to its log end only after a moment: read once it did.
+      await waitForReplicasCaughtUp(client, o.cluster.topic, [0], 30_000, 0);
       const consumed = await client.consume({ topic: o.cluster.topic, partition: 0, brokerId, timeoutMs: 60_000 });
       const report = checkLedger(ledgerAsOf(ledger, cutMs), [consumed], { cutMs });
       served = report.perPartition.reduce((a, p) => a + p.served, 0);
