@@ -101,7 +101,7 @@ export function judgeCycle(args: { medianMs: number; vms: number; loadAvg1: numb
   if (args.medianMs <= goalMs) return { state: 'pass', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s <= ${goalMs / 1000} s (${load})` };
   const own =
     args.brokersOwnMs !== undefined
-      ? `; the ${args.target} brokers' own start and restart (exec to serving) take ${(args.brokersOwnMs / 1000).toFixed(1)} s of it, so the lab's part is ${((args.medianMs - args.brokersOwnMs) / 1000).toFixed(1)} s`
+      ? `; the ${args.target} brokers' own start and restart (exec to serving) take ${(args.brokersOwnMs / 1000).toFixed(1)} s of it, the rest of the cycle (disks, load, cut, check, stop) ${((args.medianMs - args.brokersOwnMs) / 1000).toFixed(1)} s`
       : '';
   const idleUpTo = args.cores + args.vms;
   if (args.loadAvg1 <= idleUpTo) return { state: 'fail', goalMs, reason: `median ${(args.medianMs / 1000).toFixed(1)} s > ${goalMs / 1000} s on an about idle machine (${load})${own}` };
