@@ -32,6 +32,7 @@ function cellRow(c: RunResult['cells'][number]) {
     acked: c.ledger.acked,
     ackedLost: c.ledger.ackedLost,
     trials: (c.trials ?? []).filter((t) => t.fault).map((t) => t.ledger.ackedLost),
+    ...(c.steadiness ? { steadiness: c.steadiness.state, ...(c.steadiness.state === 'ramping' ? { notSteady: c.steadiness.reason } : {}) } : {}),
   };
 }
 
@@ -41,7 +42,7 @@ export function summaryMarkdown(run: RunResult): string {
   const rows = run.cells.map((c) => {
     const r = cellRow(c);
     const n = (v: number | null, d = 0) => (v === null ? c.status : fmt(v, d));
-    return [md(r.cell), n(r.recordsPerSec), n(r.mbPerSec, 1), n(r.p50Us), n(r.p99Us), n(r.p999Us), fmt(r.errors), fmt(r.acked), fmt(r.ackedLost), ...(fault ? [r.trials.map((x) => fmt(x)).join(', ') || '—'] : [])];
+    return [md(r.cell) + (r.steadiness === 'ramping' ? ' (not steady)' : ''), n(r.recordsPerSec), n(r.mbPerSec, 1), n(r.p50Us), n(r.p99Us), n(r.p999Us), fmt(r.errors), fmt(r.acked), fmt(r.ackedLost), ...(fault ? [r.trials.map((x) => fmt(x)).join(', ') || '—'] : [])];
   });
   const out = [
     `**${md(run.scenario.name)}** \`${run.runId}\` (${run.target} target, ${run.status}): ${md(run.scenario.question)}`,

@@ -36,7 +36,7 @@ export function summaryTable(run: RunResult): string {
       return [label, c.status, ...headers.slice(2).map(() => '')];
     }
     return [
-      label + (c.status === 'interrupted' ? ' (interrupted)' : ''),
+      label + (c.status === 'interrupted' ? ' (interrupted)' : '') + (c.steadiness?.state === 'ramping' ? ' (not steady)' : ''),
       fmt(c.throughput.recordsPerSec),
       fmt(c.throughput.mbPerSec, 1),
       fmt(c.latencyUs.p50),
@@ -59,6 +59,8 @@ export function summaryTable(run: RunResult): string {
   if (corrected) out.push('', corrected);
   const accounting = accountingLines(run);
   if (accounting.length) out.push('', ...accounting);
+  const ramps = run.cells.filter((c) => c.steadiness?.state === 'ramping').map((c) => `  ${c.id}: ${c.steadiness!.reason}`);
+  if (ramps.length) out.push('', 'not steady (the figures above average a ramp, not a steady state; harness/results/steady-state.ts):', ...ramps);
   const notes = run.cells.filter((c) => c.note).map((c) => `  ${c.id}: ${c.note}`);
   if (notes.length) out.push('', 'notes:', ...notes);
   const disk = diskModelText(run);

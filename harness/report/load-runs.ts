@@ -82,6 +82,16 @@ const fault = z.object({
 
 const counts = z.record(z.string(), z.number());
 
+const steadiness = z.object({
+  state: z.enum(['steady', 'ramping', 'unknown']),
+  seconds: z.number(),
+  firstRps: z.number(),
+  lastRps: z.number(),
+  change: z.number(),
+  noise: z.number(),
+  reason: z.string(),
+});
+
 const replicas = z.object({
   compared: z.number(),
   replicas: z.number(),
@@ -165,8 +175,9 @@ const cell = z.object({
     .optional(),
   accelerator: z.enum(['kvm', 'tcg']).optional(),
   repetitions: z
-    .array(z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), p50Us: z.number(), p99Us: z.number(), p999Us: z.number() }))
+    .array(z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), p50Us: z.number(), p99Us: z.number(), p999Us: z.number(), steadiness: steadiness.optional() }))
     .optional(),
+  steadiness: steadiness.optional(),
 });
 
 const runSchema = z.object({

@@ -37,7 +37,9 @@ function th(label: string, title?: string, numeric = false): string {
 function statusCell(cell: CellResult): string {
   const label = cell.status === 'ok' ? 'ok' : cell.status;
   const note = cell.note ? `<div class="note">${escapeHtml(cell.note)}</div>` : '';
-  return `<td data-v="${escapeHtml(cell.status)}"><span class="status status-${escapeHtml(cell.status)}">${escapeHtml(label)}</span>${note}</td>`;
+  // A window that averages a ramp is said where its figures are read.
+  const ramp = cell.steadiness?.state === 'ramping' ? ` <span class="status status-not-steady warn" title="${escapeHtml(cell.steadiness.reason)}">not steady</span>` : '';
+  return `<td data-v="${escapeHtml(cell.status)}"><span class="status status-${escapeHtml(cell.status)}">${escapeHtml(label)}</span>${ramp}${note}</td>`;
 }
 
 function paramKeys(run: RunResult): string[] {

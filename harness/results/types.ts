@@ -183,6 +183,23 @@ export interface RepetitionFigures {
   p50Us: number;
   p99Us: number;
   p999Us: number;
+  /** Performance cells: whether this repetition's window was a steady state (steady-state.ts). */
+  steadiness?: Steadiness;
+}
+
+/** Whether a measured window was a steady state or a ramp (harness/results/steady-state.ts). */
+export interface Steadiness {
+  state: 'steady' | 'ramping' | 'unknown';
+  /** Measured seconds judged. */
+  seconds: number;
+  /** Mean records/s of the first and of the last third of the window. */
+  firstRps: number;
+  lastRps: number;
+  /** (last - first) / the window's median records/s. */
+  change: number;
+  /** Median absolute second-to-second change / the window's median. */
+  noise: number;
+  reason: string;
 }
 
 export interface CellResult {
@@ -211,6 +228,8 @@ export interface CellResult {
   accelerator?: 'kvm' | 'tcg';
   /** Per-repetition figures, in order (absent in run.json files written before they were kept). */
   repetitions?: RepetitionFigures[];
+  /** Performance cells: whether the measured windows were a steady state (ramping when any repetition's was). */
+  steadiness?: Steadiness;
   /** Crash-state exploration (fault kind crash-states): the loss distribution over the states built from the cell's write log(s). */
   crashStates?: CrashStatesResult;
 }

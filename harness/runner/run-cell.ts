@@ -13,7 +13,8 @@ import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.t
 import type { ClientDriver, ProduceResult } from '../drivers/types.ts';
 import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import type { RunStore } from '../results/store.ts';
-import type { CellResult, ReplicaAgreement, Trial } from '../results/types.ts';
+import type { CellResult, ReplicaAgreement, RepetitionFigures, Trial } from '../results/types.ts';
+import { cellSteadiness, judgeSteadiness } from '../results/steady-state.ts';
 import type { RunningCluster, FaultableCluster } from '../targets/types.ts';
 import { assertCanInject } from '../faults/inject.ts';
 import { FAULTS } from '../faults/registry.ts';
@@ -192,7 +193,17 @@ export async function runCell(
       reqps.push(load.measuredRequests / load.measuredSec);
       mbps.push(load.measuredBytes / load.measuredSec / 1e6);
       const repLatency = summarizeLatency(load.latencyUs);
-      repFigures.push({ recordsPerSec: rps[rps.length - 1], mbPerSec: mbps[mbps.length - 1], p50Us: repLatency.p50, p99Us: repLatency.p99, p999Us: repLatency.p999 });
+      repFigures.push({
+        recordsPerSec: rps[rps.length - 1],
+        mbPerSec: mbps[mbps.length - 1],
+        p50Us: repLatency.p50,
+        p99Us: repLatency.p99,
+        p999Us: repLatency.p999,
+        // A fault cuts the window short: only a whole performance window is judged.
+        ...(fault ? {} : { steadiness: judgeSteadiness(load.timeseries.map((p) => p.recordsPerSec)) }),
+      });
+      const steady = repFigures[repFigures.length - 1]!.steadiness;
+      if (steady?.state === 'ramping') log(`rep ${rep + 1}: NOT STEADY: ${steady.reason}`);
       if (rep === 0) timeseries = mergeTimeseries(load.timeseries, series ? perSecond(series, load.measureStartMs) : []);
 
       let trial: Trial;
@@ -300,10 +311,16 @@ export async function runCell(
     broker,
     histograms: { latencyUs: encodeHistogram(merged), ...(mergedCorrected ? { correctedLatencyUs: encodeHistogram(mergedCorrected) } : {}) },
     repetitions: repFigures,
+    ...withSteadiness(repFigures),
     timeseries,
     trials,
     ...(accelerator ? { accelerator } : {}),
   };
+}
+
+function withSteadiness(reps: RepetitionFigures[]): Pick<CellResult, 'steadiness'> {
+  const s = cellSteadiness(reps.map((r) => r.steadiness));
+  return s ? { steadiness: s } : {};
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {

@@ -104,9 +104,13 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
   const measureStartMs = loadStartMs + opts.warmupSec * 1000;
   const endMs = measureStartMs + opts.durationSec * 1000;
 
-  const ticker = setInterval(() => {
-    const now = Date.now();
-    if (now < measureStartMs) return;
+  // The seconds start at measureStartMs exactly (as the http driver's and the probes' do): a
+  // ticker started with the load put the warm-up's last second, where nothing is counted, first
+  // (a spurious 0 records/s) and shifted every second after it by one. A tick past the window's
+  // end (sends completing after it) is not a second of the window.
+  let ticker: NodeJS.Timeout | undefined;
+  const tick = () => {
+    if (timeseries.length >= opts.durationSec) return;
     timeseries.push({
       t: timeseries.length,
       recordsPerSec: second.records,
@@ -115,7 +119,11 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     });
     opts.onSecond?.(timeseries[timeseries.length - 1]!);
     second = { requests: 0, records: 0, hist: newHistogram() };
-  }, 1000);
+  };
+  const opener = setTimeout(() => {
+    second = { requests: 0, records: 0, hist: newHistogram() };
+    ticker = setInterval(tick, 1000);
+  }, Math.max(0, measureStartMs - Date.now()));
 
   const loops = opts.connections * inFlight;
   const periodMs = opts.rate ? (loops * 1000) / opts.rate : 0;
@@ -187,7 +195,10 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
       ),
     );
   } finally {
-    clearInterval(ticker);
+    clearTimeout(opener);
+    if (ticker) clearInterval(ticker);
+    // The window's last second ends as the loops do: its tick may lose that race.
+    if (!opts.signal?.aborted && timeseries.length === opts.durationSec - 1 && Date.now() >= endMs - 100) tick();
     // A client whose brokers are all gone may not close promptly either.
     // After abandoned sends nothing more is recorded: what the producers still queue is purged, not delivered to brokers that may be restarting.
     const flushMs = abandoned ? 0 : CLOSE_FLUSH_MS;
