@@ -1,9 +1,13 @@
-// The HTML pages of `durolab compare`: runs side by side, and a scenario's trend over its
-// runs. Self-contained (no charts, no scripts beyond the table sorter), relative links only.
+// The HTML pages of `durolab compare`: runs side by side, and a scenario's trend over its runs
+// (drawn: records/s, p99 and loss per cell over the runs, trend-charts.ts, then the table).
+// Self-contained (Vega inlined, nothing fetched), relative links only.
 
 import type { RunResult } from '../results/types.ts';
-import { escapeHtml } from '../report/format.ts';
-import { pageHead } from '../report/page-assets.ts';
+import { compileChart } from '../report/charts.ts';
+import { escapeHtml, jsonForScript } from '../report/format.ts';
+import { inlineLibraries } from '../report/inline-libs.ts';
+import { CHARTS_JS, pageHead } from '../report/page-assets.ts';
+import { trendCharts } from './trend-charts.ts';
 import { FIGURE_LABEL, fmtFigure } from './figures.ts';
 import { differenceText, runLabel, scenarioTrend, type Comparison } from './compare.ts';
 
@@ -76,6 +80,9 @@ ${env}
 export function renderTrendPage(scenario: string, runs: RunResult[], links: PageLinks = {}): string {
   const ordered = [...runs].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
   const rows = scenarioTrend(ordered);
+  // Compiled here: a bad spec fails the page build, not a reader's browser.
+  const charts = trendCharts(ordered);
+  for (const c of charts) compileChart(c);
   const head = `<th scope="col">cell</th>${ordered.map((r) => `<th scope="col">${runCell(r, links)}<br><span class="muted">${escapeHtml(r.startedAt)}</span></th>`).join('')}`;
   const body = rows
     .map(
@@ -95,8 +102,12 @@ export function renderTrendPage(scenario: string, runs: RunResult[], links: Page
 ${nav(links)}
 <h1>${escapeHtml(scenario)}: trend over ${ordered.length} run${ordered.length === 1 ? '' : 's'}</h1>
 <p class="muted">Oldest first. Median with the min-max band over repetitions or trials; cells aligned by target and settings.</p>
+${charts.map((c) => `<h2>${escapeHtml(c.title)}</h2><p class="chart-caption">${escapeHtml(c.caption)}</p><div class="chart" id="${c.id}" data-chart="${c.id}"></div>`).join('\n')}
 <div class="table-wrap"><table id="trend-table"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>
 </main>
+${charts.length ? `${inlineLibraries().map((l) => `<script data-lib="${l.name}">${l.js}</script>`).join('\n')}
+<script type="application/json" id="durolab-charts">${jsonForScript(charts.map((c) => ({ id: c.id, spec: c.spec })))}</script>
+<script>${CHARTS_JS}</script>` : ''}
 </body>
 </html>
 `;

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { makeRun, powerCutRun } from '../report/test-fixtures.ts';
 import type { RunResult } from '../results/types.ts';
 import { compareRuns, comparisonText, difference, trendText } from './compare.ts';
+import { trendCharts } from './trend-charts.ts';
 import { renderComparePage, renderTrendPage } from './compare-page.ts';
 import { main as compareMain } from './compare-command.ts';
 import fs from 'node:fs';
@@ -79,7 +80,20 @@ describe('compare', () => {
     expect(text.split('\n')[0]).toBe('io-modes: 2 run(s), oldest first (median, min-max band over repetitions or trials)');
     expect(text).toMatch(/run-1\s+run-2/);
     expect(text).toContain('105 (100-110) rec/s, p99 900 µs, lost 0  205 (200-210) rec/s');
-    expect(renderTrendPage('io-modes', [newer, older])).toContain('id="trend-table"');
+    const page = renderTrendPage('io-modes', [newer, older]);
+    expect(page).toContain('id="trend-table"');
+    // Drawn too (issue 26): records/s and p99 per cell over the runs, oldest first, each point
+    // the median with its min-max band; no loss chart for a scenario without faults.
+    const charts = trendCharts([newer, older]);
+    expect(charts.map((c) => c.id)).toEqual(['trend-recordsPerSec', 'trend-p99Us']);
+    const values = (charts[0]!.spec as { data: { values: Array<{ run: string; median: number; min: number; max: number }> } }).data.values;
+    expect(values.map((v) => [v.run.split(' ')[0], v.median, v.min, v.max])).toEqual([
+      ['1.', 105, 100, 110],
+      ['2.', 205, 200, 210],
+    ]);
+    expect(page).toContain('id="trend-recordsPerSec"');
+    expect(page).toContain('id="durolab-charts"');
+    expect(trendCharts([powerCutRun(), { ...powerCutRun(), runId: 'later', startedAt: '2025-01-03T00:00:00.000Z' }]).map((c) => c.id)).toContain('trend-ackedLost');
     expect(() => compareRuns([older])).toThrow('compare needs at least two runs, got 1');
   });
 });

@@ -145,8 +145,11 @@ describe('durolab publish', () => {
       }
       await page.close();
     }
-    // Every run page draws throughput, latency and the time series at least.
-    expect(charts).toBeGreaterThanOrEqual(4 * 3);
+    // Every run page draws throughput, latency and the time series at least; each trend page its records/s and p99 over the runs.
+    expect(charts).toBeGreaterThanOrEqual(4 * 3 + 2 * 2);
+    const trendPage = await openPage(context, path.join(site, 'compare/io-modes-trend.html'));
+    expect(Object.keys(await marksPerChart(trendPage.page))).toEqual(expect.arrayContaining(['trend-recordsPerSec', 'trend-p99Us']));
+    await trendPage.page.close();
 
     // The index filters: io-modes alone leaves its two runs.
     const { page } = await openPage(context, path.join(site, 'index.html'));

@@ -29,9 +29,10 @@ export interface ClusterStartOptions {
   /** The trial's seed (reproducible draws of the target, e.g. the NBD disk's onCut policy). */
   seed?: number;
   /**
-   * Host-route fault disks (capabilities.faultDisk 'host'): record them for crash states (base
-   * image + write log), or start on existing disk images (a crash state booted: the brokers
-   * recover what the image holds; nothing is formatted or created).
+   * Targets with a fault disk (capabilities.faultDisk 'host' or 'guest'): record the brokers'
+   * disks for crash states (base image + write log, RunningCluster.recordedDisk), or start on
+   * existing disk images (a crash state booted: the brokers recover what the image holds;
+   * nothing is formatted).
    */
   disks?: HostFaultDiskStart;
 }
@@ -47,7 +48,7 @@ export interface RunningCluster {
   metrics(): Promise<Array<{ brokerId: number; metrics: unknown }>>;
   /** How start() spent its time, in contiguous stretches (image, setup, boot, brokerStart, leaders); absent: not split. */
   readonly startSteps?: ClusterStartSteps;
-  /** Started with disks.record: a broker's base image and write log (the crash-state builder's inputs). */
+  /** Started with disks.record: a broker's base image and write log (the crash-state builder's inputs; host-fault-disks.ts, vm-recorded-disk.ts). */
   recordedDisk?(brokerId: number): RecordedDisk | null;
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
