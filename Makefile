@@ -7,7 +7,7 @@ DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers report publish scenarios-check readme-settings vm-image kafka clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check readme-settings vm-image kafka clean
 
 all: build
 
@@ -79,3 +79,6 @@ clean:
 # and fixed rate, median of 3, ratios and PASS/FAIL), to results/peers/. BENCH_FLAGS=--quick for a smoke test.
 bench-peers: build kafka
 	node bin/durolab.mjs bench-peers $(BENCH_FLAGS)
+
+bench-recovery: build kafka
+	node bin/durolab.mjs bench-recovery $(BENCH_FLAGS)

@@ -43,6 +43,10 @@ const commands: Record<string, Command> = {
     summary: "what the host route's fault disk costs Kafka and durolab's broker: records/s on it vs a plain directory, in one run",
     load: () => import('../disk/fault-disk-cost-command.ts'),
   },
+  'bench-recovery': {
+    summary: "time to serve again after SIGKILL vs log size and segments, durolab's recovery and Kafka's, side by side with their ratio",
+    load: () => import('../peers/bench-recovery-command.ts'),
+  },
   'producer-perf': {
     summary: "Java's kafka-producer-perf-test (ProducerPerformance, from Maven Central) against a bootstrap address, parsed into one row",
     load: () => import('../../engine/server/kafka/producer-perf-command.ts'),

@@ -118,6 +118,8 @@ export class KafkaNodeProcess {
   private exited: Promise<void> = Promise.resolve();
   pid: number | null = null;
   running = false;
+  /** Where the node's log stood when its last start began (what start() wrote comes after). */
+  private logStart = 0;
 
   constructor(
     readonly k: KafkaInstall,
@@ -136,6 +138,7 @@ export class KafkaNodeProcess {
     const t0 = Date.now();
     appendFileSync(this.node.logPath, '');
     const logStart = readFileSync(this.node.logPath).length;
+    this.logStart = logStart;
     const flags = this.archiveFlags ? [...jvmFlags(this.brokers), ...this.archiveFlags] : jvmFlags(this.brokers, this.k.classArchive);
     const args = [...flags, `${KAFKA_JVM_MARKER}${this.marker}`, `-Dlog4j2.configurationFile=${this.log4j}`, '-cp', classpath(this.k), 'kafka.Kafka', this.config];
     const [file, argv] = pdeathsigArgv(findExecutable('setpriv'), this.k.java, args);
@@ -171,6 +174,16 @@ export class KafkaNodeProcess {
       }
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+
+  /**
+   * Kafka's own figure for loading its logs at the last start (LogManager's "Loaded N logs in
+   * T ms", which includes the recovery of unflushed segments after an unclean stop), or null.
+   */
+  logLoadOfLastStart(): { logs: number; ms: number; unclean: boolean } | null {
+    const text = readFileSync(this.node.logPath).subarray(this.logStart).toString('utf8');
+    const m = /Loaded (\d+) logs in (\d+)ms( \(unclean log dirs = \[[^\]]*\]\))?/.exec(text);
+    return m ? { logs: Number(m[1]), ms: Number(m[2]), unclean: m[3] !== undefined } : null;
   }
 
   /** SIGSTOP: the JVM stops at once (a power cut's first step: nothing more is written or answered). */

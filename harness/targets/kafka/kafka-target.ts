@@ -225,6 +225,8 @@ export class KafkaCluster implements FaultableCluster {
         await n.start(START_TIMEOUT_MS);
         const restartMs = Date.now() - t0;
         const after = logBytes(n.node.dataDir, this.topic);
+        // Kafka's own log-loading time (recovery included), for the whole node: its figure, not the restart's.
+        const loaded = n.logLoadOfLastStart();
         return {
           brokerId: id,
           restartMs,
@@ -232,13 +234,14 @@ export class KafkaCluster implements FaultableCluster {
           // After a power cut: the disk's export and mount (journal replay), then the JVM to serving.
           ...(attach ? { boot: { bootMs: restartMs, setupMs: attach.exportMs + attach.mountMs, brokerStartMs: Date.now() - tStart } } : {}),
           // Kafka's recovery truncates a torn tail of the unflushed segments: bytes gone between kill and start.
-          partitions: [...before].map(([partition, bytes]) => ({
+          // The node's one figure sits on its first partition (run.json sums a broker's partitions).
+          partitions: [...before].map(([partition, bytes], i) => ({
             topic: this.topic,
             partition,
             cleanShutdown: clean,
             bytesTruncated: Math.max(0, bytes - (after.get(partition) ?? 0)),
             batchesTruncated: 0,
-            durationMs: restartMs,
+            durationMs: i > 0 ? 0 : loaded ? loaded.ms : restartMs,
           })),
         };
       }),
