@@ -7,10 +7,28 @@ import type { TimePoint } from '../results/types.ts';
 import type { DiskCounters } from './diskstats.ts';
 import { interpolateCounters, iostatBetween } from './iostat.ts';
 import type { ProbeSample, ProbeSeries } from './sampler.ts';
+import type { VmstatReadCounters } from './vmstat.ts';
 
 export type ProbePoint = Pick<
   TimePoint,
-  't' | 'nrDirty' | 'nrWriteback' | 'writesPerSec' | 'writeKBPerSec' | 'flushesPerSec' | 'wAwaitMs' | 'fAwaitMs' | 'aquSz' | 'utilPct'
+  | 't'
+  | 'nrDirty'
+  | 'nrWriteback'
+  | 'writesPerSec'
+  | 'writeKBPerSec'
+  | 'flushesPerSec'
+  | 'wAwaitMs'
+  | 'fAwaitMs'
+  | 'aquSz'
+  | 'utilPct'
+  | 'readsPerSec'
+  | 'readKBPerSec'
+  | 'rAwaitMs'
+  | 'pgpginKBPerSec'
+  | 'majorFaultsPerSec'
+  | 'refaultsPerSec'
+  | 'pagesScannedPerSec'
+  | 'pagesStolenPerSec'
 >;
 
 export interface PerSecondOptions {
@@ -33,6 +51,19 @@ function indexAtOrBefore(samples: ProbeSample[], t: number): number {
     else hi = mid - 1;
   }
   return lo;
+}
+
+/** The read-side vmstat counters at t, interpolated between the samples around it (null where a sample lacks them). */
+function readCountersAt(samples: ProbeSample[], t: number): VmstatReadCounters | null {
+  const i = indexAtOrBefore(samples, t);
+  const a = samples[i].vmstat.reads;
+  if (!a) return null;
+  if (samples[i].tMs === t || i === samples.length - 1) return a;
+  const b = samples[i + 1].vmstat.reads;
+  if (!b) return null;
+  const w = (t - samples[i].tMs) / (samples[i + 1].tMs - samples[i].tMs);
+  const at = (k: keyof VmstatReadCounters) => a[k] + (b[k] - a[k]) * w;
+  return { pgpginKB: at('pgpginKB'), majorFaults: at('majorFaults'), refaultsFile: at('refaultsFile'), pagesScanned: at('pagesScanned'), pagesStolen: at('pagesStolen') };
 }
 
 /** The cumulative disk counters at t, interpolated between the samples around it. */
@@ -94,6 +125,20 @@ export function perSecond(series: ProbeSeries, originMs: number, opts: PerSecond
       if (f.fAwaitMs !== null) point.fAwaitMs = round(f.fAwaitMs, 3);
       point.aquSz = round(f.aquSz, 3);
       point.utilPct = round(f.utilPct, 2);
+      point.readsPerSec = round(f.rPerSec, 2);
+      point.readKBPerSec = round(f.rkBPerSec, 2);
+      point.rAwaitMs = round(f.rAwaitMs, 3);
+    }
+    const ra = readCountersAt(samples, cs);
+    const rb = readCountersAt(samples, ce);
+    if (ra && rb) {
+      const sec = (ce - cs) / 1000;
+      const rate = (k: keyof VmstatReadCounters) => round(Math.max(0, rb[k] - ra[k]) / sec, 2);
+      point.pgpginKBPerSec = rate('pgpginKB');
+      point.majorFaultsPerSec = rate('majorFaults');
+      point.refaultsPerSec = rate('refaultsFile');
+      point.pagesScannedPerSec = rate('pagesScanned');
+      point.pagesStolenPerSec = rate('pagesStolen');
     }
     out.push(point);
   }

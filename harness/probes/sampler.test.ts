@@ -44,6 +44,28 @@ describe('ProbeSeriesBuilder + perSecond (synthetic text, exact math)', () => {
     expect(pts[0].nrWriteback).toBe(0);
   });
 
+  it('gives the read side per second: device reads and the page cache misses from /proc/vmstat counters', () => {
+    const b = new ProbeSeriesBuilder({ device: 'vda', intervalMs: 250 });
+    // 500 reads/s of 64 sectors (32 kB) taking 0.2 ms each; 16,000 KiB/s paged in, 40 major
+    // faults/s, 3,000 file refaults/s, 9,000 pages scanned and 8,000 reclaimed per second.
+    for (let t = 0; t <= 2000; t += 250) {
+      const s = t / 1000;
+      const vm =
+        vmstatText(10) +
+        `pgpgin ${16_000 * s}\npgmajfault ${40 * s}\nworkingset_refault_file ${3000 * s}\npgscan_kswapd ${6000 * s}\npgscan_direct ${3000 * s}\npgsteal_kswapd ${5000 * s}\npgsteal_direct ${3000 * s}\n`;
+      b.add(origin + t, vm, ` 254 0 vda ${500 * s} 0 ${32_000 * s} ${100 * s} 0 0 0 0 0 0 0 0 0 0 0 0 0\n`);
+    }
+    const pts = perSecond(b.toSeries(), origin);
+    expect(pts.map((p) => p.t)).toEqual([0, 1]);
+    for (const p of pts) {
+      expect(p).toMatchObject({ readsPerSec: 500, readKBPerSec: 16_000, rAwaitMs: 0.2, pgpginKBPerSec: 16_000, majorFaultsPerSec: 40, refaultsPerSec: 3000, pagesScannedPerSec: 9000, pagesStolenPerSec: 8000 });
+    }
+    // A kernel without the read keys (the guest's, or before 5.9's workingset_refault_file without the old name): no read-side figures, the write side as before.
+    const older = new ProbeSeriesBuilder({ device: null, intervalMs: 250 });
+    for (let t = 0; t <= 1000; t += 250) older.add(origin + t, vmstatText(4) + 'pgpgin 5\n', 'ignored');
+    expect(perSecond(older.toSeries(), origin)).toEqual([{ t: 0, nrDirty: 4, nrWriteback: 0 }]);
+  });
+
   it('splits samples that straddle a bucket edge in proportion to time', () => {
     const b = new ProbeSeriesBuilder({ device: 'vda', intervalMs: 400 });
     // 100 writes in [0, 800) then 700 writes in [800, 1600): 125/s then 875/s.

@@ -226,6 +226,24 @@ const PANELS: SeriesPanel[] = [
     ],
   },
   { key: 'diskmb', title: 'disk write MB/s', metrics: [{ name: 'write MB/s', pick: (p) => (p.writeKBPerSec == null ? null : p.writeKBPerSec / 1000) }] },
+  // The read side: what the device read, and the page cache's misses (a cold read pages in; a warm one does not).
+  {
+    key: 'diskread',
+    title: 'disk read MB/s',
+    metrics: [
+      { name: 'read MB/s', pick: (p) => (p.readKBPerSec == null ? null : p.readKBPerSec / 1000) },
+      { name: 'paged in MB/s', pick: (p) => (p.pgpginKBPerSec == null ? null : p.pgpginKBPerSec / 1000) },
+    ],
+  },
+  {
+    key: 'cachemiss',
+    title: 'page cache misses /s',
+    metrics: [
+      { name: 'major faults/s', pick: (p) => p.majorFaultsPerSec },
+      { name: 'file refaults/s', pick: (p) => p.refaultsPerSec },
+      { name: 'pages reclaimed/s', pick: (p) => p.pagesStolenPerSec },
+    ],
+  },
 ];
 
 /** Name of the page-level parameter that picks which cell the time series show. */

@@ -48,6 +48,14 @@ const timePoint = z.object({
   fAwaitMs: z.number().optional(),
   aquSz: z.number().optional(),
   utilPct: z.number().optional(),
+  readsPerSec: z.number().optional(),
+  readKBPerSec: z.number().optional(),
+  rAwaitMs: z.number().optional(),
+  pgpginKBPerSec: z.number().optional(),
+  majorFaultsPerSec: z.number().optional(),
+  refaultsPerSec: z.number().optional(),
+  pagesScannedPerSec: z.number().optional(),
+  pagesStolenPerSec: z.number().optional(),
 });
 
 const fault = z.object({

@@ -146,7 +146,7 @@ describe('renderRunReport', () => {
       delete p.writeKBPerSec;
     }
     const series = runCharts(bare).find((c) => c.id === 'chart-timeseries')!;
-    expect(series.notes).toEqual(['No samples for: p99 µs (log), page cache MiB, disk ops/s, disk write MB/s.']);
+    expect(series.notes).toEqual(['No samples for: p99 µs (log), page cache MiB, disk ops/s, disk write MB/s, disk read MB/s, page cache misses /s.']);
     expect(compileChart(series).warnings).toEqual([]);
   });
 

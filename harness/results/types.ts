@@ -78,6 +78,16 @@ export interface TimePoint {
   fAwaitMs?: number;
   aquSz?: number;
   utilPct?: number;
+  /** The read side: the device's reads (r/s, rkB/s, r_await) and the page cache's misses. */
+  readsPerSec?: number;
+  readKBPerSec?: number;
+  rAwaitMs?: number;
+  /** /proc/vmstat per second: KiB paged in from block devices, major faults, file refaults, pages scanned and reclaimed. */
+  pgpginKBPerSec?: number;
+  majorFaultsPerSec?: number;
+  refaultsPerSec?: number;
+  pagesScannedPerSec?: number;
+  pagesStolenPerSec?: number;
 }
 
 export interface BrokerSummary {
