@@ -69,7 +69,7 @@ export const clusterSchema = z.strictObject({
   topic: leaf('a topic name of letters, digits, . _ - (at most 249)', (v) =>
     typeof v === 'string' && /^[A-Za-z0-9._-]{1,249}$/.test(v) && v !== '.' && v !== '..' ? v : undefined,
   ).default('durolab'),
-  partitions: intBetween(1, 1024).default(1),
+  partitions: intBetween(1, 100_000).default(1),
   /** Defaults to the number of brokers (see validate.ts). */
   replicationFactor: intBetween(1, 9).optional(),
   minInsyncReplicas: intBetween(1, 9).default(1),

@@ -202,6 +202,13 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     }
   }
 
+  // A cluster this machine cannot hold on a target (the open files its partitions need).
+  for (const kind of targetKnown && s.cluster ? kinds : []) {
+    const c = s.cluster!;
+    const why = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions: c.partitions, replicationFactor: c.replicationFactor ?? c.brokers });
+    if (why) issues.push(src.issue(['cluster', 'partitions'], `a partition count target: ${kind} can run on this machine (${why})`, String(s.cluster!.partitions)));
+  }
+
   // Matrix cells.
   let cells: Scenario['matrix'] | undefined;
   if (s.matrix) {

@@ -9,6 +9,7 @@ import type { Scenario } from '../scenario/types.ts';
 import type { Target, TargetCapabilities } from './types.ts';
 export type { TargetCapabilities };
 import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
+import { PARTITION_COSTS, partitionRefusal } from './partition-limits.ts';
 
 import { TARGET_KINDS, type TargetKind } from '../model/kinds.ts';
 export { TARGET_KINDS, type TargetKind };
@@ -41,6 +42,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       vmOptions: false,
       faultDisk: 'host',
       drivers: ['http', 'kafka'],
+      refuseCluster: (c) => partitionRefusal(PARTITION_COSTS.process, c),
     },
     load: async ({ scenario, log }) =>
       (await import('./process-target.ts')).processTarget({
@@ -84,6 +86,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       faultDisk: 'host',
       drivers: ['kafka'],
       refuseSetting: kafkaSettingRefusal,
+      refuseCluster: (c) => partitionRefusal(PARTITION_COSTS.kafka, c),
     },
     load: async ({ scenario, log }) =>
       (await import('./kafka/kafka-target.ts')).kafkaTarget({

@@ -168,6 +168,8 @@ export interface TargetCapabilities {
    * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
    */
   refuseSetting?: (name: string, value: SettingValue) => string | null;
+  /** Why this machine cannot run the scenario's cluster on this target (e.g. the open files its partitions need), or null: `scenario check` refuses it. */
+  refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number }) => string | null;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
   faultsNeedCommands?: boolean;
 }
