@@ -138,6 +138,28 @@ describe('host fault disk (qemu-storage-daemon FUSE export, loop, ext4)', () => 
     expect(attachedAnywhere(fuseFile)).toEqual([]);
   });
 
+  it('sweeps a loop device left over an export whose mount is gone (its backing file reads "/")', async (ctx) => {
+    const why = hostDiskPrerequisiteProblem();
+    if (why) missingRequirement(ctx, why);
+    // The state a run killed mid-teardown left here: a loop device over a file that was itself a
+    // mount point (as qsd's FUSE export is), that mount gone. A bind mount on a file makes it.
+    const { writeFileSync, readFileSync } = await import('node:fs');
+    const image = path.join(work, 'gone.img');
+    const point = path.join(work, FUSE_EXPORT_NAME);
+    writeFileSync(image, Buffer.alloc(1 << 20));
+    writeFileSync(point, '');
+    await execa('mount', ['--bind', image, point]);
+    const dev = (await execa('losetup', ['--find', '--show', point])).stdout.trim();
+    await execa('umount', ['-l', point]);
+    try {
+      expect(readFileSync(`/sys/block/${path.basename(dev)}/loop/backing_file`, 'utf8').trim()).toBe('/');
+      expect(sweepOrphanedHostDisks()).toContain(`${dev} (its backing mount was gone)`);
+      expect(() => readFileSync(`/sys/block/${path.basename(dev)}/loop/backing_file`, 'utf8')).toThrow();
+    } finally {
+      await execa('losetup', ['-d', dev], { reject: false });
+    }
+  });
+
   it('a SIGKILLed harness leaves nothing that the next sweep does not clear', async (ctx) => {
     const why = hostDiskPrerequisiteProblem();
     if (why) missingRequirement(ctx, why);

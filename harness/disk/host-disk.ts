@@ -203,8 +203,9 @@ function teardownSync(fuseFile: string, mountPoint: string | null): string[] {
 /**
  * Clears host disks whose harness is gone: a FUSE export of the lab (FUSE_EXPORT_NAME) with no
  * live qemu-storage-daemon, or one whose daemon's parent is init (its harness was SIGKILLed and
- * pdeathsig did not reach it), with the ext4 mount and loop device over it. Disks of a harness
- * still running are left alone. Returns what it cleared.
+ * pdeathsig did not reach it), with the ext4 mount and loop device over it, and an unmounted
+ * loop device left over a FUSE file whose mount is gone. Disks of a harness still running are
+ * left alone. Returns what it cleared.
  */
 export function sweepOrphanedHostDisks(): string[] {
   const cleared: string[] = [];
@@ -225,6 +226,15 @@ export function sweepOrphanedHostDisks(): string[] {
     if (owners.length > 0) continue;
     teardownSync(f, path.join(path.dirname(f), 'mnt'));
     cleared.push(f);
+  }
+  // A loop device whose backing file was itself a mount point that is gone (qsd's FUSE export
+  // mounts on the file): its backing path reads "/" and it can serve nothing. Seen after a test
+  // run was killed mid-teardown (the export unmounted, the loop device left); detached if unmounted.
+  const mountedSources = new Set(mounts().map((m) => m.source));
+  for (const l of loopDevices()) {
+    if (l.backing !== '/' || mountedSources.has(l.dev)) continue;
+    const r = spawnSync(findExecutable('losetup') ?? 'losetup', ['-d', l.dev], { timeout: 20_000 });
+    if (r.status === 0) cleared.push(`${l.dev} (its backing mount was gone)`);
   }
   return cleared;
 }
