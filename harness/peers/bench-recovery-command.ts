@@ -110,7 +110,7 @@ async function measure(system: System, sizeBytes: number, segmentBytes: number, 
       clearInterval(watch);
     }
     const filled = ledger.counts().ackedRecords * RECORD_BYTES;
-    if (filled < sizeBytes) throw new Error(`${system}: the fill stopped at ${filled} of ${sizeBytes} bytes`);
+    if (filled < sizeBytes) throw new Error(`${system}: the fill stopped at ${filled} of ${sizeBytes} acknowledged bytes (the load ended early; broker log: ${cluster.brokers[0]!.logPath})`);
     const fillMBps = filled / 1e6 / ((Date.now() - t0) / 1000);
     const brokerId = cluster.brokers[0]!.id;
     const segments = segmentsIn(cluster.brokers[0]!.dataDir);

@@ -5,6 +5,7 @@
 // ramp barely raises). A change beyond both STEADY_MAX_CHANGE and twice the noise is a ramp: the
 // cell's headline figure then averages a transition, and the summary, the report and run.json
 // say so ("not steady") rather than rank it beside steady cells.
+import { median } from '../../engine/common/stats.ts';
 import type { Steadiness } from './types.ts';
 
 /** Fewer measured seconds than this: no verdict. */
@@ -12,12 +13,9 @@ export const STEADY_MIN_SECONDS = 4;
 /** A first-to-last change of the window's throughput within this fraction of its median is steady whatever the noise. */
 export const STEADY_MAX_CHANGE = 0.15;
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-function medianOf(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** Callers pass at least one value. */
+const medianOf = (xs: readonly number[]): number => median(xs) ?? 0;
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${Math.round(x * 100)} %`;
 const int = (x: number) => Math.round(x).toLocaleString('en-US');
 
@@ -29,7 +27,7 @@ export function judgeSteadiness(perSecond: readonly number[]): Steadiness {
   const k = Math.max(1, Math.floor(n / 3));
   const firstRps = mean(perSecond.slice(0, k));
   const lastRps = mean(perSecond.slice(n - k));
-  const med = medianOf([...perSecond]);
+  const med = medianOf(perSecond);
   if (med <= 0) return { ...base, firstRps, lastRps, state: 'unknown', reason: 'no records acknowledged in most seconds of the window' };
   const steps = perSecond.slice(1).map((x, i) => Math.abs(x - perSecond[i]!));
   const change = (lastRps - firstRps) / med;

@@ -2,8 +2,8 @@
 // -XX:ArchiveClassesAtExit): made once per Kafka version and JVM, in the jars' cache, by
 // starting one throwaway KRaft node and stopping it cleanly. Every node, format and restart
 // after that maps the classes from the archive instead of loading and verifying them from the
-// jars: measured on this 2-core machine, three nodes start in 7.6-8.6 s with it and
-// 11.1-11.4 s without (scratch runs of startKafkaCluster, plain directories). The archive is
+// jars: measured on this 2-core machine, three nodes (format included) start in 7.2-7.3 s with it
+// and 10.6-12.3 s without (scratch runs of startKafkaCluster, plain directories). The archive is
 // an accelerator only: when it cannot be made the nodes start without it, and the log says why.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -52,7 +52,7 @@ export function findJava(): string | undefined {
 
 /** Why Kafka cannot run here (no JDK, no Maven and no cached jars), or null. */
 export function kafkaPrerequisiteProblem(): string | null {
-  if (!findJava()) return 'a JDK (java 17 or later) on PATH or in $JAVA_HOME: Apache Kafka 4 runs on it (Debian: openjdk-17-jre-headless)';
+  if (!findJava()) return 'a JDK (java 17 or later) on PATH or in $JAVA_HOME: Apache Kafka 4 runs on it and javac builds its crash-state recovery checker (Debian: openjdk-17-jdk-headless)';
   const version = kafkaVersionOfPom();
   if (!existsSync(path.join(kafkaCacheDir(version), 'libs', `kafka_2.13-${version}.jar`)) && !findExecutable('mvn')) {
     return `Maven (mvn) to fetch Apache Kafka ${version} from Maven Central (Debian: maven), or the jars already in ${kafkaCacheDir(version)}/libs`;
