@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeBatch } from '../records/index.ts';
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, responseHeaderVersion } from './frame.ts';
-import { apiSpec, API_KEYS, API_VERSIONS, type ApiName } from './messages.ts';
+import { API_VERSIONS, CLIENT_ONLY_APIS, clientApiSpec, type ApiName } from './messages.ts';
 import { ProtocolError, Reader, Writer } from './primitives.ts';
 import type { Struct } from './schema.ts';
 
-const spec = (name: ApiName) => apiSpec(API_KEYS[name])!;
+const spec = (name: ApiName) => clientApiSpec(name)!;
 const batch = encodeBatch({ records: [{ key: Buffer.from('k'), value: Buffer.from('v') }], firstTimestamp: 1_700_000_000_000 });
 
 /** A request body per API, filled with every field any supported version has. */
@@ -47,10 +47,23 @@ const REQUESTS: Record<ApiName, Struct> = {
     Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, CommittedOffset: 42, CommittedLeaderEpoch: -1, CommitTimestamp: -1, CommittedMetadata: null }] }],
   },
   OffsetFetch: { GroupId: 'g1', Topics: [{ Name: 'orders', PartitionIndexes: [0, 1] }], RequireStable: false },
+  DescribeConfigs: {
+    Resources: [
+      { ResourceType: 2, ResourceName: 'orders', ConfigurationKeys: ['min.insync.replicas', 'flush.messages'] },
+      { ResourceType: 4, ResourceName: '1', ConfigurationKeys: null },
+    ],
+    IncludeSynonyms: true,
+    IncludeDocumentation: true,
+  },
+  DescribeCluster: { IncludeClusterAuthorizedOperations: false, EndpointType: 1, IncludeFencedBrokers: true },
+  SaslHandshake: { Mechanism: 'PLAIN' },
+  SaslAuthenticate: { AuthBytes: Buffer.from('\0auditor\0secret') },
+  ElectLeaders: { ElectionType: 0, TopicPartitions: [{ Topic: 'orders', Partitions: [0, 2] }], TimeoutMs: 30000 },
+  AlterPartitionReassignments: { TimeoutMs: 30000, AllowReplicationFactorChange: false, Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, Replicas: [2, 1, 3] }, { PartitionIndex: 1, Replicas: null }] }] },
 };
 
 const RESPONSES: Record<ApiName, Struct> = {
-  ApiVersions: { ErrorCode: 0, ApiKeys: API_VERSIONS.map((a) => ({ ApiKey: a.key, MinVersion: a.minVersion, MaxVersion: a.maxVersion })), ThrottleTimeMs: 0, FinalizedFeaturesEpoch: 5 },
+  ApiVersions: { ErrorCode: 0, ApiKeys: API_VERSIONS.map((a) => ({ ApiKey: a.key, MinVersion: a.minVersion, MaxVersion: a.maxVersion })), ThrottleTimeMs: 0, SupportedFeatures: [{ Name: 'metadata.version', MinVersion: 7, MaxVersion: 33 }], FinalizedFeaturesEpoch: 5, FinalizedFeatures: [{ Name: 'metadata.version', MaxVersionLevel: 33, MinVersionLevel: 33 }], ZkMigrationReady: false },
   Metadata: {
     ThrottleTimeMs: 0,
     Brokers: [{ NodeId: 1, Host: '127.0.0.1', Port: 9092, Rack: null }],
@@ -109,6 +122,36 @@ const RESPONSES: Record<ApiName, Struct> = {
   LeaveGroup: { ThrottleTimeMs: 0, ErrorCode: 0, Members: [{ MemberId: 'm-1', GroupInstanceId: null, ErrorCode: 0 }] },
   OffsetCommit: { ThrottleTimeMs: 0, Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, ErrorCode: 0 }] }] },
   OffsetFetch: { ThrottleTimeMs: 0, Topics: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, CommittedOffset: 42, CommittedLeaderEpoch: -1, Metadata: '', ErrorCode: 0 }] }], ErrorCode: 0 },
+  DescribeConfigs: {
+    ThrottleTimeMs: 0,
+    Results: [
+      {
+        ErrorCode: 0,
+        ErrorMessage: null,
+        ResourceType: 2,
+        ResourceName: 'orders',
+        Configs: [
+          { Name: 'min.insync.replicas', Value: '2', ReadOnly: false, ConfigSource: 1, IsSensitive: false, Synonyms: [{ Name: 'min.insync.replicas', Value: '2', Source: 1 }], ConfigType: 3, Documentation: null },
+          { Name: 'flush.messages', Value: null, ReadOnly: false, ConfigSource: 5, IsSensitive: false, Synonyms: [], ConfigType: 5, Documentation: 'doc' },
+        ],
+      },
+      { ErrorCode: 29, ErrorMessage: 'denied', ResourceType: 2, ResourceName: 'secret', Configs: [] },
+    ],
+  },
+  DescribeCluster: {
+    ThrottleTimeMs: 0,
+    ErrorCode: 0,
+    ErrorMessage: null,
+    EndpointType: 1,
+    ClusterId: 'c-1',
+    ControllerId: 2,
+    Brokers: [{ BrokerId: 1, Host: '127.0.0.1', Port: 9092, Rack: null, IsFenced: false }, { BrokerId: 2, Host: '127.0.0.1', Port: 9093, Rack: 'r1', IsFenced: true }],
+    ClusterAuthorizedOperations: -2147483648,
+  },
+  SaslHandshake: { ErrorCode: 0, Mechanisms: ['PLAIN', 'SCRAM-SHA-512'] },
+  SaslAuthenticate: { ErrorCode: 58, ErrorMessage: 'Authentication failed', AuthBytes: Buffer.alloc(0), SessionLifetimeMs: 3600000 },
+  ElectLeaders: { ThrottleTimeMs: 0, ErrorCode: 0, ReplicaElectionResults: [{ Topic: 'orders', PartitionResult: [{ PartitionId: 0, ErrorCode: 84, ErrorMessage: 'not needed' }] }] },
+  AlterPartitionReassignments: { ThrottleTimeMs: 0, AllowReplicationFactorChange: false, ErrorCode: 0, ErrorMessage: null, Responses: [{ Name: 'orders', Partitions: [{ PartitionIndex: 0, ErrorCode: 0, ErrorMessage: null }] }] },
 };
 
 /** First, last, last classic and first flexible version of an API. */
@@ -126,7 +169,7 @@ describe('Kafka protocol codec', () => {
         const s = spec(name);
         const frame = encodeRequest(s, v, 77, 'client-1', REQUESTS[name]);
         expect(frame.readInt32BE(0)).toBe(frame.length - 4);
-        const req = decodeRequest(frame.subarray(4));
+        const req = decodeRequest(frame.subarray(4), (key) => [...API_VERSIONS, ...CLIENT_ONLY_APIS].find((a) => a.key === key));
         expect(req.header).toMatchObject({ apiKey: s.key, apiVersion: v, correlationId: 77, clientId: 'client-1' });
         // Re-encoding what was decoded gives the same bytes: nothing was lost or invented.
         expect(encodeRequest(s, v, 77, 'client-1', req.body).equals(frame)).toBe(true);

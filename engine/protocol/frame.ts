@@ -46,9 +46,10 @@ export function readRequestHeader(r: Reader, spec: ApiSpec): RequestHeader {
   return { apiKey, apiVersion, correlationId, clientId, headerVersion };
 }
 
-export function decodeRequest(frame: Buffer): { header: RequestHeader; spec: ApiSpec; body: Struct } {
+/** `lookup`: the APIs accepted (default: what durolab's listener serves). */
+export function decodeRequest(frame: Buffer, lookup: (key: number) => ApiSpec | undefined = apiSpec): { header: RequestHeader; spec: ApiSpec; body: Struct } {
   const prefix = readRequestPrefix(frame);
-  const spec = apiSpec(prefix.apiKey);
+  const spec = lookup(prefix.apiKey);
   if (!spec) throw new Error(`unknown API key ${prefix.apiKey}`);
   const r = new Reader(frame, `${spec.name} v${prefix.apiVersion} request`);
   const header = readRequestHeader(r, spec);

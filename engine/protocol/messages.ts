@@ -3,6 +3,7 @@
 // serves are listed in API_VERSIONS; fields of later versions are left out.
 import { f, type FieldDef, type MessageDef } from './schema.ts';
 import * as g from './group-messages.ts';
+import * as adm from './admin-messages.ts';
 
 const MIN_INT32 = -2147483648;
 
@@ -21,6 +22,12 @@ export const API_KEYS = {
   CreateTopics: 19,
   ApiVersions: 18,
   InitProducerId: 22,
+  SaslHandshake: 17,
+  DescribeConfigs: 32,
+  SaslAuthenticate: 36,
+  ElectLeaders: 43,
+  AlterPartitionReassignments: 45,
+  DescribeCluster: 60,
 } as const;
 
 export type ApiName = keyof typeof API_KEYS;
@@ -56,7 +63,12 @@ const apiVersionsResponse: MessageDef = {
     f('ErrorCode', 'int16'),
     f('ApiKeys', structs([f('ApiKey', 'int16'), f('MinVersion', 'int16'), f('MaxVersion', 'int16')])),
     f('ThrottleTimeMs', 'int32', 1),
+    f('SupportedFeatures', structs([f('Name', 'string'), f('MinVersion', 'int16'), f('MaxVersion', 'int16')]), 3, { tag: 0 }),
     f('FinalizedFeaturesEpoch', 'int64', 3, { tag: 1, default: -1 }),
+    // Apache Kafka lists metadata.version, kraft.version, eligible.leader.replicas.version, ...
+    // here: the only place a client learns the cluster's feature levels (and so its release).
+    f('FinalizedFeatures', structs([f('Name', 'string'), f('MaxVersionLevel', 'int16'), f('MinVersionLevel', 'int16')]), 3, { tag: 2 }),
+    f('ZkMigrationReady', 'bool', 3, { tag: 3, default: false }),
   ],
 };
 
@@ -320,8 +332,23 @@ export const API_VERSIONS: readonly ApiSpec[] = [
   { name: 'ApiVersions', key: 18, minVersion: 0, maxVersion: 3, request: apiVersionsRequest, response: apiVersionsResponse },
   { name: 'CreateTopics', key: 19, minVersion: 2, maxVersion: 7, request: createTopicsRequest, response: createTopicsResponse },
   { name: 'InitProducerId', key: 22, minVersion: 0, maxVersion: 4, request: initProducerIdRequest, response: initProducerIdResponse },
+  { name: 'DescribeConfigs', key: 32, minVersion: 1, maxVersion: 4, request: adm.describeConfigsRequest, response: adm.describeConfigsResponse },
+  { name: 'ElectLeaders', key: 43, minVersion: 0, maxVersion: 2, request: adm.electLeadersRequest, response: adm.electLeadersResponse },
+  { name: 'AlterPartitionReassignments', key: 45, minVersion: 0, maxVersion: 1, request: adm.alterPartitionReassignmentsRequest, response: adm.alterPartitionReassignmentsResponse },
+  { name: 'DescribeCluster', key: 60, minVersion: 0, maxVersion: 2, request: adm.describeClusterRequest, response: adm.describeClusterResponse },
 ];
 
 export function apiSpec(key: number): ApiSpec | undefined {
   return API_VERSIONS.find((a) => a.key === key);
+}
+
+/** APIs durolab's clients send but its listener does not serve (so ApiVersions does not list them). */
+export const CLIENT_ONLY_APIS: readonly ApiSpec[] = [
+  { name: 'SaslHandshake', key: 17, minVersion: 0, maxVersion: 1, request: adm.saslHandshakeRequest, response: adm.saslHandshakeResponse },
+  { name: 'SaslAuthenticate', key: 36, minVersion: 0, maxVersion: 2, request: adm.saslAuthenticateRequest, response: adm.saslAuthenticateResponse },
+];
+
+/** A client's view: every API it can encode, served by durolab or not. */
+export function clientApiSpec(name: ApiName): ApiSpec | undefined {
+  return API_VERSIONS.find((a) => a.name === name) ?? CLIENT_ONLY_APIS.find((a) => a.name === name);
 }

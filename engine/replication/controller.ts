@@ -22,7 +22,7 @@ export interface ControllerBroker {
   incarnation?: string;
 }
 
-export type ControllerEventKind = 'election' | 'isr-change' | 'fenced' | 'unfenced';
+export type ControllerEventKind = 'election' | 'isr-change' | 'fenced' | 'unfenced' | 'reassignment';
 
 export interface ControllerEvent {
   atMs: number;
@@ -51,6 +51,8 @@ export interface HeartbeatAnswer {
   brokers: Array<{ id: number; url: string; alive: boolean; kafka?: string }>;
   /** Every partition of the cluster (Kafka Metadata answers about all of them). */
   partitions?: PartitionAssignment[];
+  /** unclean.leader.election.enable, the controller's (brokers answer DescribeConfigs with it). */
+  uncleanLeaderElection?: boolean;
 }
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
@@ -176,7 +178,51 @@ export class Controller {
       assignments,
       brokers: [...this.brokers.values()].map((b) => ({ id: b.id, url: b.url, alive: b.alive, ...(b.kafka ? { kafka: b.kafka } : {}) })),
       partitions: [...this.partitions.values()].map(copyAssignment),
+      uncleanLeaderElection: this.unclean,
     };
+  }
+
+  /**
+   * AlterPartitionReassignments, the part durolab does: a new order of the same replicas (the
+   * first is the preferred leader). durolab moves no data between brokers, so a reassignment
+   * that changes the replica set is refused; the leader stays until a preferred election.
+   */
+  reorderReplicas(topic: string, partition: number, replicas: number[]): PartitionAssignment {
+    const p = this.partitions.get(`${topic}\u0000${partition}`);
+    const what = `reassign ${topic}-${partition}`;
+    if (!p) throw new BrokerError('UNKNOWN_TOPIC_OR_PARTITION', `${what}: no such partition`);
+    const same = replicas.length === p.replicas.length && new Set(replicas).size === replicas.length && replicas.every((id) => p.replicas.includes(id));
+    if (!same) {
+      throw new BrokerError('INVALID_REPLICA_ASSIGNMENT', `${what}: replicas ${JSON.stringify(replicas)} must be an order of the current ${JSON.stringify(p.replicas)} (durolab moves no data between brokers)`);
+    }
+    if (replicas.every((id, i) => id === p.replicas[i])) return copyAssignment(p);
+    p.replicas = [...replicas];
+    p.isr = p.replicas.filter((id) => p.isr.includes(id));
+    p.partitionEpoch++;
+    this.record(p, 'reassignment', `replicas reordered to [${replicas.join(',')}] (preferred leader ${replicas[0]})`);
+    return copyAssignment(p);
+  }
+
+  /**
+   * ElectLeaders PREFERRED: the first replica becomes the leader if it is alive and in the ISR,
+   * with leaderEpoch+1, as Kafka's controller does for a planned move (the old leader is told by
+   * its next heartbeat and becomes a follower that truncates to the new leader's log).
+   */
+  electPreferred(topic: string, partition: number): PartitionAssignment {
+    const p = this.partitions.get(`${topic}\u0000${partition}`);
+    const what = `preferred election ${topic}-${partition}`;
+    if (!p) throw new BrokerError('UNKNOWN_TOPIC_OR_PARTITION', `${what}: no such partition`);
+    const preferred = p.replicas[0];
+    if (p.leader === preferred) throw new BrokerError('ELECTION_NOT_NEEDED', `${what}: broker ${preferred} already leads`);
+    if (!p.isr.includes(preferred) || this.brokers.get(preferred)?.alive !== true) {
+      throw new BrokerError('PREFERRED_LEADER_NOT_AVAILABLE', `${what}: preferred replica ${preferred} is ${p.isr.includes(preferred) ? 'fenced' : `not in the ISR [${p.isr.join(',')}]`}`);
+    }
+    const was = p.leader;
+    p.leader = preferred;
+    p.leaderEpoch++;
+    p.partitionEpoch++;
+    this.record(p, 'election', `preferred election: ${preferred} replaces ${was} (planned move)`);
+    return copyAssignment(p);
   }
 
   /**

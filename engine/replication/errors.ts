@@ -23,6 +23,10 @@ export const ERROR_STATUS = {
   INVALID_REPLICATION_FACTOR: 400,
   /** KIP-841: AlterPartition tried to add a fenced (dead) broker to the ISR. */
   INELIGIBLE_REPLICA: 409,
+  // Planned leader moves (ElectLeaders PREFERRED, AlterPartitionReassignments).
+  ELECTION_NOT_NEEDED: 409,
+  PREFERRED_LEADER_NOT_AVAILABLE: 503,
+  INVALID_REPLICA_ASSIGNMENT: 400,
 } as const;
 
 export type KafkaErrorName = keyof typeof ERROR_STATUS;

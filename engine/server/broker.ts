@@ -16,6 +16,7 @@ import { EventLoopDelay, type EventLoopDelaySummary } from './event-loop-delay.t
 import { sendError } from './http-util.ts';
 import { KafkaListener } from './kafka/kafka-listener.ts';
 import type { KafkaBrokerView } from './kafka/handlers.ts';
+import { kafkaConfigView } from './kafka/config-view.ts';
 import { requestJson } from './http-client.ts';
 
 export interface BrokerOptions {
@@ -267,6 +268,30 @@ export class Broker implements BrokerHost, KafkaBrokerView {
       return;
     }
     await requestJson(`${this.opts.controllerUrl!.replace(/\/+$/, '')}/v1/controller/topics`, { method: 'POST', json: { name, partitions, replicationFactor }, timeoutMs: 10_000 });
+  }
+
+  /** Planned leader moves from a Kafka admin client (AlterPartitionReassignments, ElectLeaders): the controller decides. */
+  async reorderReplicas(topic: string, partition: number, replicas: number[]): Promise<void> {
+    const local = this.localController;
+    if (local) {
+      local.controller.reorderReplicas(topic, partition, replicas);
+      return;
+    }
+    await requestJson(`${this.opts.controllerUrl!.replace(/\/+$/, '')}/v1/controller/reassign`, { method: 'POST', json: { topic, partition, replicas }, timeoutMs: 10_000 });
+  }
+
+  async electPreferred(topic: string, partition: number): Promise<void> {
+    const local = this.localController;
+    if (local) {
+      local.controller.electPreferred(topic, partition);
+      return;
+    }
+    await requestJson(`${this.opts.controllerUrl!.replace(/\/+$/, '')}/v1/controller/elect-preferred`, { method: 'POST', json: { topic, partition }, timeoutMs: 10_000 });
+  }
+
+  /** DescribeConfigs: this broker's settings in Kafka's names (unclean election as the controller last said). */
+  configView(): ReturnType<typeof kafkaConfigView> {
+    return kafkaConfigView(this.settings, this.cluster.uncleanLeaderElection ?? null);
   }
 
   private applyHeartbeat(answer: HeartbeatAnswer): void {

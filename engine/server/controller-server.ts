@@ -90,11 +90,21 @@ export function createControllerHandler(controller: Controller): (req: http.Inco
       controller.createTopic(name, partitions, rf, brokerIds);
       return sendJson(res, 200, { name, partitions: controller.state().partitions.filter((p) => p.topic === name) });
     }
+    if (method === 'POST' && path === '/v1/controller/reassign') {
+      const o = obj(await readJsonBody(req), 'reassign');
+      const r = 'reassign';
+      return sendJson(res, 200, controller.reorderReplicas(stringField(o, 'topic', r), intField(o, 'partition', r), intArray(o, 'replicas', r)));
+    }
+    if (method === 'POST' && path === '/v1/controller/elect-preferred') {
+      const o = obj(await readJsonBody(req), 'elect-preferred');
+      const r = 'elect-preferred';
+      return sendJson(res, 200, controller.electPreferred(stringField(o, 'topic', r), intField(o, 'partition', r)));
+    }
     if (method === 'GET' && path === '/v1/controller/state') return sendJson(res, 200, controller.state());
     if (method === 'GET' && path === '/v1/health') return sendJson(res, 200, { status: 'ok', role: 'controller', pid: process.pid });
     throw new BrokerError(
       'INVALID_REQUEST',
-      `no route ${method} ${path}: expected POST /v1/controller/heartbeat, POST /v1/controller/alter-partition, POST /v1/controller/topics or GET /v1/controller/state`,
+      `no route ${method} ${path}: expected POST /v1/controller/heartbeat, POST /v1/controller/alter-partition, POST /v1/controller/topics, POST /v1/controller/reassign, POST /v1/controller/elect-preferred or GET /v1/controller/state`,
     );
   };
   return (req, res) => {

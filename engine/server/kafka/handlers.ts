@@ -10,6 +10,7 @@ import { API_VERSIONS } from '../../protocol/messages.ts';
 import type { Struct } from '../../protocol/schema.ts';
 import type { KafkaErrorName } from '../../replication/errors.ts';
 import type { ProducerStates } from './producer-state.ts';
+import type { ConfigEntry } from './config-view.ts';
 
 /** What the handlers need from the broker (engine/server/broker.ts implements it). */
 export interface KafkaBrokerView {
@@ -18,18 +19,23 @@ export interface KafkaBrokerView {
   /** Cluster brokers (with their Kafka host:port) and every partition, as of the last heartbeat. */
   clusterView(): { brokers: ReadonlyArray<{ id: number; alive: boolean; kafka?: string }>; partitions: readonly PartitionAssignment[] };
   createTopic(name: string, partitions: number, replicationFactor: number): Promise<void>;
+  /** AlterPartitionReassignments (a new order of the same replicas) and ElectLeaders PREFERRED, decided by the controller. */
+  reorderReplicas(topic: string, partition: number, replicas: number[]): Promise<void>;
+  electPreferred(topic: string, partition: number): Promise<void>;
+  /** DescribeConfigs: the broker's and a topic's configs in Kafka's names. */
+  configView(): { broker: ConfigEntry[]; topic: ConfigEntry[] };
 }
 
 const MAX_FETCH_WAIT_MS = 60_000;
 const MAX_PRODUCE_TIMEOUT_MS = 300_000;
 
-interface Failure {
+export interface Failure {
   code: number;
   message: string;
   name: string;
 }
 
-function failure(err: unknown): Failure {
+export function failure(err: unknown): Failure {
   if (err instanceof BrokerError) return { code: kafkaErrorCode(err.code), message: err.message, name: err.code };
   const message = err instanceof Error ? err.message : String(err);
   return { code: kafkaErrorCode('UNKNOWN_SERVER_ERROR'), message, name: 'UNKNOWN_SERVER_ERROR' };
@@ -45,7 +51,7 @@ export interface HandlerStats {
   duplicateBatches: number;
 }
 
-function count(stats: HandlerStats, name: string): void {
+export function count(stats: HandlerStats, name: string): void {
   stats.errors[name] = (stats.errors[name] ?? 0) + 1;
 }
 
@@ -88,6 +94,9 @@ function parseHostPort(s: string): { host: string; port: number } | null {
   const port = Number(s.slice(i + 1));
   return Number.isInteger(port) && port > 0 ? { host: s.slice(0, i).replace(/^\[|\]$/g, ''), port } : null;
 }
+
+/** The cluster id durolab's Metadata and DescribeCluster give. */
+export const DUROLAB_CLUSTER_ID = 'durolab';
 
 /** A stable topic id (Metadata v10+ shows one; durolab routes by name). */
 export function topicId(name: string): Buffer {
@@ -135,7 +144,7 @@ export function metadata(broker: KafkaBrokerView, version: number, body: Struct)
   return {
     ThrottleTimeMs: 0,
     Brokers: brokers.map((b) => ({ NodeId: b.id, Host: b.addr!.host, Port: b.addr!.port, Rack: null })),
-    ClusterId: 'durolab',
+    ClusterId: DUROLAB_CLUSTER_ID,
     // Clients send CreateTopics to the "controller"; any durolab broker forwards it.
     ControllerId: brokers.length ? brokers[0].id : -1,
     Topics: topics,

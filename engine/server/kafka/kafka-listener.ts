@@ -13,6 +13,7 @@ import { decodeMessage, type Struct } from '../../protocol/schema.ts';
 import { ProducerStates } from './producer-state.ts';
 import { GroupCoordinator } from './group-coordinator.ts';
 import { GROUP_APIS, groupRequest } from './group-handlers.ts';
+import { alterPartitionReassignments, describeCluster, describeConfigs, electLeaders } from './admin-handlers.ts';
 import { apiVersionsBody, createTopics, fetch, initProducerId, listOffsets, metadata, produce, ProducerIdAllocator, type KafkaBrokerView } from './handlers.ts';
 
 export interface KafkaListenerOptions {
@@ -266,6 +267,14 @@ export class KafkaListener {
         return answer(initProducerId(this.producerIds, body));
       case API_KEYS.CreateTopics:
         return createTopics(b, version, body, this.stats).then(answer);
+      case API_KEYS.DescribeConfigs:
+        return answer(describeConfigs(b, version, body, this.stats));
+      case API_KEYS.DescribeCluster:
+        return answer(describeCluster(b, version, body));
+      case API_KEYS.ElectLeaders:
+        return electLeaders(b, version, body, this.stats).then(answer);
+      case API_KEYS.AlterPartitionReassignments:
+        return alterPartitionReassignments(b, version, body, this.stats).then(answer);
       default:
         throw new Error(`no handler for ${spec.name}`);
     }

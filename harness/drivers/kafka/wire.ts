@@ -6,18 +6,33 @@
 // through a real client library (producer.ts).
 import net from 'node:net';
 import { encodeRequest, decodeResponse } from '../../../engine/protocol/frame.ts';
-import { API_VERSIONS, type ApiName, type ApiSpec } from '../../../engine/protocol/messages.ts';
+import { clientApiSpec, type ApiName, type ApiSpec } from '../../../engine/protocol/messages.ts';
 import { kafkaErrorName } from '../../../engine/protocol/error-codes.ts';
 import type { Struct } from '../../../engine/protocol/schema.ts';
 
 /** The request versions used: Kafka 4 serves all of them, and so does durolab's listener. */
-const VERSIONS = { Metadata: 12, Fetch: 12, ListOffsets: 7, CreateTopics: 7 } as const;
+const VERSIONS = {
+  Metadata: 12,
+  Fetch: 12,
+  ListOffsets: 7,
+  CreateTopics: 7,
+  // wire-admin.ts: the audit's reads and a planned leader move.
+  ApiVersions: 3,
+  DescribeCluster: 1,
+  DescribeConfigs: 4,
+  ElectLeaders: 2,
+  AlterPartitionReassignments: 0,
+  SaslHandshake: 1,
+  SaslAuthenticate: 2,
+} as const;
 
 function spec(name: ApiName): ApiSpec {
-  const s = API_VERSIONS.find((a) => a.name === name);
+  const s = clientApiSpec(name);
   if (!s) throw new Error(`kafka wire: no message definition for ${name}`);
   return s;
 }
+
+export type WireApi = keyof typeof VERSIONS;
 
 /** A Kafka error answer, by Kafka's error name; NETWORK_EXCEPTION when the connection failed or closed. */
 export class KafkaWireError extends Error {
@@ -38,8 +53,16 @@ export function parseAddress(address: string): { host: string; port: number } {
   return { host: address.slice(0, i), port };
 }
 
+/** SASL/PLAIN credentials (over a SASL_PLAINTEXT listener: the password crosses the network in the clear). */
+export interface SaslPlain {
+  user: string;
+  password: string;
+}
+
 export class KafkaWire {
   private socket: net.Socket | null = null;
+  /** The connection being made (and authenticated), so concurrent requests wait for one. */
+  private connecting: Promise<net.Socket> | null = null;
   private buffered: Buffer = Buffer.alloc(0);
   /** Chunks received after `buffered` while a frame is incomplete (joined once it is whole, not per chunk). */
   private pending: Buffer[] = [];
@@ -52,10 +75,41 @@ export class KafkaWire {
   constructor(
     readonly address: string,
     private readonly timeoutMs = 10_000,
+    private readonly sasl: SaslPlain | null = null,
   ) {}
 
   private connect(): Promise<net.Socket> {
     if (this.socket && !this.socket.destroyed) return Promise.resolve(this.socket);
+    if (this.connecting) return this.connecting;
+    this.connecting = this.open()
+      .then(async (s) => {
+        if (this.sasl) await this.authenticate(s, this.sasl);
+        return s;
+      })
+      .finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  /** SaslHandshake (PLAIN) then SaslAuthenticate, as Kafka clients do before any other request. */
+  private async authenticate(s: net.Socket, sasl: SaslPlain): Promise<void> {
+    const fail = (name: string, message: string): never => {
+      s.destroy();
+      this.socket = null;
+      throw new KafkaWireError(name, message);
+    };
+    const hs = await this.send(s, 'SaslHandshake', { Mechanism: 'PLAIN' });
+    if ((hs.ErrorCode as number) !== 0) {
+      const name = kafkaErrorName(hs.ErrorCode as number);
+      fail(name, `kafka wire: ${this.address}: SASL PLAIN refused: ${name} (mechanisms enabled there: ${(hs.Mechanisms as string[]).join(', ') || 'none'})`);
+    }
+    const auth = await this.send(s, 'SaslAuthenticate', { AuthBytes: Buffer.from(`\0${sasl.user}\0${sasl.password}`, 'utf8') });
+    if ((auth.ErrorCode as number) !== 0) {
+      const name = kafkaErrorName(auth.ErrorCode as number);
+      fail(name, `kafka wire: ${this.address}: SASL PLAIN as '${sasl.user}': ${name}${auth.ErrorMessage ? `: ${String(auth.ErrorMessage)}` : ''}`);
+    }
+  }
+
+  private open(): Promise<net.Socket> {
     const { host, port } = parseAddress(this.address);
     return new Promise((resolve, reject) => {
       const s = net.connect({ host, port, noDelay: true });
@@ -118,10 +172,13 @@ export class KafkaWire {
     }
   }
 
-  async request(name: keyof typeof VERSIONS, body: Struct): Promise<Struct> {
+  async request(name: WireApi, body: Struct): Promise<Struct> {
+    return this.send(await this.connect(), name, body);
+  }
+
+  private send(socket: net.Socket, name: WireApi, body: Struct): Promise<Struct> {
     const s = spec(name);
     const version = VERSIONS[name];
-    const socket = await this.connect();
     const correlation = this.nextCorrelation++;
     return new Promise<Struct>((resolve, reject) => {
       const timer = setTimeout(() => {

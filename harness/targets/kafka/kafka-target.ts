@@ -289,6 +289,8 @@ export interface KafkaClusterStartOptions extends ClusterStartOptions {
   log?: (line: string) => void;
   /** Put each node's data on the lab's fault disk (power cuts, disk models); absent: plain directories. */
   faultDisk?: HostFaultDiskConfig;
+  /** More server.properties per node, over the cell's (tests: an authorizer, a SASL listener). */
+  extraBrokerConfigs?: (node: { id: number; port: number; controllerPort: number }) => Record<string, string>;
 }
 
 export async function startKafkaCluster(install: KafkaInstall, opts: KafkaClusterStartOptions): Promise<KafkaCluster> {
@@ -331,7 +333,7 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
   const onImages = opts.disks?.images !== undefined;
   const formatted = specs.map((s) => (onImages ? formattedClusterId(s.dataDir) : null));
   const clusterId = formatted.find((c) => c !== null) ?? randomClusterId();
-  const files = specs.map((s) => writeNodeFiles(s, specs, brokerConfigs));
+  const files = specs.map((s) => writeNodeFiles(s, specs, { ...brokerConfigs, ...opts.extraBrokerConfigs?.(s) }));
   const tFormat = Date.now();
   // Never on images: a state without meta.properties is a disk Kafka refuses to start on, as the offline check says.
   await Promise.all(specs.map(async (s, i) => (onImages ? undefined : formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId))));
