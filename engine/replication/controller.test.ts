@@ -222,4 +222,26 @@ describe('Controller', () => {
     };
     expect(run()).toBe(run());
   });
+  it('moves a leadership as planned: a new replica order, then the preferred replica elected at epoch+1', () => {
+    const { c, clock, beatAll } = setup();
+    c.createTopic('t', 1, 3, [1, 2, 3]);
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 1, leaderEpoch: 0, replicas: [1, 2, 3] });
+    // The leader stays until the election; the reorder only bumps the partition epoch.
+    expect(c.reorderReplicas('t', 0, [2, 1, 3])).toMatchObject({ leader: 1, leaderEpoch: 0, partitionEpoch: 1, replicas: [2, 1, 3], isr: [2, 1, 3] });
+    expect(c.electPreferred('t', 0)).toMatchObject({ leader: 2, leaderEpoch: 1, partitionEpoch: 2 });
+    expect(c.state().events.at(-1)).toMatchObject({ kind: 'election', leader: 2, reason: 'preferred election: 2 replaces 1 (planned move)' });
+    expect(code(() => c.electPreferred('t', 0))).toBe('ELECTION_NOT_NEEDED');
+    // Another replica set, a duplicate or an unknown partition: refused, nothing changes.
+    expect(code(() => c.reorderReplicas('t', 0, [2, 1, 4]))).toBe('INVALID_REPLICA_ASSIGNMENT');
+    expect(code(() => c.reorderReplicas('t', 0, [2, 2, 3]))).toBe('INVALID_REPLICA_ASSIGNMENT');
+    expect(code(() => c.reorderReplicas('t', 7, [1, 2, 3]))).toBe('UNKNOWN_TOPIC_OR_PARTITION');
+    // A preferred replica that is fenced (and so out of the ISR) cannot be elected.
+    c.reorderReplicas('t', 0, [3, 2, 1]);
+    clock.advance(1000);
+    beatAll([3]);
+    clock.advance(1000);
+    c.tick();
+    expect(code(() => c.electPreferred('t', 0))).toBe('PREFERRED_LEADER_NOT_AVAILABLE');
+    expect(c.assignment('t', 0)).toMatchObject({ leader: 2, leaderEpoch: 1 });
+  });
 });

@@ -28,7 +28,7 @@ export function assertCanInject(faults: Fault[], cluster: RunningCluster, target
   }
 }
 
-export async function injectFault(kind: FaultKind, cluster: FaultableCluster, brokerIds: number[]): Promise<CutInfo> {
+export async function injectFault(kind: FaultKind, cluster: FaultableCluster, brokerIds: number[], topic: string): Promise<CutInfo> {
   if (brokerIds.length === 0) throw new Error(`fault ${kind}: no broker to hit`);
-  return FAULTS[kind].deliver(cluster, brokerIds);
+  return FAULTS[kind].deliver(cluster, brokerIds, { topic });
 }

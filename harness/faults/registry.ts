@@ -25,13 +25,15 @@ export interface FaultKindSpec {
   fields: z.ZodRawShape;
   /** The action a target must offer to deliver this kind. */
   needs: FaultAction;
-  /** Sends the fault to the brokers; CutInfo.atMs is the moment it went out. */
-  deliver(cluster: FaultableCluster, brokerIds: number[]): Promise<CutInfo>;
+  /** Sends the fault to the brokers; CutInfo.atMs is the moment it went out. `topic`: the scenario's. */
+  deliver(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string }): Promise<CutInfo>;
+  /** No broker goes down (a planned move): recovery restarts nothing, it waits for leaders, catch-up and the ISR. */
+  keepsBrokersUp?: true;
   /**
    * What this kind asks of the scenario beyond a deliverable target (scenario check names each):
    * its fields as parsed, the cluster, the when clause.
    */
-  checkScenario?(fault: Record<string, unknown>, cluster: { brokers: number; partitions: number } | undefined): FaultScenarioIssue[];
+  checkScenario?(fault: Record<string, unknown>, cluster: { brokers: number; partitions: number; replicationFactor?: number } | undefined): FaultScenarioIssue[];
   /** A kind whose cell is its own trial (one recorded run, then N states), not the runner's load-fault-recover loop. */
   runCell?(o: FaultCellOptions): Promise<CellResult>;
   /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
@@ -96,6 +98,26 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     runCell: async (o) => (await import('../disk/crash-states/cell.ts')).runCrashStatesCell(o),
     diskModel: (faultDisk, vmDiskModel) =>
       faultDisk === 'host' ? 'host-nbd-write-log-crash-states' : vmDiskModel === 'volatile-cache' ? 'nbd-write-log-crash-states' : 'recorded-write-log-crash-states',
+  },
+  'move-leader': {
+    summary:
+      "planned leader move: every partition the target leads moves to an in-sync follower through the Kafka admin API (AlterPartitionReassignments, then ElectLeaders PREFERRED), as an operator's rebalance does; no broker stops, the load runs through the hand-over",
+    fields: {},
+    needs: 'elect-preferred-leader',
+    keepsBrokersUp: true,
+    deliver: async (cluster, ids, { topic }) => {
+      const r = await (await import('./move-leader.ts')).moveLeaders(cluster, ids, topic);
+      return { brokerIds: r.brokerIds, atMs: r.atMs, leaderMoves: r.moves };
+    },
+    checkScenario(fault, cluster) {
+      const out: FaultScenarioIssue[] = [];
+      if (cluster && cluster.brokers < 2) out.push({ path: ['cluster', 'brokers'], topLevel: true, expected: 'at least 2 brokers with a move-leader fault (the leadership moves to a follower)', found: String(cluster.brokers) });
+      if (cluster?.replicationFactor !== undefined && cluster.replicationFactor < 2) {
+        out.push({ path: ['cluster', 'replicationFactor'], topLevel: true, expected: 'replicationFactor >= 2 with a move-leader fault (a follower to move to)', found: String(cluster.replicationFactor) });
+      }
+      if (fault.target === 'all') out.push({ path: ['target'], expected: 'leader or { broker: N } with a move-leader fault (all brokers cannot hand leadership to each other)', found: 'all' });
+      return out;
+    },
   },
 };
 

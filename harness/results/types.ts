@@ -112,6 +112,8 @@ export interface BrokerSummary {
 export interface FaultOutcome {
   kind: FaultKind;
   targets: number[];
+  /** move-leader: the planned moves made (no broker stopped). */
+  leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
   atMs: number; // since load start
   ackedBeforeCut: number;
   recovery: Array<{

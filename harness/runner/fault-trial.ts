@@ -11,6 +11,7 @@ import type { LedgerSummary, Trial } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan, type FaultMoment } from '../faults/schedule.ts';
 import { resolveVictims } from '../faults/victims.ts';
 import { injectFault } from '../faults/inject.ts';
+import { FAULTS } from '../faults/registry.ts';
 import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
 import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
 import type { ClusterClient } from '../drivers/types.ts';
@@ -52,7 +53,7 @@ export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan;
   const targets = resolveVictims(opts.fault.target, opts.cluster, opts.topic);
   try {
     await opts.beforeInject?.();
-    const cut = await injectFault(opts.fault.kind, opts.cluster, targets);
+    const cut = await injectFault(opts.fault.kind, opts.cluster, targets, opts.topic);
     return { plan, moment, fired: { plan, targets, cut } };
   } finally {
     opts.stopLoad();
@@ -100,7 +101,9 @@ export interface RecoverAndCheckOptions {
 }
 
 export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ recovery: RecoveryOutcome; check: FaultCheck }> {
-  const recovery = await recoverAfterFault(opts.cluster, opts.client, opts.fired.targets, {
+  // A planned move stopped no broker: nothing to restart.
+  const down = FAULTS[opts.fired.plan.fault.kind].keepsBrokersUp ? [] : opts.fired.targets;
+  const recovery = await recoverAfterFault(opts.cluster, opts.client, down, {
     topic: opts.topic,
     partitions: opts.ledger.partitions(),
     replicationFactor: opts.replicationFactor,
@@ -192,6 +195,7 @@ export function faultTrial(args: {
     fault: {
       kind: fired.plan.fault.kind,
       targets: fired.targets,
+      ...(fired.cut.leaderMoves ? { leaderMoves: fired.cut.leaderMoves } : {}),
       atMs: fired.cut.atMs - args.loadStartMs,
       ackedBeforeCut: acks.ackedBeforeCut,
       recovery: recovery.recoveries.map(summarizeRecovery),

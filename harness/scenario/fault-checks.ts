@@ -16,7 +16,7 @@ export interface FaultChecksInput {
   rawFaults: unknown;
   /** The run's targets, or null when the target is misspelt (reported elsewhere). */
   kinds: TargetKind[] | null;
-  cluster: { brokers: number; partitions: number } | undefined;
+  cluster: { brokers: number; partitions: number; replicationFactor?: number } | undefined;
   /** Whether the file has an external: block with kill commands (target: external). */
   external: { kill?: unknown } | undefined;
   /** The load's length in seconds (warm-up + duration), when the workload parsed. */

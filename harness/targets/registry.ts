@@ -32,8 +32,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     summary: 'brokers as local processes on loopback',
     capabilities: {
       // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
-      // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
+      // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
+      // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
@@ -75,8 +76,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',
     capabilities: {
       // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
-      // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
+      // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
+      // elect-preferred-leader: Kafka's Admin API (move-leader).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,
@@ -99,7 +101,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   external: {
     summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's kill/restart commands",
     capabilities: {
-      faultActions: ['kill-broker-process'],
+      faultActions: ['kill-broker-process', 'elect-preferred-leader'],
       // Its hosts are not this one: vm.* settings are refused (refuseSetting), never written here.
       sysctls: 'guest',
       recoveryTimeoutMs: 120_000,
@@ -120,7 +122,8 @@ export const DEFAULT_TARGET: TargetKind = 'process';
 
 /** A host-route target puts its brokers on the fault disk when a fault cuts power or the scenario names a disk. */
 export function wantsFaultDisk(scenario: TargetLoadOptions['scenario']): boolean {
-  const cuts = (scenario.faults ?? []).some((f) => FAULTS[f.kind].needs !== 'kill-broker-process');
+  // A kill or a planned leader move needs no fault disk: plain data dirs (a power cut and a write log do).
+  const cuts = (scenario.faults ?? []).some((f) => FAULTS[f.kind].needs === 'cut-power' || FAULTS[f.kind].needs === 'record-write-log');
   return cuts || scenario.vm?.disk !== undefined || diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {});
 }
 

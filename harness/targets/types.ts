@@ -112,6 +112,8 @@ export interface CutInfo {
   liveAtCut?: Record<number, boolean>;
   /** Per broker on an NBD disk (VM target): what its volatile cache held at the cut and what the onCut policy kept. */
   diskAtCut?: Record<number, unknown>;
+  /** move-leader: each partition's planned move (from, to, the leader epoch before). */
+  leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
 }
 
 /**

@@ -190,6 +190,38 @@ describe('Kafka listener on one broker', () => {
     expect((await kcatConsume(bootstrap, 'gz', 0)).map((m) => m.payload)).toEqual(['a', 'b', 'c']);
   });
 
+  it('answers the admin APIs a Kafka admin tool sends: DescribeConfigs, DescribeCluster, a planned move, each refusal by Kafka\'s name', async () => {
+    const dc = await call(bootstrap, 'DescribeConfigs', 4, {
+      Resources: [
+        { ResourceType: 2, ResourceName: 'k', ConfigurationKeys: ['min.insync.replicas', 'flush.messages', 'durolab.io'] },
+        { ResourceType: 4, ResourceName: '1', ConfigurationKeys: ['log.flush.interval.messages'] },
+        { ResourceType: 4, ResourceName: '9', ConfigurationKeys: null },
+        { ResourceType: 2, ResourceName: 'nope', ConfigurationKeys: null },
+        { ResourceType: 3, ResourceName: 'g', ConfigurationKeys: null },
+      ],
+      IncludeSynonyms: false,
+      IncludeDocumentation: false,
+    });
+    const results = dc.Results as Struct[];
+    expect(results.map((r) => r.ErrorCode)).toEqual([0, 0, 42, 3, 42]);
+    expect(Object.fromEntries((results[0].Configs as Struct[]).map((c) => [c.Name, c.Value]))).toEqual({ 'min.insync.replicas': '1', 'flush.messages': '9223372036854775807', 'durolab.io': 'buffered' });
+    expect((results[1].Configs as Struct[]).map((c) => [c.Name, c.Value, c.ConfigSource])).toEqual([['log.flush.interval.messages', '9223372036854775807', 4]]);
+    expect(results[2].ErrorMessage).toContain('broker resource "9" sent to broker 1');
+    const cluster = await call(bootstrap, 'DescribeCluster', 1, { IncludeClusterAuthorizedOperations: false, EndpointType: 1 });
+    expect(cluster).toMatchObject({ ErrorCode: 0, ClusterId: 'durolab', ControllerId: 1 });
+    expect((cluster.Brokers as Struct[]).map((b) => `${b.BrokerId}@${b.Host}:${b.Port}`)).toEqual([`1@${bootstrap}`]);
+    // One replica: nothing to move to. A new replica set is refused (durolab moves no data); null cancels nothing.
+    const elect = await call(bootstrap, 'ElectLeaders', 2, { ElectionType: 0, TopicPartitions: [{ Topic: 'k', Partitions: [0] }], TimeoutMs: 1000 });
+    expect(((elect.ReplicaElectionResults as Struct[])[0].PartitionResult as Struct[])[0]).toMatchObject({ PartitionId: 0, ErrorCode: 84 });
+    const unclean = await call(bootstrap, 'ElectLeaders', 2, { ElectionType: 1, TopicPartitions: [{ Topic: 'k', Partitions: [0] }], TimeoutMs: 1000 });
+    expect(((unclean.ReplicaElectionResults as Struct[])[0].PartitionResult as Struct[])[0]).toMatchObject({ ErrorCode: 42 });
+    const reassign = await call(bootstrap, 'AlterPartitionReassignments', 0, {
+      TimeoutMs: 1000,
+      Topics: [{ Name: 'k', Partitions: [{ PartitionIndex: 0, Replicas: [1, 2] }, { PartitionIndex: 0, Replicas: null }] }],
+    });
+    expect(((reassign.Responses as Struct[])[0].Partitions as Struct[]).map((p) => p.ErrorCode)).toEqual([39, 85]);
+  });
+
   it('leaves segments that pass durolab engine dump after a clean shutdown', async () => {
     broker.kill('SIGTERM');
     await broker.exited;
