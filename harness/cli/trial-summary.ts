@@ -4,6 +4,7 @@ import { distribution, type Distribution } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import { TRIAL_STEPS, cycleBreakdowns } from '../results/trial-steps.ts';
+import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
 export interface CellTrialStats {
   cell: string;
@@ -56,6 +57,8 @@ export function trialSummary(run: RunResult): string {
     String(s.suspect),
   ]);
   const out = ['faults (per cell over its trials; acked lost = acknowledged records missing after recovery):', renderTable(headers, rows, (i) => i > 0 && i !== 3)];
+  const predicted = predictionSummary(run);
+  if (predicted) out.push(predicted);
   const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}`));
   if (notes.length) out.push('suspect trials:', ...notes);
   const integrity = run.cells.flatMap((c) => {
@@ -73,6 +76,30 @@ export function trialSummary(run: RunResult): string {
   const cycle = cycleSummary(run);
   if (cycle) out.push(cycle);
   if (integrity.length) out.push('checker flags (must be 0 for a durable setup; when every replica loses acknowledged records, the HW goes back with them):', ...integrity);
+  return out.join('\n');
+}
+
+/** Predicted vs measured loss per cell (trials with a prediction), and every trial that lost beyond it; '' without predictions. */
+export function predictionSummary(run: RunResult): string {
+  const cells = run.cells.map((c) => ({ c, trials: (c.trials ?? []).filter((t) => t.fault?.predicted) })).filter((x) => x.trials.length > 0);
+  if (cells.length === 0) return '';
+  const rows = cells.map(({ c, trials }) => [
+    c.id,
+    trials.map((t) => int(t.fault!.predicted!.atRisk)).join(', '),
+    trials.map((t) => int(t.ledger.ackedLost)).join(', '),
+    trials.map((t) => int(t.fault!.predicted!.beyond)).join(', '),
+    trials[0]!.fault!.predicted!.rule,
+  ]);
+  const out = [
+    'predicted vs measured (acknowledged records the settings allow the fault to lose, from the ledger before the check; lost beyond it = lost although a completed flush or a surviving replica covered it):',
+    renderTable(['cell', 'at risk per trial', 'lost per trial', 'lost beyond', 'rule'], rows, (i) => i > 0 && i < 4),
+  ];
+  for (const { c, trials } of cells) {
+    for (const t of trials) {
+      const text = beyondPredictionText(t.fault!.predicted!);
+      if (text) out.push(`  !! ${c.id} trial ${t.index}: ${text}`);
+    }
+  }
   return out.join('\n');
 }
 

@@ -5,7 +5,7 @@
 import type { CellResult, RunResult } from '../results/types.ts';
 import { distribution, type Distribution } from '../../engine/common/stats.ts';
 
-export const FIGURES = ['recordsPerSec', 'mbPerSec', 'p50Us', 'p99Us', 'p999Us', 'maxUs', 'acked', 'ackedLost', 'lossWindowSec', 'segments', 'flushes', 'maxDirtyPages'] as const;
+export const FIGURES = ['recordsPerSec', 'mbPerSec', 'p50Us', 'p99Us', 'p999Us', 'maxUs', 'acked', 'ackedLost', 'lostBeyondPrediction', 'lossWindowSec', 'segments', 'flushes', 'maxDirtyPages'] as const;
 export type FigureName = (typeof FIGURES)[number];
 
 export const FIGURE_LABEL: Record<FigureName, string> = {
@@ -17,6 +17,7 @@ export const FIGURE_LABEL: Record<FigureName, string> = {
   maxUs: 'max µs',
   acked: 'acked',
   ackedLost: 'acked lost',
+  lostBeyondPrediction: 'lost beyond the predicted window',
   lossWindowSec: 'loss window s',
   segments: 'segments',
   flushes: 'flushes',
@@ -76,6 +77,11 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
       if (!faulted) return single(cell.ledger[name]);
       const trials = judgedTrials(cell);
       return trials.length ? band(trials.map((t) => t.ledger[name]), 'trials') : null;
+    }
+    case 'lostBeyondPrediction': {
+      // Only trials that carry a prediction (run.json files before it have none: not measured).
+      const trials = judgedTrials(cell).filter((t) => t.fault?.predicted);
+      return trials.length ? band(trials.map((t) => t.fault!.predicted!.beyond), 'trials') : null;
     }
     case 'lossWindowSec': {
       const trials = judgedTrials(cell);

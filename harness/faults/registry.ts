@@ -29,6 +29,8 @@ export interface FaultKindSpec {
   deliver(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string }): Promise<CutInfo>;
   /** No broker goes down (a planned move): recovery restarts nothing, it waits for leaders, catch-up and the ISR. */
   keepsBrokersUp?: true;
+  /** The victims' page caches are lost (a power cut): what no completed flush covered is at risk (harness/checker/loss-prediction.ts). */
+  losesPageCache: boolean;
   /**
    * What this kind asks of the scenario beyond a deliverable target (scenario check names each):
    * its fields as parsed, the cluster, the when clause.
@@ -60,12 +62,14 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     summary: "power cut: SIGKILL of the broker's VM, or on the host route its fault disk loses power and the broker is SIGKILLed; its page cache is lost",
     fields: {},
     needs: 'cut-power',
+    losesPageCache: true,
     deliver: (cluster, ids) => powerCutOf(cluster)(ids),
   },
   'process-kill': {
     summary: 'process kill: SIGKILL of the broker process, the page cache survives',
     fields: {},
     needs: 'kill-broker-process',
+    losesPageCache: false,
     deliver: (cluster, ids) => cluster.processKill(ids),
   },
   'crash-states': {
@@ -83,6 +87,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       boot: z.int().min(0).max(50),
     },
     needs: 'record-write-log',
+    losesPageCache: true,
     // The cut itself; the states are built afterwards by the kind's cell (harness/disk/crash-states/cell.ts).
     deliver: (cluster, ids) => powerCutOf(cluster)(ids),
     checkScenario(fault, cluster) {
@@ -105,6 +110,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     fields: {},
     needs: 'elect-preferred-leader',
     keepsBrokersUp: true,
+    losesPageCache: false,
     deliver: async (cluster, ids, { topic }) => {
       const r = await (await import('./move-leader.ts')).moveLeaders(cluster, ids, topic);
       return { brokerIds: r.brokerIds, atMs: r.atMs, leaderMoves: r.moves };

@@ -13,6 +13,7 @@ import { environmentTable, expectationsTable, lossTable, summaryTable } from './
 import { cycleSection } from './cycle-section.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { recoveryTable } from './recovery-section.ts';
+import { predictionTable } from './prediction-section.ts';
 import { answerBlock } from './answer.ts';
 import { accountingTable } from './accounting-table.ts';
 import { crashStatesCharts, crashStatesSection } from './crash-states-section.ts';
@@ -85,6 +86,7 @@ function lossFigures(run: RunResult, chart: Chart | null): string {
     accel +
     `<div class="table-wrap">${lossDistributionTable(run)}</div>` +
     recoveryTable(run) +
+    predictionTable(run) +
     (chart ? chartBlock(chart) : '<p class="muted" id="loss-window-none">No trial lost an acknowledged record, so there is no loss window to draw.</p>')
   );
 }

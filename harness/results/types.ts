@@ -31,6 +31,8 @@ export interface LedgerSummary {
   replicasDiverged?: number;
   /** Offsets by which a leader's HW after recovery is below the highest HW a produce answer reported before the fault, summed over partitions (0 = never went back). */
   hwWentBack?: number;
+  /** Fault trials: acknowledged records lost that the settings' loss window says were safe (must be 0 on an honest disk; FaultOutcome.predicted has the rule). */
+  lostBeyondPrediction?: number;
 }
 
 /**
@@ -109,9 +111,23 @@ export interface BrokerSummary {
   deviceFlushesScope?: string;
 }
 
+/** What a trial's settings allow its fault to lose, computed from the ledger before the check (harness/checker/loss-prediction.ts). */
+export interface LossPrediction {
+  /** The rule that applied, in one sentence. */
+  rule: string;
+  /** Acknowledged records the settings allow the fault to lose. */
+  atRisk: number;
+  /** Lost records the settings say were safe (0 on an honest disk and engine). */
+  beyond: number;
+  /** The first few of them: partition, acknowledged offset, ms before the fault it was acknowledged. */
+  beyondSample: Array<{ partition: number; offset: number; ackedBeforeFaultMs: number }>;
+}
+
 export interface FaultOutcome {
   kind: FaultKind;
   targets: number[];
+  /** The loss window the settings predict, beside the measured loss (absent in older run.json files). */
+  predicted?: LossPrediction;
   /** move-leader: the planned moves made (no broker stopped). */
   leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
   atMs: number; // since load start

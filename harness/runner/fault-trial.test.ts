@@ -15,6 +15,7 @@ function ledger(acks: Array<number | null>): AckLedger {
 const fired = (cut: Partial<FiredFault['cut']> = {}): FiredFault => ({
   plan: { fault: { kind: 'power-cut', target: 'all', when: { at: 2 } }, whenText: 'at 2 s', atMs: 2000, afterAcked: null },
   targets: [1],
+  leaders: new Map([[0, 1]]),
   cut: { brokerIds: [1], atMs: 5000, ...cut },
 });
 

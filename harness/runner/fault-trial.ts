@@ -23,6 +23,8 @@ export interface FiredFault {
   plan: FaultPlan;
   targets: number[];
   cut: CutInfo;
+  /** Each partition's leader just before the fault (null: none), for the loss prediction. */
+  leaders: Map<number, number | null>;
 }
 
 export interface DriveOptions {
@@ -53,8 +55,9 @@ export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan;
   const targets = resolveVictims(opts.fault.target, opts.cluster, opts.topic);
   try {
     await opts.beforeInject?.();
+    const leaders = new Map(opts.ledger.partitions().map((p) => [p, opts.cluster.leaderId(opts.topic, p)]));
     const cut = await injectFault(opts.fault.kind, opts.cluster, targets, opts.topic);
-    return { plan, moment, fired: { plan, targets, cut } };
+    return { plan, moment, fired: { plan, targets, cut, leaders } };
   } finally {
     opts.stopLoad();
   }

@@ -29,6 +29,8 @@ import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, wit
 import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
+import { predictTrialLoss } from './loss-window.ts';
+import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
 export async function runCell(
   opts: RunOptions,
@@ -243,6 +245,11 @@ export async function runCell(
           : withDeviceFlushes({ ...(await brokerFigures(client, cluster, caps, log)), takenAt: 'after-recovery' }, series, loadStartMs, fired.cut.atMs, deviceScope);
         writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
         trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
+        // What the settings allowed the fault to lose, beside what it lost.
+        trial.fault!.predicted = predictTrialLoss({ fired, settings, scenario, caps, ledger, check: check.report });
+        trial.ledger.lostBeyondPrediction = trial.fault!.predicted.beyond;
+        const beyond = beyondPredictionText(trial.fault!.predicted);
+        log(`rep ${rep + 1}: predicted at risk ${trial.fault!.predicted.atRisk.toLocaleString('en-US')} (${trial.fault!.predicted.rule}); lost ${check.report.ackedLost.toLocaleString('en-US')}${beyond ? `; BEYOND PREDICTION: ${beyond}` : ''}`);
         trial.errorsAfterFault = load.errorsAfterFault;
         if (agreement) {
           trial.replicas = agreement;
@@ -324,7 +331,7 @@ function withSteadiness(reps: RepetitionFigures[]): Pick<CellResult, 'steadiness
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack') =>
+  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'lostBeyondPrediction') =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
@@ -339,6 +346,7 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('replicasDisagree'),
     ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
+    ...sum('lostBeyondPrediction'),
   };
 }
 

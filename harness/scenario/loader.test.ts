@@ -15,6 +15,7 @@ const SHIPPED = [
   'peer-lying-disk',
   'peer-fsync-eio',
   'peer-fsync-intervals',
+  'planned-leader-move',
   'producer-idempotence',
   'producer-inflight',
   'kafka-libraries',
@@ -138,6 +139,11 @@ describe('shipped scenarios', () => {
         } else expect(s.target).toBe('vm');
         expect(s.faults[0]).toMatchObject({ kind: 'crash-states', onCut: 'drop-unflushed' });
         expect((s.faults[0] as unknown as { states: number }).states).toBeGreaterThanOrEqual(200);
+      } else if (name === 'planned-leader-move') {
+        // A move on both engines; acks=all is held to no loss, acks=1 is what is measured.
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect(s.faults[0]).toMatchObject({ kind: 'move-leader', target: 'leader' });
+        expect(s.expectations.map((e) => e.expression)).toContain('ackedLost == 0 where acks == all in every trial');
       } else if (s.faults.length > 0) {
         expect(s.target).toBe('process');
         expect(s.faults.every((f) => f.kind === 'process-kill')).toBe(true);
@@ -437,7 +443,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill\|crash-states$/,
+    expected: /^power-cut\|process-kill\|crash-states\|move-leader$/,
     found: "'freeze'",
   },
   {
