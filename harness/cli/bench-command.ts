@@ -1,5 +1,6 @@
 // `durolab bench <scenario>`: the front door. Loads and validates the scenario (nothing starts
 // on a bad file), runs every cell, prints a summary table, writes run.json and the report.
+import { frontierText, frontiersOf } from '../report/frontier.ts';
 import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
 import { listScenarios, loadScenario, parseOverrideFlags } from '../scenario/index.ts';
@@ -179,6 +180,8 @@ async function runBenchCommand(cmd: CommandLine): Promise<number> {
     say('');
     const faults = trialSummary(outcome.run);
     if (faults) say(`${faults}\n`);
+    const frontier = frontierText(frontiersOf(outcome.run));
+    if (frontier) say(`${frontier}\n`);
     const infos = { ...(outcome.run.targetInfo ? { [outcome.run.target]: outcome.run.targetInfo } : {}), ...(outcome.run.targetInfos ?? {}) };
     for (const [kind, info] of Object.entries(infos)) say(`target ${kind}: ${Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     const crash = crashStatesSummary(outcome.run);

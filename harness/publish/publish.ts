@@ -6,6 +6,7 @@
 // site/claims.html                       the source articles' claims and their verdicts
 // site/compare/<scenario>-trend.html     a scenario's runs, oldest first
 // site/compare/<scenario>-latest.html    its latest run against the one before
+// site/frontier/<scenario>-<target>.html  a measure-axis scenario's durability/cost frontier per target
 // site/runs/<scenario>/<run id>/         index.html (the report) and run.json
 
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +21,8 @@ import { renderComparePage, renderTrendPage } from '../compare/compare-page.ts';
 import { evaluateClaims, loadClaims, type Claim } from '../claims/claims.ts';
 import { renderClaimsPage } from '../claims/claims-page.ts';
 import { redactRun } from './redact.ts';
+import { frontierPages } from './frontier-page.ts';
+import { frontiersOf } from '../report/frontier.ts';
 import { renderSiteIndex, type SiteRun, type SiteScenario } from './site-index.ts';
 
 /** Marks a folder as a site this command wrote, so a rebuild may empty it and nothing else. */
@@ -116,6 +119,17 @@ export async function publishSite(opts: PublishOptions): Promise<PublishResult> 
   for (const [name, rs] of byScenario) {
     write(`compare/${name}-trend.html`, renderTrendPage(name, rs, fromCompare));
     if (rs.length > 1) write(`compare/${name}-latest.html`, renderComparePage(compareRuns([rs[1], rs[0]]), fromCompare));
+  }
+
+  // A frontier page per target, from each scenario's newest run that has one.
+  for (const [name, rs] of byScenario) {
+    const newest = [...rs].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).find((r) => frontiersOf(r).length > 0);
+    if (!newest) continue;
+    const entry = scenarios.find((s) => s.name === name);
+    for (const { file, target, html } of frontierPages(newest, { home: '../index.html', runHref: `../${runPagePath(newest)}` })) {
+      write(file, html);
+      if (entry) entry.frontiers = [...(entry.frontiers ?? []), { href: file, target }];
+    }
   }
 
   const outcomes = evaluateClaims(opts.claims ?? loadClaims(), published);

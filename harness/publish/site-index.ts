@@ -14,6 +14,8 @@ export interface SiteRun {
 }
 
 export interface SiteScenario {
+  /** Frontier pages (a measure-axis scenario), one per target. */
+  frontiers?: Array<{ href: string; target: string }>;
   name: string;
   runs: number;
   /** Relative to the site root. */
@@ -79,6 +81,7 @@ export function renderSiteIndex(runs: SiteRun[], scenarios: SiteScenario[], gene
       (s) =>
         `<li><b>${escapeHtml(s.name)}</b> (${s.runs} run${s.runs === 1 ? '' : 's'}): <a href="${escapeHtml(s.trend)}">trend</a>` +
         (s.latestCompare ? ` · <a href="${escapeHtml(s.latestCompare)}">latest vs previous</a>` : '') +
+        (s.frontiers ?? []).map((f) => ` · <a href="${escapeHtml(f.href)}">frontier on ${escapeHtml(f.target)}</a>`).join('') +
         '</li>',
     )
     .join('');

@@ -14,6 +14,7 @@ import { cycleSection } from './cycle-section.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { recoveryTable } from './recovery-section.ts';
 import { predictionTable } from './prediction-section.ts';
+import { frontierCharts, frontierSection } from './frontier-section.ts';
 import { answerBlock } from './answer.ts';
 import { accountingTable } from './accounting-table.ts';
 import { crashStatesCharts, crashStatesSection } from './crash-states-section.ts';
@@ -95,7 +96,8 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
   const lossChart = lossWindowChart(run);
   // Drawn in the loss section, but embedded like every other chart.
   const crashCharts = crashStatesCharts(run);
-  const charts = [...runCharts(run), ...(lossChart ? [lossChart] : []), ...crashCharts];
+  const frontier = frontierCharts(run);
+  const charts = [...runCharts(run), ...(lossChart ? [lossChart] : []), ...crashCharts, ...frontier];
   for (const chart of charts) {
     const { warnings } = compileChart(chart);
     for (const w of warnings) opts.onWarning?.(chart.id, w);
@@ -110,7 +112,7 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
     ? `<div class="banner env">${escapeHtml(run.environment.note)}</div>`
     : '';
   const raw = run.scenario.raw === undefined ? '' : toYaml(run.scenario.raw);
-  const mainCharts = charts.filter((c) => c !== lossChart && !crashCharts.includes(c));
+  const mainCharts = charts.filter((c) => c !== lossChart && !crashCharts.includes(c) && !frontier.includes(c));
   const chartSection = mainCharts.length
     ? mainCharts.map(chartBlock).join('\n')
     : '<p class="muted">No cell has figures to chart.</p>';
@@ -124,7 +126,7 @@ export function renderRunReport(run: RunResult, opts: RenderOptions = {}): strin
 <h1>${escapeHtml(run.scenario.name)} <span class="muted">${escapeHtml(run.runId)}</span></h1>
 <p class="sub">${escapeHtml(run.target)} target · ${run.cells.length} cells · started ${escapeHtml(run.startedAt)} · status <span class="status status-${escapeHtml(run.status)}">${escapeHtml(run.status)}</span></p>
 ${banners(run)}
-<nav class="toc"><a href="#question">question</a><a href="#findings">findings</a><a href="#summary">summary</a><a href="#charts">charts</a><a href="#loss">loss</a>${cycleSection(run) ? '<a href="#cycle">trial cycle</a>' : ''}<a href="#environment">environment</a></nav>
+<nav class="toc"><a href="#question">question</a><a href="#findings">findings</a><a href="#summary">summary</a><a href="#charts">charts</a><a href="#loss">loss</a>${frontier.length ? '<a href="#frontier">frontier</a>' : ''}${cycleSection(run) ? '<a href="#cycle">trial cycle</a>' : ''}<a href="#environment">environment</a></nav>
 </header>
 
 <section id="question">
@@ -169,6 +171,7 @@ A cell's row gives its whole ledger; with several trials, its loss window, recov
 ${lossFigures(run, lossChart)}
 </section>
 ${crashStatesSection(run, crashCharts.map(chartBlock))}
+${frontierSection(run, chartBlock)}
 ${cycleSection(run)}
 
 <section id="environment">

@@ -47,7 +47,9 @@ export async function runCell(
   const w = scenario.workload;
   const cellDir = store.cellDir(index, cell.id);
   // A fault kind whose cell is its own trial (crash states) runs it through the same target and driver.
-  const ownCell = scenario.faults[0] ? FAULTS[scenario.faults[0].kind].runCell : undefined;
+  // measure: throughput (a frontier's performance cell) runs without the scenario's fault.
+  const cellFault = settings.values.measure === 'throughput' ? undefined : scenario.faults[0];
+  const ownCell = cellFault ? FAULTS[cellFault.kind].runCell : undefined;
   if (ownCell) {
     const producer = cellProducer(w.producer, settings)?.producer;
     return ownCell({
@@ -104,8 +106,8 @@ export async function runCell(
       Object.assign(clock.detail, cluster.startSteps?.detail);
       clock.notResumed.push(...(cluster.startSteps?.notResumed ?? []));
       const running = cluster;
-      const fault = scenario.faults[0];
-      if (fault) assertCanInject(scenario.faults, cluster, opts.target);
+      const fault = cellFault;
+      if (fault) assertCanInject([fault], cluster, opts.target);
       const client = driver.connect(cluster, { dataOnHost: caps.dataOnHost });
       const leaders = new Map([...(await cluster.leaders(scenario.cluster.topic))].map(([p, b]) => [p, b.id]));
       const ledger = new AckLedger({
@@ -312,7 +314,7 @@ export async function runCell(
     latencyUs: summarizeLatency(merged),
     ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
     errors,
-    ...(scenario.faults.length ? { errorsAfterFault } : {}),
+    ...(cellFault ? { errorsAfterFault } : {}),
     ledger: ledgerSum,
     ...(replicas ? { replicas } : {}),
     broker,

@@ -16,6 +16,7 @@ const SHIPPED = [
   'peer-fsync-eio',
   'peer-fsync-intervals',
   'planned-leader-move',
+  'durability-frontier',
   'producer-idempotence',
   'producer-inflight',
   'kafka-libraries',
@@ -139,6 +140,12 @@ describe('shipped scenarios', () => {
         } else expect(s.target).toBe('vm');
         expect(s.faults[0]).toMatchObject({ kind: 'crash-states', onCut: 'drop-unflushed' });
         expect((s.faults[0] as unknown as { states: number }).states).toBeGreaterThanOrEqual(200);
+      } else if (name === 'durability-frontier') {
+        // Every setting twice, without and under a rack cut, on both engines.
+        expect([...new Set(s.matrix.map((c) => c.params.measure))].sort()).toEqual(['loss', 'throughput']);
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all' });
+        expect(s.expectations.map((e) => e.expression)).toContain('lostBeyondPrediction == 0 where measure == loss in every trial');
       } else if (name === 'planned-leader-move') {
         // A move on both engines; acks=all is held to no loss, acks=1 is what is measured.
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
@@ -284,6 +291,24 @@ faults:
 
 // Each malformed file yields exactly one issue at a known place.
 const MALFORMED: Array<{ name: string; text: string; line: number; column: number; path: string; expected: RegExp; found: string }> = [
+  {
+    name: 'a measure: loss axis without a fault',
+    text: `question: q\nmatrix:\n  measure: [throughput, loss]\n`,
+    line: 3,
+    column: 12,
+    path: 'matrix.measure',
+    expected: /^a faults: entry for the measure: loss cells to run under$/,
+    found: 'no faults',
+  },
+  {
+    name: 'a measure value that is not one',
+    text: `question: q\nmatrix:\n  measure: [speed]\n`,
+    line: 3,
+    column: 13,
+    path: 'matrix.measure[0]',
+    expected: /^throughput \| loss/,
+    found: "'speed'",
+  },
   {
     name: 'bad type',
     text: `question: q\ncluster:\n  brokers: three\n`,

@@ -43,6 +43,17 @@ export interface SettingSpec {
  * passes only the registry's server settings).
  */
 export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
+  /**
+   * The harness's own axis: a cell that measures throughput runs without the scenario's fault, a
+   * cell that measures loss runs with it, the same settings otherwise. `measure: [throughput,
+   * loss]` makes a durability/cost frontier (harness/report/frontier-section.ts).
+   */
+  measure: {
+    expected: "throughput | loss (throughput: the cell runs without the scenario's fault; loss: with it)",
+    parse: (v) => (v === 'throughput' || v === 'loss' ? v : undefined),
+    display: (v) => String(v),
+    label: (v) => (v === 'throughput' ? 'throughput run' : 'loss run'),
+  },
   driver: {
     expected: 'http | kafka (the client driver of the cell)',
     parse: (v) => (v === 'http' || v === 'kafka' ? v : undefined),

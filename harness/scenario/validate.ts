@@ -226,6 +226,12 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     cells = [{ id: 'base', label: 'base settings', params: {} }];
   }
 
+  // measure: loss runs the scenario's fault; without one there is nothing to measure loss under.
+  const measures = new Set([s.settings?.measure, ...(cells ?? []).map((c) => c.params.measure)].filter((v) => v !== undefined));
+  if (measures.has('loss') && s.faults !== undefined && s.faults.length === 0) {
+    issues.push(src.issue(s.matrix && 'measure' in (s.matrix as object) ? ['matrix', 'measure'] : ['settings', 'measure'], 'a faults: entry for the measure: loss cells to run under', 'no faults'));
+  }
+
   // The driver: one the target can talk to (the target's first when the file names none).
   const rawWorkload = (typeof doc.workload === 'object' && doc.workload !== null ? doc.workload : {}) as Record<string, unknown>;
   let driver = s.workload?.driver;
