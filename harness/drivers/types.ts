@@ -133,6 +133,34 @@ export interface ConsumedPartition extends PartitionLog {
   highWatermark: number;
 }
 
+/** One answered Fetch of a tailing consumer (ClusterClient.tail). */
+export interface TailFetch {
+  /** Request sent to answer received, µs. */
+  latencyUs: number;
+  /** Wall clock when the answer arrived. */
+  atMs: number;
+  /** Record bytes in the answer (whole batches kept). */
+  bytes: number;
+  /** The answer's new batches (at or above the position), by ledger identity. */
+  batches: ServedBatch[];
+  corrupt: number;
+  highWatermark: number;
+  /** The position the fetch asked from. */
+  position: number;
+}
+
+export interface TailOptions {
+  topic: string;
+  partition: number;
+  /** Where to start: the log start, the high watermark, or that many records below it. */
+  start: { from: 'earliest' } | { from: 'latest' } | { from: 'lag'; records: number };
+  fetch: { maxBytes: number; minBytes: number; maxWaitMs: number };
+  signal: AbortSignal;
+  onFetch(f: TailFetch): void;
+  /** OFFSET_OUT_OF_RANGE: the position was reset to the log start (auto.offset.reset=earliest). */
+  onOffsetReset?(from: number, to: number): void;
+}
+
 export interface ConsumeOptions {
   topic: string;
   partition: number;
@@ -209,6 +237,8 @@ export interface ClusterClient {
   produce(opts: ProduceOptions): Promise<ProduceResult>;
   /** Everything of a partition from its log start to its high watermark, as a consumer sees it. */
   consume(opts: ConsumeOptions): Promise<ConsumedPartition>;
+  /** A consumer of the workload (workload.consumers): fetches from the partition's leader until the signal, each answer to onFetch; absent on a driver without one. */
+  tail?(opts: TailOptions): Promise<void>;
   /** A replica's HW, LEO and digest below `upTo` (default: its HW); null when the broker holds no replica of the partition. */
   replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
   /** A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the broker holds no replica of the partition. */

@@ -15,6 +15,7 @@ import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-s
 import { recoveryTable } from './recovery-section.ts';
 import { predictionTable } from './prediction-section.ts';
 import { frontierCharts, frontierSection } from './frontier-section.ts';
+import { consumersSection } from './consumers-section.ts';
 import { answerBlock } from './answer.ts';
 import { accountingTable } from './accounting-table.ts';
 import { crashStatesCharts, crashStatesSection } from './crash-states-section.ts';
@@ -154,6 +155,8 @@ ${findingItems}
 <p class="muted">Click a column header to sort. Latencies are per produce request, in microseconds.</p>
 <div class="table-wrap">${summaryTable(run)}</div>
 </section>
+
+${consumersSection(run)}
 
 <section id="charts">
 <h2>Charts</h2>

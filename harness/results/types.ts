@@ -8,6 +8,7 @@ import type { Environment } from '../../engine/common/environment.ts';
 import type { LatencyBrief, LatencySummary } from '../../engine/common/latency.ts';
 
 import type { TrialTiming } from './trial-steps.ts';
+import type { ConsumerGroupResult } from '../workload/consumers.ts';
 
 export type { Environment, LatencyBrief, LatencySummary, TrialTiming };
 
@@ -260,6 +261,10 @@ export interface CellResult {
   steadiness?: Steadiness;
   /** Crash-state exploration (fault kind crash-states): the loss distribution over the states built from the cell's write log(s). */
   crashStates?: CrashStatesResult;
+  /** workload.consumers: each consumer group's figures, per repetition (harness/workload/consumers.ts). */
+  consumers?: Array<{ repetition: number; groups: ConsumerGroupResult[] }>;
+  /** Jepsen's poll checks over every group and repetition (must be 0; neverAcked is allowed and counted). */
+  consumerChecks?: { nonMonotonic: number; skipped: number; neverAcked: number; corrupt: number };
 }
 
 /** One crash state built from a trial's write log and checked on the host (harness/disk/crash-states). */

@@ -30,6 +30,8 @@ import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
 import { predictTrialLoss } from './loss-window.ts';
+import { ConsumerGroups } from '../workload/consumers.ts';
+import { consumerLine, sumConsumerChecks } from './consumer-lines.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
 export async function runCell(
@@ -81,6 +83,7 @@ export async function runCell(
   let broker = summarizeBrokers([], []);
   let accelerator: CellResult['accelerator'];
   let interrupted = false;
+  const consumerRuns: NonNullable<CellResult['consumers']> = [];
 
   for (let rep = 0; rep < w.repetitions; rep++) {
     if (opts.signal.aborted) {
@@ -93,6 +96,7 @@ export async function runCell(
     let cluster: RunningCluster | null = null;
     let sampler: ProbeSampler | null = null;
     let loadPromise: Promise<ProduceResult> | null = null;
+    let consumerGroups: ConsumerGroups | null = null;
     const stopForFault = new AbortController();
     // Aborted at the fault's moment, just before delivery: later produce failures are its echo.
     const faultMark = new AbortController();
@@ -148,6 +152,8 @@ export async function runCell(
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
+      // The consumers read while the producers write; they stop with the load.
+      consumerGroups = w.consumers.length ? new ConsumerGroups(client, w.consumers, { topic: scenario.cluster.topic, partitions: [...leaders.keys()], ledger, loadStartMs, signal: opts.signal }) : null;
       if (caps.watchFigures) figuresWatch?.start();
       const driven = fault
         ? await driveFault({
@@ -179,6 +185,12 @@ export async function runCell(
       figuresWatch?.stop();
       const load = await loadPromise;
       loadPromise = null;
+      if (consumerGroups) {
+        const groups = await consumerGroups.finish();
+        consumerGroups = null;
+        consumerRuns.push({ repetition: rep, groups });
+        for (const g of groups) log(`rep ${rep + 1}: ${consumerLine(g)}`);
+      }
       const series = sampler ? await sampler.stop() : guestSeries(cluster, probedBroker, log);
       sampler = null;
       if (driven?.fired) {
@@ -288,6 +300,8 @@ export async function runCell(
       break;
     } finally {
       figuresWatch?.stop();
+      if (consumerGroups) await consumerGroups.finish().catch(() => undefined);
+      consumerGroups = null;
       if (loadPromise) {
         stopForFault.abort();
         await loadPromise.catch(() => undefined);
@@ -324,6 +338,7 @@ export async function runCell(
     timeseries,
     trials,
     ...(accelerator ? { accelerator } : {}),
+    ...(consumerRuns.length ? { consumers: consumerRuns, consumerChecks: sumConsumerChecks(consumerRuns) } : {}),
   };
 }
 

@@ -27,6 +27,7 @@ export const METRICS: readonly string[] = [
   ...LATENCY_FIELDS.map((f) => `correctedLatencyUs.${f}`),
   ...['flushes', 'segments', 'indexFiles', 'bytes', 'rolls'].map((f) => `broker.${f}`),
   ...['p50', 'p99', 'p999', 'max'].map((f) => `broker.flushTimeUs.${f}`),
+  ...['nonMonotonic', 'skipped', 'neverAcked', 'corrupt'].map((f) => `consumerChecks.${f}`),
 ];
 
 const OPS: readonly CompareOp[] = ['==', '!=', '<', '<=', '>', '>='];

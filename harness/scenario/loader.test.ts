@@ -17,6 +17,7 @@ const SHIPPED = [
   'peer-fsync-intervals',
   'planned-leader-move',
   'durability-frontier',
+  'lagging-consumer',
   'producer-idempotence',
   'producer-inflight',
   'kafka-libraries',
@@ -140,6 +141,11 @@ describe('shipped scenarios', () => {
         } else expect(s.target).toBe('vm');
         expect(s.faults[0]).toMatchObject({ kind: 'crash-states', onCut: 'drop-unflushed' });
         expect((s.faults[0] as unknown as { states: number }).states).toBeGreaterThanOrEqual(200);
+      } else if (name === 'lagging-consumer') {
+        // A tailing group and one that starts 7 s in from the log start, on both engines.
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect(s.workload.consumers.map((c) => [c.name, c.start, c.startAt])).toEqual([['tailing', { from: 'latest' }, 0], ['lagging', { from: 'earliest' }, 7]]);
+        expect(s.expectations.map((e) => e.expression)).toEqual(expect.arrayContaining(['consumerChecks.skipped == 0', 'consumerChecks.nonMonotonic == 0']));
       } else if (name === 'durability-frontier') {
         // Every setting twice, without and under a rack cut, on both engines.
         expect([...new Set(s.matrix.map((c) => c.params.measure))].sort()).toEqual(['loss', 'throughput']);

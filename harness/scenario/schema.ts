@@ -11,6 +11,7 @@ import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
 import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
+import { consumersSchema } from '../workload/consumer-spec.ts';
 import { externalSchema } from '../targets/external/external-spec.ts';
 import { targetAxisSchema } from './target-axis.ts';
 import { diskSchema } from '../disk/disk-spec.ts';
@@ -91,6 +92,8 @@ export const workloadSchema = z.strictObject({
   repetitions: intBetween(1, 1000).default(1),
   driver: driverNameSchema.default(DEFAULT_DRIVER),
   producer: kafkaProducerSchema.optional(),
+  /** Consumers read while the producers write (harness/workload/consumer-spec.ts; driver kafka). */
+  consumers: consumersSchema,
 });
 
 const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | all', (v) => {

@@ -5,6 +5,7 @@ import type { DriverName, FaultKind, TargetKind } from '../model/kinds.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ExternalSpec } from '../targets/external/external-spec.ts';
 import type { DiskSpec } from '../disk/disk-spec.ts';
+import type { ConsumerSpec } from '../workload/consumer-spec.ts';
 
 export type Target = TargetKind;
 
@@ -50,6 +51,8 @@ export interface WorkloadSpec {
   driver: DriverName;
   /** `workload.producer:` (driver kafka): the Kafka producer's settings. */
   producer?: KafkaProducerSettings;
+  /** `workload.consumers:` (driver kafka): groups of consumers reading while the load runs. */
+  consumers: ConsumerSpec[];
 }
 
 export type FaultVictims = { broker: number } | 'leader' | 'all';

@@ -9,6 +9,8 @@ import type { ScenarioIssue } from './errors.ts';
 import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
 import { checkExpectations } from './expectation-checks.ts';
 import { checkFaults } from './fault-checks.ts';
+import { consumerSpecs } from '../workload/consumer-spec.ts';
+import { checkConsumers } from './consumer-checks.ts';
 import { checkVmBlock } from './vm-block-checks.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
@@ -283,8 +285,10 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         repetitions: opts.repeat ?? s.workload.repetitions,
         driver: driver ?? s.workload.driver,
         ...(producer ? { producer: producer as NonNullable<Scenario['workload']['producer']> } : {}),
+        consumers: consumerSpecs(s.workload.consumers),
       }
     : undefined;
+  if (workload) issues.push(...checkConsumers(src, workload, targetKnown ? kinds : null));
 
   issues.push(
     ...checkFaults({

@@ -193,6 +193,15 @@ export class AckLedger {
   }
 
   /** Newline-delimited JSON, one batch a line: kept with the run for later re-checking. */
+  /** The batch holding one of this ledger's sequences: when it was sent, whether it is acknowledged now; undefined if never sent. */
+  sentOf(partition: number, sequence: number): { sentMs: number; acked: boolean } | undefined {
+    const cols = this.parts.get(partition);
+    if (!cols || sequence < 0) return undefined;
+    const i = Math.floor(sequence / this.recordsPerBatch);
+    if (i >= cols.count) return undefined;
+    return { sentMs: cols.sentMs[i]!, acked: cols.status[i] === STATUS_CODE.acked };
+  }
+
   *toNdjson(): Generator<string> {
     for (const p of this.partitions()) for (const b of this.batches(p)) yield JSON.stringify(b) + '\n';
   }

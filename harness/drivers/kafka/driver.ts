@@ -5,6 +5,7 @@
 // (replicas.ts); whatever asks a leader finds it through Metadata at the time (leader.ts).
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
 import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
+import { tailOverKafka } from './tail-consumer.ts';
 import { bootstrapOf, runKafkaLoad } from './producer.ts';
 import { servedByIdentity } from './identity.ts';
 import { metadataFromAny } from './wire.ts';
@@ -37,6 +38,7 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
       return p && p.leader >= 0 ? p.isr : null;
     },
     brokerMetrics: () => kafkaBrokerMetrics(ctx()),
+    tail: (o) => tailOverKafka({ bootstrap: bootstrapOf(cluster), addressOf: address }, o),
   };
 }
 

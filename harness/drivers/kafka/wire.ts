@@ -274,13 +274,19 @@ export class KafkaWire {
     return p.Offset as number;
   }
 
-  /** One Fetch of a partition from `offset`: the stored batches' bytes and the high watermark. */
-  async fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<{ records: Buffer; highWatermark: number; logStartOffset: number }> {
+  /** One Fetch of a partition from `offset`: the stored batches' bytes and the high watermark (a long poll with `wait`). */
+  async fetch(
+    topic: string,
+    partition: number,
+    offset: number,
+    maxBytes: number,
+    wait: { maxWaitMs: number; minBytes: number } = { maxWaitMs: 0, minBytes: 0 },
+  ): Promise<{ records: Buffer; highWatermark: number; logStartOffset: number }> {
     const body = await this.request('Fetch', {
       ClusterId: null,
       ReplicaId: -1,
-      MaxWaitMs: 0,
-      MinBytes: 0,
+      MaxWaitMs: wait.maxWaitMs,
+      MinBytes: wait.minBytes,
       MaxBytes: maxBytes,
       IsolationLevel: 0,
       SessionId: 0,

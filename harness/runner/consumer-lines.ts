@@ -1,0 +1,69 @@
+// A consumer group's figures as the terminal prints them, and the cell's poll checks summed.
+import type { CellResult, RunResult } from '../results/types.ts';
+import { median } from '../../engine/common/stats.ts';
+import { renderTable } from '../../engine/common/text-table.ts';
+import type { ConsumerGroupResult } from '../workload/consumers.ts';
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+
+export function consumerLine(g: ConsumerGroupResult): string {
+  const c = g.checks;
+  const bad = [c.nonMonotonic ? `${int(c.nonMonotonic)} non-monotonic` : '', c.skipped ? `${int(c.skipped)} acknowledged skipped` : '', c.corrupt ? `${int(c.corrupt)} corrupt` : ''].filter(Boolean);
+  return (
+    `consumers ${g.name} (start ${g.start}${g.startAtSec ? ` at ${g.startAtSec} s` : ''}): ${int(g.records)} records, ${int(g.recordsPerSec)} records/s, ${g.mbPerSec.toFixed(1)} MB/s over ${g.activeSec.toFixed(1)} s; ` +
+    `fetch p50/p99 ${int(g.fetchLatencyUs.p50)}/${int(g.fetchLatencyUs.p99)} µs, end-to-end p50/p99 ${int(g.endToEndUs.p50)}/${int(g.endToEndUs.p99)} µs; lag max ${int(g.lag.max)}, at the end ${int(g.lag.end)}` +
+    (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
+    (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
+    (bad.length ? `; POLL CHECKS: ${bad.join(', ')}` : '') +
+    (g.errors.length ? `; errors: ${g.errors.join('; ')}` : '')
+  );
+}
+
+export function sumConsumerChecks(runs: NonNullable<CellResult['consumers']>): NonNullable<CellResult['consumerChecks']> {
+  const out = { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 };
+  for (const r of runs) for (const g of r.groups) for (const k of Object.keys(out) as Array<keyof typeof out>) out[k] += g.checks[k];
+  return out;
+}
+
+/** Per cell and group, medians over the repetitions; '' without consumers. */
+export function consumerSummary(run: RunResult): string {
+  const rows: string[][] = [];
+  for (const c of run.cells) {
+    const names = [...new Set((c.consumers ?? []).flatMap((r) => r.groups.map((g) => g.name)))];
+    for (const name of names) {
+      const gs = (c.consumers ?? []).flatMap((r) => r.groups.filter((g) => g.name === name));
+      const m = (f: (g: ConsumerGroupResult) => number) => median(gs.map(f)) ?? 0;
+      const warmupSec = (run.settings.workload as { warmupSec?: number } | undefined)?.warmupSec ?? 0;
+      const around = producerP99Around(c, gs[0]!.startAtSec - warmupSec);
+      rows.push([
+        c.id,
+        name,
+        `${gs[0]!.start}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}`,
+        int(m((g) => g.recordsPerSec)),
+        m((g) => g.mbPerSec).toFixed(1),
+        int(m((g) => g.fetchLatencyUs.p99)),
+        int(m((g) => g.endToEndUs.p50)),
+        int(m((g) => g.endToEndUs.p99)),
+        int(m((g) => g.lag.max)),
+        int(m((g) => g.lag.end)),
+        around ? `${int(around.before)} -> ${int(around.during)}` : '-',
+      ]);
+    }
+  }
+  if (rows.length === 0) return '';
+  return ['consumers (medians over repetitions; end-to-end: the ledger\'s send time to the fetch answer, one clock):', renderTable(['cell', 'group', 'start', 'records/s', 'MB/s', 'fetch p99 µs', 'e2e p50 µs', 'e2e p99 µs', 'lag max', 'lag end', 'producer p99 µs before -> during'], rows, (i) => i > 2)].join('\n');
+}
+
+/**
+ * The producers' p99 in the seconds before a group started and while it read (medians of the
+ * per-second p99 of the first repetition's time series, whose seconds start after the warm-up:
+ * `startSec` is on that axis); null for a group that starts before the measured seconds.
+ */
+export function producerP99Around(c: CellResult, startSec: number): { before: number; during: number } | null {
+  if (startSec <= 0) return null;
+  const startAtSec = startSec;
+  const p99 = (pts: CellResult['timeseries']) => median(pts.map((p) => p.p99Us).filter((v): v is number => typeof v === 'number'));
+  const before = p99(c.timeseries.filter((p) => p.t + 1 <= startAtSec));
+  const during = p99(c.timeseries.filter((p) => p.t >= startAtSec));
+  return before === null || during === null ? null : { before, during };
+}

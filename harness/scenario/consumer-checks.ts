@@ -1,0 +1,32 @@
+// What `workload.consumers:` asks of the rest of the scenario: the kafka driver (the consumers
+// speak the Kafka protocol), a fetch.max.bytes the target's broker answers, distinct names, and
+// a start within the load.
+import type { TargetKind } from '../model/kinds.ts';
+import { BROKER_FETCH_LIMIT } from '../workload/consumer-spec.ts';
+import type { ScenarioIssue } from './errors.ts';
+import type { WorkloadSpec } from './types.ts';
+
+interface IssueSource {
+  issue(path: PropertyKey[], expected: string, found: string): ScenarioIssue;
+}
+
+export function checkConsumers(src: IssueSource, w: WorkloadSpec, kinds: TargetKind[] | null): ScenarioIssue[] {
+  const out: ScenarioIssue[] = [];
+  if (w.consumers.length === 0) return out;
+  if (w.driver !== 'kafka') out.push(src.issue(['workload', 'consumers'], 'workload.driver: kafka with consumers (they read over the Kafka protocol; the http driver has none)', `driver ${w.driver}`));
+  const seen = new Set<string>();
+  w.consumers.forEach((c, i) => {
+    if (seen.has(c.name)) out.push(src.issue(['workload', 'consumers', i, 'name'], 'a name no other consumer group has', `'${c.name}' a second time`));
+    seen.add(c.name);
+    for (const k of kinds ?? []) {
+      const limit = BROKER_FETCH_LIMIT[k];
+      if (limit !== undefined && c['fetch.max.bytes'] > limit) {
+        out.push(src.issue(['workload', 'consumers', i, 'fetch.max.bytes'], `at most ${limit} bytes (the most a target: ${k} broker answers in one fetch)`, String(c['fetch.max.bytes'])));
+      }
+    }
+    if (c.startAt >= w.warmupSec + w.durationSec) {
+      out.push(src.issue(['workload', 'consumers', i, 'startAt'], `a time within the load (warm-up + duration = ${w.warmupSec + w.durationSec} s)`, `${c.startAt} s`));
+    }
+  });
+  return out;
+}

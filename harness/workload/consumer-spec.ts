@@ -1,0 +1,64 @@
+// `workload.consumers:` — the consumer groups of a workload. A group reads every partition of
+// the topic once, one consumer (one fetch loop, its own connection) per partition, with assigned
+// partitions (no group coordinator is involved), with a Kafka consumer's fetch settings, from
+// where it starts (the log end: a tailing consumer; the log start; or N records behind the log
+// end: a lagging one), `startAt` seconds into the load. The kafka driver runs them
+// (harness/drivers/kafka/tail-consumer.ts).
+import * as z from 'zod';
+import { leaf } from '../scenario/zod-leaf.ts';
+import { parseDuration } from '../scenario/units.ts';
+import { settingDefault } from '../../engine/settings/index.ts';
+
+export type ConsumerStart = { from: 'latest' } | { from: 'earliest' } | { from: 'lag'; records: number };
+
+export interface ConsumerSpec {
+  name: string;
+  start: ConsumerStart;
+  'fetch.max.bytes': number;
+  'fetch.min.bytes': number;
+  'fetch.max.wait.ms': number;
+  /** Seconds after the load starts (warm-up included). */
+  startAt: number;
+}
+
+/** The largest fetch each target's broker answers: durolab's fetch.max.bytes, Kafka's broker default (55 MiB). */
+export const BROKER_FETCH_LIMIT: Readonly<Record<string, number>> = {
+  process: settingDefault<number>('fetch.max.bytes'),
+  vm: settingDefault<number>('fetch.max.bytes'),
+  kafka: 57_671_680,
+};
+
+const START = /^(tail|earliest|lag:([1-9]\d*))$/;
+
+const int = (min: number, max: number, what: string) =>
+  leaf<number>(`${what}: an integer from ${min} to ${max}`, (v) => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : undefined));
+
+export const consumerSchema = z.strictObject({
+  name: leaf<string>('a name of letters, digits, . _ -', (v) => (typeof v === 'string' && /^[A-Za-z0-9._-]{1,40}$/.test(v) ? v : undefined)).optional(),
+  start: leaf<ConsumerStart>('tail (the log end) | earliest (the log start) | lag:N (N records behind the log end)', (v) => {
+    const m = typeof v === 'string' ? START.exec(v) : null;
+    if (!m) return undefined;
+    if (m[1] === 'tail') return { from: 'latest' };
+    if (m[1] === 'earliest') return { from: 'earliest' };
+    const n = Number(m[2]);
+    return Number.isSafeInteger(n) ? { from: 'lag', records: n } : undefined;
+  }),
+  // 0 would never let a fetch return anything; the broker's limit is checked per target (scenario check).
+  'fetch.max.bytes': int(1, 2 ** 31 - 1, 'bytes per fetch').default(52_428_800),
+  'fetch.min.bytes': int(1, 2 ** 31 - 1, 'bytes a fetch waits for').default(1),
+  'fetch.max.wait.ms': int(0, 60_000, 'ms a fetch waits').default(500),
+  startAt: leaf<number>('a duration >= 0 into the load (seconds, or a string like 500ms, 5s)', (v) => {
+    const s = parseDuration(v, 1000);
+    return s !== undefined && s >= 0 ? s : undefined;
+  }).default(0),
+});
+
+export const consumersSchema = z.array(consumerSchema).max(16).default([]);
+
+export function consumerSpecs(parsed: Array<z.infer<typeof consumerSchema>>): ConsumerSpec[] {
+  return parsed.map((c, i) => ({ ...c, name: c.name ?? `consumers-${i + 1}` }));
+}
+
+export function startText(s: ConsumerStart): string {
+  return s.from === 'latest' ? 'tail' : s.from === 'earliest' ? 'earliest' : `lag:${s.records}`;
+}

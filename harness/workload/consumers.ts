@@ -1,0 +1,204 @@
+// The workload's consumer groups (workload.consumers) while the producers write: a group tails
+// every partition through the driver (ClusterClient.tail), one fetch loop per partition. Per group: records and bytes
+// consumed, fetch latency and end-to-end latency (the ledger's send time to the fetch answer, one
+// host clock) as µs HdrHistograms, lag (high watermark minus position) per second, and Jepsen's
+// poll checks on what was consumed: offsets that go back (non-monotonic), acknowledged offsets
+// skipped over, records consumed that were never acknowledged by the end of the load.
+import { newLatencyHistogram, summarizeLatency, type LatencySummary } from '../../engine/common/latency.ts';
+import type { ClusterClient, TailFetch } from '../drivers/types.ts';
+import type { AckLedger } from './ledger.ts';
+import { startText, type ConsumerSpec } from './consumer-spec.ts';
+
+export interface ConsumerGroupResult {
+  name: string;
+  start: string;
+  partitions: number[];
+  startAtSec: number;
+  /** Seconds from the group's start to the end of the load. */
+  activeSec: number;
+  records: number;
+  bytes: number;
+  recordsPerSec: number;
+  mbPerSec: number;
+  fetches: number;
+  fetchLatencyUs: LatencySummary;
+  /** Send (the ledger's clock) to consumed, per record; only the workload's own records count. */
+  endToEndUs: LatencySummary;
+  /** Records behind the high watermark, summed over the group's partitions: the largest seen and at the end. */
+  lag: { max: number; end: number };
+  /** Per second since the load started: records consumed, lag at the end of the second. */
+  perSecond: Array<{ t: number; records: number; lag: number }>;
+  checks: {
+    /** A fetch that served an offset below one already consumed. */
+    nonMonotonic: number;
+    /** Acknowledged records whose offsets a consumer passed without being served them. */
+    skipped: number;
+    /** Records consumed whose batch was never acknowledged by the end of the load. */
+    neverAcked: number;
+    corrupt: number;
+  };
+  /** OFFSET_OUT_OF_RANGE answers, each followed by a reset to the log start (auto.offset.reset=earliest). */
+  offsetResets: number;
+  /** A consumer that stopped on an error, with it. */
+  errors: string[];
+}
+
+interface PartitionState {
+  partition: number;
+  /** Next offset expected (-1: none consumed yet). */
+  next: number;
+  lag: number;
+}
+
+export class ConsumerGroups {
+  private readonly runs: Array<Promise<void>> = [];
+  private readonly stop = new AbortController();
+  private readonly groups: Array<{ spec: ConsumerSpec; startMs: number | null; parts: PartitionState[]; fetchUs: ReturnType<typeof newLatencyHistogram>; e2eUs: ReturnType<typeof newLatencyHistogram>; result: ConsumerGroupResult; consumed: Array<{ partition: number; sequence: number; records: number }>; served: Array<{ partition: number; from: number; to: number }> }> = [];
+
+  constructor(
+    private readonly client: ClusterClient,
+    specs: ConsumerSpec[],
+    private readonly o: { topic: string; partitions: number[]; ledger: AckLedger; loadStartMs: number; signal: AbortSignal },
+  ) {
+    if (specs.length > 0 && !client.tail) throw new Error(`workload.consumers: the ${client.driver} driver has no consumer (use workload.driver: kafka)`);
+    for (const spec of specs) {
+      const parts = o.partitions.map((p) => ({ partition: p, next: -1, lag: 0 }));
+      this.groups.push({
+        spec,
+        startMs: null,
+        parts,
+        fetchUs: newLatencyHistogram(),
+        e2eUs: newLatencyHistogram(),
+        consumed: [],
+        served: [],
+        result: {
+          name: spec.name,
+          start: startText(spec.start),
+          partitions: o.partitions,
+          startAtSec: spec.startAt,
+          activeSec: 0,
+          records: 0,
+          bytes: 0,
+          recordsPerSec: 0,
+          mbPerSec: 0,
+          fetches: 0,
+          fetchLatencyUs: summarizeLatency(newLatencyHistogram()),
+          endToEndUs: summarizeLatency(newLatencyHistogram()),
+          lag: { max: 0, end: 0 },
+          perSecond: [],
+          checks: { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 },
+          offsetResets: 0,
+          errors: [],
+        },
+      });
+    }
+    const abort = () => this.stop.abort();
+    o.signal.addEventListener('abort', abort, { once: true });
+    for (const g of this.groups) this.runs.push(this.runGroup(g));
+  }
+
+  private async runGroup(g: ConsumerGroups['groups'][number]): Promise<void> {
+    const wait = g.spec.startAt * 1000 - (Date.now() - this.o.loadStartMs);
+    if (wait > 0) await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, wait);
+      this.stop.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+    if (this.stop.signal.aborted) return;
+    g.startMs = Date.now();
+    // One consumer (a fetch loop) per partition.
+    await Promise.all(
+      g.parts.map((state) =>
+        this.client
+          .tail!({
+            topic: this.o.topic,
+            partition: state.partition,
+            start: g.spec.start,
+            fetch: { maxBytes: g.spec['fetch.max.bytes'], minBytes: g.spec['fetch.min.bytes'], maxWaitMs: g.spec['fetch.max.wait.ms'] },
+            signal: this.stop.signal,
+            onFetch: (f) => this.onFetch(g, state, f),
+            onOffsetReset: () => g.result.offsetResets++,
+          })
+          .catch((err: Error) => {
+            if (!this.stop.signal.aborted) g.result.errors.push(`${this.o.topic}-${state.partition}: ${err.message}`);
+          }),
+      ),
+    );
+  }
+
+  private onFetch(g: ConsumerGroups['groups'][number], state: PartitionState, f: TailFetch): void {
+    const r = g.result;
+    r.fetches++;
+    g.fetchUs.recordValue(Math.max(1, f.latencyUs));
+    r.checks.corrupt += f.corrupt;
+    let records = 0;
+    const pid = this.o.ledger.producerIdOf(state.partition);
+    for (const b of f.batches) {
+      const from = Math.max(b.baseOffset, f.position);
+      if (state.next >= 0 && from < state.next) r.checks.nonMonotonic++;
+      const n = b.lastOffset - from + 1;
+      records += n;
+      if (n > 0) g.served.push({ partition: state.partition, from, to: b.lastOffset });
+      if (b.producerId === pid) {
+        const seq = b.baseSequence + (from - b.baseOffset);
+        g.consumed.push({ partition: state.partition, sequence: seq, records: n });
+        const sent = this.o.ledger.sentOf(state.partition, seq);
+        if (sent) g.e2eUs.recordValueWithCount(Math.max(1, Math.round((f.atMs - sent.sentMs) * 1000)), n);
+      }
+      state.next = b.lastOffset + 1;
+    }
+    r.records += records;
+    r.bytes += f.bytes;
+    state.lag = Math.max(0, f.highWatermark - (state.next >= 0 ? state.next : f.position));
+    const lag = g.parts.reduce((a, p) => a + p.lag, 0);
+    r.lag.max = Math.max(r.lag.max, lag);
+    const t = Math.floor((f.atMs - this.o.loadStartMs) / 1000);
+    let sec = r.perSecond[r.perSecond.length - 1];
+    if (!sec || sec.t !== t) r.perSecond.push((sec = { t, records: 0, lag }));
+    sec.records += records;
+    sec.lag = lag;
+  }
+
+  /** Stops every consumer and returns each group's figures, with the poll checks against the ledger. */
+  async finish(): Promise<ConsumerGroupResult[]> {
+    const endMs = Date.now();
+    this.stop.abort();
+    await Promise.all(this.runs);
+    return this.groups.map((g) => {
+      const r = g.result;
+      r.activeSec = g.startMs === null ? 0 : (endMs - g.startMs) / 1000;
+      r.recordsPerSec = r.activeSec > 0 ? r.records / r.activeSec : 0;
+      r.mbPerSec = r.activeSec > 0 ? r.bytes / r.activeSec / 1e6 : 0;
+      r.fetchLatencyUs = summarizeLatency(g.fetchUs);
+      r.endToEndUs = summarizeLatency(g.e2eUs);
+      r.lag.end = g.parts.reduce((a, p) => a + p.lag, 0);
+      r.checks.neverAcked = g.consumed.filter((c) => !this.o.ledger.sentOf(c.partition, c.sequence)?.acked).reduce((a, c) => a + c.records, 0);
+      r.checks.skipped = skippedAcked(g.served, this.o.ledger);
+      return r;
+    });
+  }
+}
+
+/**
+ * Acknowledged records a consumer passed over: on each partition, every acknowledged offset
+ * between the lowest and the highest offset it was served that it was not served. (By offset,
+ * not by sequence: batches of several producer connections land in the log out of send order.)
+ */
+function skippedAcked(consumed: Array<{ partition: number; from: number; to: number }>, ledger: AckLedger): number {
+  let skipped = 0;
+  for (const p of ledger.partitions()) {
+    const runs = consumed.filter((c) => c.partition === p);
+    if (runs.length === 0) continue;
+    const seen = new Set<number>();
+    for (const c of runs) for (let o = c.from; o <= c.to; o++) seen.add(o);
+    const lo = Math.min(...runs.map((c) => c.from));
+    const hi = Math.max(...runs.map((c) => c.to));
+    for (const b of ledger.batches(p)) {
+      if (b.status !== 'acked') continue;
+      for (let i = 0; i < b.records; i++) {
+        const o = b.recordOffsets?.[i] ?? b.baseOffset + i;
+        if (o >= lo && o <= hi && !seen.has(o)) skipped++;
+      }
+    }
+  }
+  return skipped;
+}
