@@ -29,6 +29,7 @@ export function consumersSection(run: RunResult): string {
           num(m((g) => g.endToEndUs.p99)) +
           num(m((g) => g.lag.max)) +
           `<td class="num">${around ? `${fmtInt(around.before)} &rarr; ${fmtInt(around.during)}` : '—'}</td>` +
+          `<td class="num">${typeof gs[0]!.cacheHitRatio === 'number' ? `${(gs[0]!.cacheHitRatio * 100).toFixed(0)} %` : '—'}</td>` +
           `<td class="${bad ? 'bad' : ''}">${escapeHtml(`${checks.nonMonotonic} back, ${checks.skipped} skipped, ${checks.corrupt} corrupt; ${checks.neverAcked} never acknowledged`)}</td></tr>`,
       );
     }
@@ -37,7 +38,7 @@ export function consumersSection(run: RunResult): string {
   return (
     '<section id="consumers"><h2>Consumers</h2>' +
     '<p class="muted">Each group reads every partition, one fetch loop per partition, while the producers write. End-to-end: the ledger\'s send time to the fetch answer (one host clock, ms resolution). Poll checks (Jepsen): an offset served below one already consumed (back), acknowledged offsets passed over (skipped), corrupt batches; records never acknowledged are allowed and counted. Producer p99: medians of the per-second p99 before a late group started and while it read.</p>' +
-    '<div class="table-wrap"><table class="sortable" id="consumers-table"><thead><tr><th scope="col">cell</th><th scope="col">group</th><th scope="col">start</th><th scope="col" class="num">records/s</th><th scope="col" class="num">MB/s</th><th scope="col" class="num">fetch p99 µs</th><th scope="col" class="num">e2e p50 µs</th><th scope="col" class="num">e2e p99 µs</th><th scope="col" class="num">lag max</th><th scope="col" class="num">producer p99 µs before &rarr; during</th><th scope="col">poll checks</th></tr></thead>' +
+    '<div class="table-wrap"><table class="sortable" id="consumers-table"><thead><tr><th scope="col">cell</th><th scope="col">group</th><th scope="col">start</th><th scope="col" class="num">records/s</th><th scope="col" class="num">MB/s</th><th scope="col" class="num">fetch p99 µs</th><th scope="col" class="num">e2e p50 µs</th><th scope="col" class="num">e2e p99 µs</th><th scope="col" class="num">lag max</th><th scope="col" class="num">producer p99 µs before &rarr; during</th><th scope="col" class="num" title="1 - device read bytes / bytes served while the group read (first repetition; device reads count every reader)">cache hit</th><th scope="col">poll checks</th></tr></thead>' +
     `<tbody>${rows.join('\n')}</tbody></table></div></section>`
   );
 }

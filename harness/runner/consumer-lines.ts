@@ -1,5 +1,8 @@
 // A consumer group's figures as the terminal prints them, and the cell's poll checks summed.
+import { writeFileSync } from 'node:fs';
+import { execa } from 'execa';
 import type { CellResult, RunResult } from '../results/types.ts';
+import type { TargetCapabilities } from '../targets/types.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import type { ConsumerGroupResult } from '../workload/consumers.ts';
@@ -14,6 +17,7 @@ export function consumerLine(g: ConsumerGroupResult): string {
     `fetch p50/p99 ${int(g.fetchLatencyUs.p50)}/${int(g.fetchLatencyUs.p99)} µs, end-to-end p50/p99 ${int(g.endToEndUs.p50)}/${int(g.endToEndUs.p99)} µs; lag max ${int(g.lag.max)}, at the end ${int(g.lag.end)}` +
     (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
     (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
+    (typeof g.cacheHitRatio === 'number' ? `; cache hit ratio ${(g.cacheHitRatio * 100).toFixed(0)} %` : '') +
     (bad.length ? `; POLL CHECKS: ${bad.join(', ')}` : '') +
     (g.errors.length ? `; errors: ${g.errors.join('; ')}` : '')
   );
@@ -47,11 +51,12 @@ export function consumerSummary(run: RunResult): string {
         int(m((g) => g.lag.max)),
         int(m((g) => g.lag.end)),
         around ? `${int(around.before)} -> ${int(around.during)}` : '-',
+        typeof gs[0]!.cacheHitRatio === 'number' ? `${(gs[0]!.cacheHitRatio * 100).toFixed(0)} %` : '-',
       ]);
     }
   }
   if (rows.length === 0) return '';
-  return ['consumers (medians over repetitions; end-to-end: the ledger\'s send time to the fetch answer, one clock):', renderTable(['cell', 'group', 'start', 'records/s', 'MB/s', 'fetch p99 µs', 'e2e p50 µs', 'e2e p99 µs', 'lag max', 'lag end', 'producer p99 µs before -> during'], rows, (i) => i > 2)].join('\n');
+  return ['consumers (medians over repetitions; end-to-end: the ledger\'s send time to the fetch answer, one clock):', renderTable(['cell', 'group', 'start', 'records/s', 'MB/s', 'fetch p99 µs', 'e2e p50 µs', 'e2e p99 µs', 'lag max', 'lag end', 'producer p99 µs before -> during', 'cache hit'], rows, (i) => i > 2)].join('\n');
 }
 
 /**
@@ -66,4 +71,25 @@ export function producerP99Around(c: CellResult, startSec: number): { before: nu
   const before = p99(c.timeseries.filter((p) => p.t + 1 <= startAtSec));
   const during = p99(c.timeseries.filter((p) => p.t >= startAtSec));
   return before === null || during === null ? null : { before, during };
+}
+
+/** consumer.cache: cold: sync, then drop the page cache (vm.drop_caches=1) where the brokers' page cache is the host's. */
+export async function dropPageCache(caps: TargetCapabilities, log: (line: string) => void): Promise<void> {
+  if (caps.sysctls !== 'host') throw new Error("consumer.cache: cold drops the host's page cache; this target's brokers keep theirs elsewhere");
+  const t0 = Date.now();
+  await execa('sync');
+  writeFileSync('/proc/sys/vm/drop_caches', '1');
+  log(`page cache dropped (sync + vm.drop_caches=1) in ${Date.now() - t0} ms`);
+}
+
+/**
+ * 1 - the device's reads over the seconds the group read / the bytes it was served, clamped to
+ * 0..1; null without read probes or without bytes. The time series' seconds start after the warm-up.
+ */
+export function cacheHitRatio(g: ConsumerGroupResult, timeseries: CellResult['timeseries'], warmupSec: number): number | null {
+  const from = Math.floor(g.startAtSec - warmupSec);
+  const pts = timeseries.filter((p) => p.t >= from);
+  if (g.bytes <= 0 || pts.length === 0 || pts.some((p) => typeof p.readKBPerSec !== 'number')) return null;
+  const deviceBytes = pts.reduce((a, p) => a + p.readKBPerSec! * 1024, 0);
+  return Math.min(1, Math.max(0, 1 - deviceBytes / g.bytes));
 }

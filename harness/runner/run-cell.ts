@@ -31,7 +31,7 @@ import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
 import { predictTrialLoss } from './loss-window.ts';
 import { ConsumerGroups } from '../workload/consumers.ts';
-import { consumerLine, sumConsumerChecks } from './consumer-lines.ts';
+import { cacheHitRatio, consumerLine, dropPageCache, sumConsumerChecks } from './consumer-lines.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
 export async function runCell(
@@ -153,7 +153,16 @@ export async function runCell(
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
       // The consumers read while the producers write; they stop with the load.
-      consumerGroups = w.consumers.length ? new ConsumerGroups(client, w.consumers, { topic: scenario.cluster.topic, partitions: [...leaders.keys()], ledger, loadStartMs, signal: opts.signal }) : null;
+      consumerGroups = w.consumers.length
+        ? new ConsumerGroups(client, w.consumers, {
+            topic: scenario.cluster.topic,
+            partitions: [...leaders.keys()],
+            ledger,
+            loadStartMs,
+            signal: opts.signal,
+            ...(settings.values['consumer.cache'] === 'cold' ? { beforeGroupStart: (name: string) => dropPageCache(caps, (line) => log(`rep ${rep + 1}: ${name}: ${line}`)) } : {}),
+          })
+        : null;
       if (caps.watchFigures) figuresWatch?.start();
       const driven = fault
         ? await driveFault({
@@ -221,6 +230,7 @@ export async function runCell(
       const steady = repFigures[repFigures.length - 1]!.steadiness;
       if (steady?.state === 'ramping') log(`rep ${rep + 1}: NOT STEADY: ${steady.reason}`);
       if (rep === 0) timeseries = mergeTimeseries(load.timeseries, series ? perSecond(series, load.measureStartMs) : []);
+      if (rep === 0) for (const g of consumerRuns[0]?.groups ?? []) g.cacheHitRatio = cacheHitRatio(g, timeseries, w.warmupSec);
 
       let trial: Trial;
       if (driven?.fired && opts.signal.aborted) {

@@ -113,11 +113,13 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       if (opts.signal.aborted) break;
       const settings = cellSettings(scenario, cell);
       const prefix = `[cell ${i + 1}/${scenario.matrix.length} ${cell.label}]`;
-      const hasSysctls = Object.keys(settings.sysctls).length > 0;
+      // consumer.cache: cold writes vm.drop_caches: a host-global change like the vm.* sysctls.
+      const hasSysctls = Object.keys(settings.sysctls).length > 0 || settings.values['consumer.cache'] === 'cold';
       // On a target whose sysctls are the host's, only with --allow-host-sysctl; a VM sets them in its guest.
       const onHost = hasSysctls && caps.sysctls === 'host';
       if (onHost && !opts.allowHostSysctl) {
-        const note = `sets host sysctls (${Object.keys(settings.sysctls).join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards)`;
+        const what = [...Object.keys(settings.sysctls), ...(settings.values['consumer.cache'] === 'cold' ? ['vm.drop_caches (consumer.cache: cold)'] : [])];
+        const note = `sets host sysctls (${what.join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards; the dropped page cache refills)`;
         log(`${prefix} skipped: ${note}`);
         run.cells.push(skippedCell(cell.id, cell.params, 'skipped', note));
         runFile = store.save(run);

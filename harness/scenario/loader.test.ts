@@ -146,6 +146,8 @@ describe('shipped scenarios', () => {
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
         expect(s.workload.consumers.map((c) => [c.name, c.start, c.startAt])).toEqual([['tailing', { from: 'latest' }, 0], ['lagging', { from: 'earliest' }, 7]]);
         expect(s.expectations.map((e) => e.expression)).toEqual(expect.arrayContaining(['consumerChecks.skipped == 0', 'consumerChecks.nonMonotonic == 0']));
+        expect(s.requiresRoot).toBe(true);
+        expect([...new Set(s.matrix.map((c) => c.params['consumer.cache']))]).toEqual(['warm', 'cold']);
       } else if (name === 'durability-frontier') {
         // Every setting twice, without and under a rack cut, on both engines.
         expect([...new Set(s.matrix.map((c) => c.params.measure))].sort()).toEqual(['loss', 'throughput']);

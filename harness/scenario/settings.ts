@@ -54,6 +54,17 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     display: (v) => String(v),
     label: (v) => (v === 'throughput' ? 'throughput run' : 'loss run'),
   },
+  /**
+   * The page cache under the workload's consumers: cold drops it (sync, then vm.drop_caches=1)
+   * before each consumer group starts, so a group that starts behind reads from the device. On a
+   * target whose page cache is the host's it needs --allow-host-sysctl, as the vm.* sysctls do.
+   */
+  'consumer.cache': {
+    expected: 'warm | cold (cold: the page cache is dropped before each consumer group starts)',
+    parse: (v) => (v === 'warm' || v === 'cold' ? v : undefined),
+    display: (v) => String(v),
+    label: (v) => (v === 'cold' ? 'cold cache' : 'warm cache'),
+  },
   driver: {
     expected: 'http | kafka (the client driver of the cell)',
     parse: (v) => (v === 'http' || v === 'kafka' ? v : undefined),

@@ -153,7 +153,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   let firstSysctl: PropertyKey[] | undefined;
   for (const layer of layers) {
     for (const [name, values] of Object.entries(layer.values)) {
-      if (isSysctl(name)) firstSysctl ??= [...layer.path, name];
+      // consumer.cache: cold writes vm.drop_caches, a host-global change too.
+      if (isSysctl(name) || (name === 'consumer.cache' && values.includes('cold'))) firstSysctl ??= [...layer.path, name];
       const diskless = kinds.filter((k) => capabilitiesOf(k).faultDisk === null);
       if (name.startsWith('vm.disk.') && targetKnown && diskless.length) {
         const able = TARGET_KINDS.filter((t) => capabilitiesOf(t).faultDisk !== null).join(' | ');
@@ -180,7 +181,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     issues.push(
       src.issue(
         firstSysctl,
-        `requiresRoot: true at the top of the file (on target: ${target}, vm.* settings rewrite the host's global sysctls)`,
+        `requiresRoot: true at the top of the file (on target: ${target}, vm.* settings and consumer.cache: cold rewrite the host's global sysctls)`,
         `${String(firstSysctl[firstSysctl.length - 1])} without requiresRoot`,
         { key: true },
       ),

@@ -39,6 +39,11 @@ export interface ConsumerGroupResult {
   };
   /** OFFSET_OUT_OF_RANGE answers, each followed by a reset to the log start (auto.offset.reset=earliest). */
   offsetResets: number;
+  /**
+   * 1 - bytes the device read while the group read / bytes the group was served (clamped to 0..1;
+   * the device's reads are everyone's); first repetition only, null without read probes.
+   */
+  cacheHitRatio?: number | null;
   /** A consumer that stopped on an error, with it. */
   errors: string[];
 }
@@ -58,7 +63,7 @@ export class ConsumerGroups {
   constructor(
     private readonly client: ClusterClient,
     specs: ConsumerSpec[],
-    private readonly o: { topic: string; partitions: number[]; ledger: AckLedger; loadStartMs: number; signal: AbortSignal },
+    private readonly o: { topic: string; partitions: number[]; ledger: AckLedger; loadStartMs: number; signal: AbortSignal; beforeGroupStart?: (name: string) => Promise<void> },
   ) {
     if (specs.length > 0 && !client.tail) throw new Error(`workload.consumers: the ${client.driver} driver has no consumer (use workload.driver: kafka)`);
     for (const spec of specs) {
@@ -104,6 +109,14 @@ export class ConsumerGroups {
       this.stop.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
     });
     if (this.stop.signal.aborted) return;
+    if (this.o.beforeGroupStart) {
+      try {
+        await this.o.beforeGroupStart(g.spec.name);
+      } catch (err) {
+        g.result.errors.push(`before the group started: ${(err as Error).message}`);
+        return;
+      }
+    }
     g.startMs = Date.now();
     // One consumer (a fetch loop) per partition.
     await Promise.all(
