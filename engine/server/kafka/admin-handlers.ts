@@ -70,6 +70,18 @@ export function describeCluster(broker: KafkaBrokerView, version: number, body: 
 
 type TopicPartitions = Array<{ Topic: string; Partitions: number[] }>;
 
+/** One partition's outcome of an admin action: no error, or the broker error's Kafka code and message (counted). */
+async function outcome(action: () => Promise<void>, stats: HandlerStats): Promise<{ ErrorCode: number; ErrorMessage: string | null }> {
+  try {
+    await action();
+    return { ErrorCode: 0, ErrorMessage: null };
+  } catch (err) {
+    const f = failure(err);
+    count(stats, f.name);
+    return { ErrorCode: f.code, ErrorMessage: f.message };
+  }
+}
+
 export async function electLeaders(broker: KafkaBrokerView, version: number, body: Struct, stats: HandlerStats): Promise<Struct> {
   const type = version >= 1 ? (body.ElectionType as number) : ELECTION_TYPE.preferred;
   const asked = (body.TopicPartitions as TopicPartitions | null) ?? groupByTopic(broker.clusterView().partitions.map((p) => ({ topic: p.topic, partition: p.partition })));
@@ -77,17 +89,13 @@ export async function electLeaders(broker: KafkaBrokerView, version: number, bod
     asked.map(async (t) => ({
       Topic: t.Topic,
       PartitionResult: await Promise.all(
-        t.Partitions.map(async (id) => {
-          try {
+        t.Partitions.map(async (id) => ({
+          PartitionId: id,
+          ...(await outcome(async () => {
             if (type !== ELECTION_TYPE.preferred) throw new BrokerError('INVALID_REQUEST', `ElectLeaders: election type ${type}: durolab runs preferred elections (0) only; an unclean one is unclean.leader.election.enable`);
             await broker.electPreferred(t.Topic, id);
-            return { PartitionId: id, ErrorCode: 0, ErrorMessage: null };
-          } catch (err) {
-            const f = failure(err);
-            count(stats, f.name);
-            return { PartitionId: id, ErrorCode: f.code, ErrorMessage: f.message };
-          }
-        }),
+          }, stats)),
+        })),
       ),
     })),
   );
@@ -101,18 +109,12 @@ export async function alterPartitionReassignments(broker: KafkaBrokerView, versi
     topics.map(async (t) => ({
       Name: t.Name,
       Partitions: await Promise.all(
-        t.Partitions.map(async (p) => {
-          try {
-            // null cancels a reassignment in progress: durolab's complete at once, so none is.
-            if (p.Replicas === null) return { PartitionIndex: p.PartitionIndex, ErrorCode: kafkaErrorCode('NO_REASSIGNMENT_IN_PROGRESS'), ErrorMessage: `${t.Name}-${p.PartitionIndex}: no reassignment in progress` };
-            await broker.reorderReplicas(t.Name, p.PartitionIndex, p.Replicas);
-            return { PartitionIndex: p.PartitionIndex, ErrorCode: 0, ErrorMessage: null };
-          } catch (err) {
-            const f = failure(err);
-            count(stats, f.name);
-            return { PartitionIndex: p.PartitionIndex, ErrorCode: f.code, ErrorMessage: f.message };
-          }
-        }),
+        t.Partitions.map(async (p) =>
+          // null cancels a reassignment in progress: durolab's complete at once, so none is.
+          p.Replicas === null
+            ? { PartitionIndex: p.PartitionIndex, ErrorCode: kafkaErrorCode('NO_REASSIGNMENT_IN_PROGRESS'), ErrorMessage: `${t.Name}-${p.PartitionIndex}: no reassignment in progress` }
+            : { PartitionIndex: p.PartitionIndex, ...(await outcome(() => broker.reorderReplicas(t.Name, p.PartitionIndex, p.Replicas!), stats)) },
+        ),
       ),
     })),
   );
