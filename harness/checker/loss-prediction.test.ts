@@ -71,6 +71,10 @@ describe('loss prediction', () => {
     expect(predictLoss(input({ acks: 1, victims: [1], replicaLagTimeMaxMs: 500 })).atRisk).toBe(60);
     expect(predictLoss(input({ acks: 1, victims: [2] })).atRisk).toBe(0);
     expect(predictLoss(input({ acks: 0 })).atRisk).toBe(1000);
+    // A rack cut under acks=1: even an fsync per append does not keep what the leader alone had
+    // if another replica leads afterwards (Kafka lost 112 so in durability-frontier).
+    expect(predictLoss(input({ acks: 1, flush: { kind: 'per-batch' }, replicaLagTimeMaxMs: 1000 })).atRisk).toBe(110);
+    expect(predictLoss(input({ acks: 1, flush: { kind: 'per-batch' }, replicationFactor: 1, victims: [1] })).atRisk).toBe(0);
   });
 
   it('a kill or a planned move keeps every page cache: only acks=1 with the leader hit is at risk', () => {

@@ -9,7 +9,8 @@
 //    for sure; a record acknowledged within replica.lag.time.max.ms of the fault may exist on
 //    the leader alone (a follower that lagged that long left the ISR, but one that lagged less
 //    may miss it), so it is at risk when the fault takes the leader's log or its leadership
-//    (power cut, kill, planned move). acks=0: nothing was confirmed; every record is at risk.
+//    (power cut, kill, planned move), even flushed: the replica that leads next may lack it,
+//    and the old leader truncates to it. acks=0: nothing was confirmed; every record is at risk.
 // 2. The page cache. Only a power cut loses it. A record not safe by rule 1 on a cut broker is
 //    safe only if a flush completed over it, which the flush policy bounds:
 //    per-batch, io=dsync: flushed before the answer (safe);
@@ -91,12 +92,15 @@ function riskOf(i: LossPredictionInput, partition: number): Risk {
     // On at least min ISR replicas: safe while one of them kept its page cache.
     return i.victims.length < Math.min(i.minInsyncReplicas, i.replicationFactor) ? { kind: 'none' } : cache;
   }
-  const everyReplicaCut = i.victims.length >= i.replicationFactor;
-  if (everyReplicaCut) return cache;
-  if (!leaderHit) return { kind: 'none' };
-  // At risk where both say so: maybe on the leader alone, and maybe not flushed there.
-  if (cache.kind === 'none') return cache;
-  return cache.kind === 'since' && cache.ms > (lag as { ms: number }).ms ? lag : cache;
+  if (i.replicationFactor === 1) return leaderHit ? cache : { kind: 'none' };
+  if (!leaderHit) return i.victims.length >= i.replicationFactor ? cache : { kind: 'none' };
+  // acks=1 with the leader hit: what the leader alone had is lost if another replica leads
+  // after the fault (it truncates to that one), flushed or not. A rack cut (every replica) also
+  // loses what no replica flushed: the larger of the two windows (the last N messages of a flush
+  // interval lie within replica.lag.time.max.ms at any rate above N per 30 s).
+  if (i.victims.length < i.replicationFactor) return lag;
+  if (cache.kind === 'all') return cache;
+  return cache.kind === 'since' && cache.ms > (lag as { ms: number }).ms ? cache : lag;
 }
 
 function describe(r: Risk): string {
