@@ -24,7 +24,7 @@ export interface ConsumerGroupResult {
   fetchLatencyUs: LatencySummary;
   /** Send (the ledger's clock) to consumed, per record; only the workload's own records count. */
   endToEndUs: LatencySummary;
-  /** Records behind the high watermark, summed over the group's partitions: the largest seen and at the end. */
+  /** Records behind the high watermark, summed over the group's partitions: the most when a fetch was asked, and what was left at the end. */
   lag: { max: number; end: number };
   /** Per second since the load started: records consumed, lag at the end of the second. */
   perSecond: Array<{ t: number; records: number; lag: number }>;
@@ -52,7 +52,9 @@ interface PartitionState {
   partition: number;
   /** Next offset expected (-1: none consumed yet). */
   next: number;
+  /** High watermark minus the next offset after the last answer, and minus the position that answer was asked from. */
   lag: number;
+  lagAsked: number;
 }
 
 export class ConsumerGroups {
@@ -67,7 +69,7 @@ export class ConsumerGroups {
   ) {
     if (specs.length > 0 && !client.tail) throw new Error(`workload.consumers: the ${client.driver} driver has no consumer (use workload.driver: kafka)`);
     for (const spec of specs) {
-      const parts = o.partitions.map((p) => ({ partition: p, next: -1, lag: 0 }));
+      const parts = o.partitions.map((p) => ({ partition: p, next: -1, lag: 0, lagAsked: 0 }));
       this.groups.push({
         spec,
         startMs: null,
@@ -161,9 +163,11 @@ export class ConsumerGroups {
     }
     r.records += records;
     r.bytes += f.bytes;
+    // The lag when the fetch was asked (how far behind the group was), and what is left after it.
+    state.lagAsked = Math.max(0, f.highWatermark - f.position);
     state.lag = Math.max(0, f.highWatermark - (state.next >= 0 ? state.next : f.position));
     const lag = g.parts.reduce((a, p) => a + p.lag, 0);
-    r.lag.max = Math.max(r.lag.max, lag);
+    r.lag.max = Math.max(r.lag.max, g.parts.reduce((a, p) => a + p.lagAsked, 0));
     const t = Math.floor((f.atMs - this.o.loadStartMs) / 1000);
     let sec = r.perSecond[r.perSecond.length - 1];
     if (!sec || sec.t !== t) r.perSecond.push((sec = { t, records: 0, lag }));
