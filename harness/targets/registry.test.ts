@@ -10,8 +10,9 @@ import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts
 
 // target: external delivers faults through the scenario's own commands.
 const EXTERNAL = { bootstrap: ['127.0.0.1:9092'], kill: ['true'], restart: ['true'], commandTimeoutSec: 5 };
+// A planned move needs followers to move to: 3 brokers and the leader as its target.
 const faultScenario = (target: string, kind: string) =>
-  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}faults:\n  - { kind: ${kind}, target: all, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''} }\n`;
+  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}${kind === 'move-leader' ? 'cluster: { brokers: 3 }\n' : ''}faults:\n  - { kind: ${kind}, target: ${kind === 'move-leader' ? 'leader' : 'all'}, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''} }\n`;
 
 describe('fault and target registries', () => {
   it('every fault kind is delivered by at least one target', () => {
