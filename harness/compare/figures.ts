@@ -5,7 +5,24 @@
 import type { CellResult, RunResult } from '../results/types.ts';
 import { distribution, type Distribution } from '../../engine/common/stats.ts';
 
-export const FIGURES = ['recordsPerSec', 'mbPerSec', 'p50Us', 'p99Us', 'p999Us', 'maxUs', 'acked', 'ackedLost', 'lostBeyondPrediction', 'lossWindowSec', 'segments', 'flushes', 'maxDirtyPages'] as const;
+export const FIGURES = [
+  'recordsPerSec',
+  'mbPerSec',
+  'p50Us',
+  'p99Us',
+  'p999Us',
+  'maxUs',
+  'acked',
+  'ackedLost',
+  'lostBeyondPrediction',
+  'lossWindowSec',
+  'segments',
+  'flushes',
+  'maxDirtyPages',
+  'tailingCacheHit',
+  'lateGroupCacheHit',
+  'lateGroupP99Ratio',
+] as const;
 export type FigureName = (typeof FIGURES)[number];
 
 export const FIGURE_LABEL: Record<FigureName, string> = {
@@ -22,6 +39,9 @@ export const FIGURE_LABEL: Record<FigureName, string> = {
   segments: 'segments',
   flushes: 'flushes',
   maxDirtyPages: 'max nr_dirty pages',
+  tailingCacheHit: 'cache hit ratio of the tailing consumers',
+  lateGroupCacheHit: 'cache hit ratio of the late consumer group',
+  lateGroupP99Ratio: "producers' p99 while the late group read / before",
 };
 
 /** Higher is better for these; lower for latencies and loss. Used only to word a difference. */
@@ -91,6 +111,20 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
       return single(cell.broker.segments);
     case 'flushes':
       return single(cell.broker.flushes);
+    case 'tailingCacheHit': {
+      // Groups that tail the log from the load's start (first repetition).
+      const hits = (cell.consumers?.[0]?.groups ?? []).filter((g) => g.start === 'tail' && g.startAtSec === 0).map((g) => g.cacheHitRatio);
+      const known = hits.filter((v): v is number => typeof v === 'number');
+      return known.length ? single(Math.min(...known)) : null;
+    }
+    case 'lateGroupCacheHit':
+    case 'lateGroupP99Ratio': {
+      // The first group that starts after the load began (first repetition).
+      const g = (cell.consumers?.[0]?.groups ?? []).find((x) => x.startAtSec > 0);
+      if (!g) return null;
+      if (name === 'lateGroupCacheHit') return typeof g.cacheHitRatio === 'number' ? single(g.cacheHitRatio) : null;
+      return g.producerP99Us && g.producerP99Us.before > 0 ? single(g.producerP99Us.during / g.producerP99Us.before) : null;
+    }
     case 'maxDirtyPages': {
       const dirty = cell.timeseries.map((p) => p.nrDirty).filter((v): v is number => typeof v === 'number');
       const guest = (cell.trials ?? []).map((t) => t.fault?.guestDirtyBeforeCut?.nrDirty).filter((v): v is number => typeof v === 'number');

@@ -64,7 +64,7 @@ export function consumerSummary(run: RunResult): string {
  * per-second p99 of the first repetition's time series, whose seconds start after the warm-up:
  * `startSec` is on that axis); null for a group that starts before the measured seconds.
  */
-export function producerP99Around(c: CellResult, startSec: number): { before: number; during: number } | null {
+export function producerP99Around(c: Pick<CellResult, 'timeseries'>, startSec: number): { before: number; during: number } | null {
   if (startSec <= 0) return null;
   const startAtSec = startSec;
   const p99 = (pts: CellResult['timeseries']) => median(pts.map((p) => p.p99Us).filter((v): v is number => typeof v === 'number'));

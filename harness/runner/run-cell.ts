@@ -31,7 +31,7 @@ import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
 import { predictTrialLoss } from './loss-window.ts';
 import { ConsumerGroups } from '../workload/consumers.ts';
-import { cacheHitRatio, consumerLine, dropPageCache, sumConsumerChecks } from './consumer-lines.ts';
+import { cacheHitRatio, consumerLine, dropPageCache, producerP99Around, sumConsumerChecks } from './consumer-lines.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
 export async function runCell(
@@ -230,7 +230,12 @@ export async function runCell(
       const steady = repFigures[repFigures.length - 1]!.steadiness;
       if (steady?.state === 'ramping') log(`rep ${rep + 1}: NOT STEADY: ${steady.reason}`);
       if (rep === 0) timeseries = mergeTimeseries(load.timeseries, series ? perSecond(series, load.measureStartMs) : []);
-      if (rep === 0) for (const g of consumerRuns[0]?.groups ?? []) g.cacheHitRatio = cacheHitRatio(g, timeseries, w.warmupSec);
+      if (rep === 0) {
+        for (const g of consumerRuns[0]?.groups ?? []) {
+          g.cacheHitRatio = cacheHitRatio(g, timeseries, w.warmupSec);
+          g.producerP99Us = producerP99Around({ timeseries }, g.startAtSec - w.warmupSec);
+        }
+      }
 
       let trial: Trial;
       if (driven?.fired && opts.signal.aborted) {

@@ -44,6 +44,8 @@ export interface ConsumerGroupResult {
    * the device's reads are everyone's); first repetition only, null without read probes.
    */
   cacheHitRatio?: number | null;
+  /** A group that starts after the measured seconds began: the producers' p99 before it and while it read (first repetition). */
+  producerP99Us?: { before: number; during: number } | null;
   /** A consumer that stopped on an error, with it. */
   errors: string[];
 }
