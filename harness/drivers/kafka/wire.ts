@@ -2,8 +2,9 @@
 // (engine/protocol: Apache Kafka's message definitions). The harness uses it where it needs
 // bytes and broker-side figures a client library hides: Metadata (leaders, replicas, ISR,
 // epochs), ListOffsets (log start, high watermark), Fetch (the stored RecordBatch bytes, so the
-// checker validates every CRC itself) and CreateTopics (with topic configs). Produce goes
-// through a real client library (producer.ts).
+// checker validates every CRC itself) and CreateTopics (with topic configs); wire-admin.ts adds
+// the audit's reads and a planned leader move over it, and an optional SASL/PLAIN login. Produce
+// goes through a real client library (producer.ts).
 import net from 'node:net';
 import { encodeRequest, decodeResponse } from '../../../engine/protocol/frame.ts';
 import { clientApiSpec, type ApiName, type ApiSpec } from '../../../engine/protocol/messages.ts';
