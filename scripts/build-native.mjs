@@ -6,9 +6,11 @@
 //                append (engine/records/crc.ts loads it)
 //   pwrite.node  engine/native/pwrite/pwrite.c, the append's write step without fs.writeSync's
 //                per-call overhead (engine/storage/file-write.ts loads it)
+//   sendfile.node engine/native/sendfile/sendfile.c, zero-copy fetch: sendfile(2) from a segment
+//                to the consumer's socket on a worker thread (engine/server/kafka/zero-copy.ts)
 //
 // A failed build does not fail the CLI build: the engine then falls back (@node-rs/crc32,
-// fs.writeSync) and says so. The reason is kept in dist/<name>.unavailable.txt, which the loader
+// fs.writeSync, the copy path of a fetch) and says so. The reason is kept in dist/<name>.unavailable.txt, which the loader
 // reads to explain the fallback (and which fails the addon's test under CI=true).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,6 +25,7 @@ const require = createRequire(import.meta.url);
 export const NATIVE_ADDONS = [
   { name: 'crc32c', dir: 'engine/native/crc32c', libs: ['-lisal'], header: { file: 'isa-l.h', package: 'libisal-dev' } },
   { name: 'pwrite', dir: 'engine/native/pwrite', libs: [], header: null },
+  { name: 'sendfile', dir: 'engine/native/sendfile', libs: [], header: null },
 ];
 
 /** The addon's files: its .c sources (sorted) and its headers. */

@@ -6,6 +6,7 @@ import { apiSpec, API_KEYS, type ApiSpec } from './messages.ts';
 import { Reader, Writer } from './primitives.ts';
 import { decodeMessage, encodeMessage, type Struct } from './schema.ts';
 
+import { isSplicedFrame, type SplicedFrame } from './spliced-frame.ts';
 export interface RequestHeader {
   apiKey: number;
   apiVersion: number;
@@ -69,15 +70,23 @@ export function encodeRequest(spec: ApiSpec, version: number, correlationId: num
   return out;
 }
 
-/** A whole response frame (size prefix included). */
-export function encodeResponse(spec: ApiSpec, version: number, correlationId: number, body: Struct): Buffer {
+/** A whole response frame (size prefix included); records as FileRegions make it a SplicedFrame. */
+export function encodeResponseFrame(spec: ApiSpec, version: number, correlationId: number, body: Struct): Buffer | SplicedFrame {
   const w = new Writer(256);
   w.int32(0).int32(correlationId);
   if (responseHeaderVersion(spec, version) >= 1) w.taggedFields();
   encodeMessage(spec.response, version, body, w);
-  const out = w.finish();
-  out.writeInt32BE(out.length - 4, 0);
-  return out;
+  const head = w.finish();
+  const holeBytes = w.holes.reduce((a, h) => a + h.records.sizeInBytes, 0);
+  head.writeInt32BE(head.length - 4 + holeBytes, 0);
+  return w.holes.length === 0 ? head : { head, holes: w.holes, wireBytes: head.length + holeBytes };
+}
+
+/** A whole response frame (size prefix included), its records in memory. */
+export function encodeResponse(spec: ApiSpec, version: number, correlationId: number, body: Struct): Buffer {
+  const f = encodeResponseFrame(spec, version, correlationId, body);
+  if (isSplicedFrame(f)) throw new Error(`${spec.name} v${version} response: records held as file regions need encodeResponseFrame`);
+  return f;
 }
 
 /** Response frame without its size prefix, as a client reads it. */

@@ -2,6 +2,7 @@
 // fixed-width integers, unsigned varints, classic (int16/int32 length) and compact (uvarint
 // length + 1) strings, bytes and arrays, UUIDs and tagged-field sections. The reader names what
 // it was reading when a frame ends early or holds an impossible length.
+import type { FileRegions } from './spliced-frame.ts';
 
 export class ProtocolError extends Error {
   constructor(
@@ -187,6 +188,8 @@ export class Reader {
 export class Writer {
   private buf: Buffer;
   pos = 0;
+  /** Records fields left as holes (fileRecords): their bytes are sent from files. */
+  readonly holes: Array<{ at: number; records: FileRegions }> = [];
 
   constructor(initial = 256) {
     this.buf = Buffer.allocUnsafe(initial);
@@ -286,6 +289,14 @@ export class Writer {
     if (compact) this.uvarint(v.length + 1);
     else this.int32(v.length);
     return this.raw(v);
+  }
+
+  /** A records field whose bytes stay in files: its length prefix, then a hole of that size. */
+  fileRecords(v: FileRegions, compact: boolean): this {
+    if (compact) this.uvarint(v.sizeInBytes + 1);
+    else this.int32(v.sizeInBytes);
+    this.holes.push({ at: this.pos, records: v });
+    return this;
   }
 
   arrayLength(n: number | null, compact: boolean): this {

@@ -4,6 +4,7 @@
 // clients/src/main/resources/common/message/*.json; nothing is read from those files at run
 // time). Flexible versions use compact lengths and end every struct with a tagged-field section.
 import { Reader, Writer } from './primitives.ts';
+import { FileRegions } from './spliced-frame.ts';
 
 export type Scalar = 'int8' | 'int16' | 'int32' | 'int64' | 'uint32' | 'float64' | 'bool' | 'string' | 'bytes' | 'records' | 'uuid';
 export type FieldType = Scalar | { array: Scalar } | { struct: FieldDef[] } | { structArray: FieldDef[] };
@@ -166,8 +167,15 @@ function writeScalar(w: Writer, t: Scalar, v: unknown, flexible: boolean, where:
       if (v !== null && typeof v !== 'string') throw new Error(`${where}: expected a string, got ${typeof v}`);
       w.string(v, flexible);
       return;
-    case 'bytes':
     case 'records':
+      if (v instanceof FileRegions) {
+        w.fileRecords(v, flexible);
+        return;
+      }
+      if (v !== null && !Buffer.isBuffer(v)) throw new Error(`${where}: expected a Buffer or FileRegions, got ${typeof v}`);
+      w.bytes(v, flexible);
+      return;
+    case 'bytes':
       if (v !== null && !Buffer.isBuffer(v)) throw new Error(`${where}: expected a Buffer, got ${typeof v}`);
       w.bytes(v, flexible);
       return;

@@ -10,6 +10,7 @@ export type {
   ProduceResult,
   ReplicaFetchResult,
   ConsumerFetchResult,
+  ConsumerSliceResult,
 } from './partition-types.ts';
 export {
   Controller,

@@ -2,11 +2,11 @@
 // HW passes the batch), a follower's fetch (where the leader learns follower progress) and a
 // consumer's fetch (up to the HW), with long polls parked in FetchWaiters. The HW itself is
 // IsrState's; here it is advanced and what waits on it is completed.
-import { StorageError, type Log, type ReadResult } from '../storage/index.ts';
+import { StorageError, type Log, type ReadResult, type SliceResult } from '../storage/index.ts';
 import { asBrokerError, BrokerError, brokerErrorFromStorage } from './errors.ts';
 import { FetchWaiters } from './fetch-waiters.ts';
 import type { IsrState } from './isr-state.ts';
-import type { ConsumerFetchResult, PartitionRole, ProduceResult, ReplicaFetchResult } from './partition-types.ts';
+import type { ConsumerFetchResult, ConsumerSliceResult, PartitionRole, ProduceResult, ReplicaFetchResult } from './partition-types.ts';
 import { DelayedProducePurgatory } from './purgatory.ts';
 import type { Acks } from './types.ts';
 
@@ -107,6 +107,27 @@ export class LeaderRequests {
 
   /** A consumer's fetch (the caller checked leadership): committed records only, up to the HW. */
   consumerFetch(offset: number, maxBytes: number): ConsumerFetchResult {
+    const { hw, start } = this.consumerRange(offset);
+    if (offset >= hw) return { data: Buffer.alloc(0), nextOffset: offset, highWatermark: hw, logStartOffset: start };
+    const r = this.readLog(offset, maxBytes, hw);
+    return { data: r.data, nextOffset: r.nextOffset, highWatermark: hw, logStartOffset: start };
+  }
+
+  /** consumerFetch's batches as file slices (the zero-copy fetch sends them with sendfile). */
+  consumerSlice(offset: number, maxBytes: number): ConsumerSliceResult {
+    const { hw, start } = this.consumerRange(offset);
+    if (offset >= hw) return { slices: [], bytes: 0, nextOffset: offset, highWatermark: hw, logStartOffset: start };
+    let r: SliceResult;
+    try {
+      r = this.p.log.slice(offset, maxBytes, hw);
+    } catch (e) {
+      throw e instanceof StorageError ? brokerErrorFromStorage(e) : e;
+    }
+    return { slices: r.slices, bytes: r.bytes, nextOffset: r.nextOffset, highWatermark: hw, logStartOffset: start };
+  }
+
+  /** The HW and log start a consumer fetch at `offset` is answered against; OFFSET_OUT_OF_RANGE outside the log. */
+  private consumerRange(offset: number): { hw: number; start: number } {
     const leo = this.p.log.logEndOffset;
     const start = this.p.log.logStartOffset;
     const hw = this.state.hw;
@@ -117,9 +138,7 @@ export class LeaderRequests {
         highWatermark: hw,
       });
     }
-    if (offset >= hw) return { data: Buffer.alloc(0), nextOffset: offset, highWatermark: hw, logStartOffset: start };
-    const r = this.readLog(offset, maxBytes, hw);
-    return { data: r.data, nextOffset: r.nextOffset, highWatermark: hw, logStartOffset: start };
+    return { hw, start };
   }
 
   /** Moves the HW forward when the ISR's LEOs allow; completes the purgatory up to it and wakes consumer fetches. */

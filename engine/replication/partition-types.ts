@@ -1,6 +1,6 @@
 // What a Partition (partition.ts) takes and answers: its options, produce and fetch results,
 // and the metrics the broker serves at /v1/metrics.
-import type { LogConfig, LogStats } from '../storage/types.ts';
+import type { FileSlice, LogConfig, LogStats } from '../storage/types.ts';
 import type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
 
 export type PartitionRole = 'leader' | 'follower' | 'none';
@@ -42,6 +42,15 @@ export interface ReplicaFetchResult {
 
 export interface ConsumerFetchResult {
   data: Buffer;
+  nextOffset: number;
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+/** A consumer fetch as file slices of the leader's segments (Partition.sliceForConsumer). */
+export interface ConsumerSliceResult {
+  slices: FileSlice[];
+  bytes: number;
   nextOffset: number;
   highWatermark: number;
   logStartOffset: number;

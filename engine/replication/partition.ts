@@ -8,7 +8,7 @@ import { IsrState } from './isr-state.ts';
 import { LeaderRequests } from './leader-requests.ts';
 import { LeaderEpochCache, type EpochEndOffset } from './leader-epoch-cache.ts';
 import { hashLogUpTo } from './log-hash.ts';
-import type { ConsumerFetchResult, PartitionMetrics, PartitionOptions, PartitionRole, ProduceResult, ReplicaFetchResult } from './partition-types.ts';
+import type { ConsumerFetchResult, ConsumerSliceResult, PartitionMetrics, PartitionOptions, PartitionRole, ProduceResult, ReplicaFetchResult } from './partition-types.ts';
 import type { Acks, PartitionAssignment } from './types.ts';
 
 export type { Acks, AlterPartitionRequest, PartitionAssignment } from './types.ts';
@@ -220,6 +220,17 @@ export class Partition {
     try {
       this.requireLeader('fetch');
       return this.leader.consumerFetch(offset, maxBytes);
+    } catch (e) {
+      this.countError(e);
+      throw e;
+    }
+  }
+
+  /** readForConsumer's batches as file slices, for a zero-copy answer. */
+  sliceForConsumer(offset: number, maxBytes: number): ConsumerSliceResult {
+    try {
+      this.requireLeader('fetch');
+      return this.leader.consumerSlice(offset, maxBytes);
     } catch (e) {
       this.countError(e);
       throw e;

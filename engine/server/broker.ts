@@ -14,6 +14,7 @@ import { createBrokerHandler, JSON_BODY_SLACK } from './broker-http.ts';
 import { HttpStats, type BrokerHost, type HeartbeatStats, type OpenFailure } from './broker-host.ts';
 import { EventLoopDelay, type EventLoopDelaySummary } from './event-loop-delay.ts';
 import { sendError } from './http-util.ts';
+import { sendfileUnavailable } from './kafka/zero-copy.ts';
 import { KafkaListener } from './kafka/kafka-listener.ts';
 import type { KafkaBrokerView } from './kafka/handlers.ts';
 import { kafkaConfigView } from './kafka/config-view.ts';
@@ -96,7 +97,9 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     try {
       await b.listen();
       if (opts.settings.kafkaPort >= 0) {
-        b.kafka = await KafkaListener.start(b, { host: opts.host ?? '127.0.0.1', port: opts.settings.kafkaPort, maxRequestBytes: opts.settings.socketRequestMaxBytes, log: b.log });
+        const transfer = opts.settings.fetchTransfer === 'sendfile' && sendfileUnavailable !== null ? 'copy' : opts.settings.fetchTransfer;
+        if (transfer !== opts.settings.fetchTransfer) b.log(`fetch.transfer=sendfile: the sendfile addon is not loaded, consumer fetches take the copy path: ${sendfileUnavailable}`);
+        b.kafka = await KafkaListener.start(b, { host: opts.host ?? '127.0.0.1', port: opts.settings.kafkaPort, maxRequestBytes: opts.settings.socketRequestMaxBytes, fetchTransfer: transfer, log: b.log });
       }
       b.link = opts.controllerUrl
         ? new HttpControllerLink(opts.controllerUrl.replace(/\/+$/, ''), Math.max(1000, 5 * opts.settings.heartbeatIntervalMs))

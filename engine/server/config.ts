@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SETTINGS, findSetting, isServerSetting, parseSettingText, settingDefault, type Setting, type SettingValue } from '../settings/index.ts';
 import { LOG_FIELDS, logConfigFromSettings, resolveLogConfig, type LogConfig } from '../storage/index.ts';
+import type { FetchTransfer } from './kafka/zero-copy.ts';
 
 export interface HttpSettings {
   /** Idle keep-alive connections are closed after this long. */
@@ -30,6 +31,7 @@ export interface BrokerSettings {
   requestTimeoutMs: number;
   /** fetch.max.bytes: a fetch is answered with at most this many bytes, whatever maxBytes it asks. */
   fetchMaxBytes: number;
+  fetchTransfer: FetchTransfer;
   /** max.connections: connections accepted beyond this are closed at once. */
   maxConnections: number;
   http: HttpSettings;
@@ -63,6 +65,7 @@ export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
   heartbeatIntervalMs: ms('broker.heartbeat.interval.ms'),
   requestTimeoutMs: ms('request.timeout.ms'),
   fetchMaxBytes: DEFAULT_FETCH_MAX_BYTES,
+  fetchTransfer: settingDefault<FetchTransfer>('fetch.transfer'),
   maxConnections: DEFAULT_MAX_CONNECTIONS,
   http: { keepAliveTimeoutMs: ms('http.keepalive.timeout.ms'), headersTimeoutMs: ms('http.headers.timeout.ms'), requestTimeoutMs: ms('http.request.timeout.ms') },
   kafkaPort: settingDefault<number>('kafka.port'),
@@ -102,6 +105,7 @@ const CONSUMERS: Record<string, Consumer> = {
   'replica.fetch.backoff.ms': { broker: (b, v) => (b.replicaFetchBackoffMs = Number(v)) },
   'broker.heartbeat.interval.ms': { broker: (b, v) => (b.heartbeatIntervalMs = Number(v)) },
   'fetch.max.bytes': { broker: (b, v) => (b.fetchMaxBytes = Number(v)) },
+  'fetch.transfer': { broker: (b, v) => (b.fetchTransfer = v as FetchTransfer) },
   'max.connections': { broker: (b, v) => (b.maxConnections = Number(v)) },
   'kafka.port': { broker: (b, v) => (b.kafkaPort = Number(v)) },
   'socket.request.max.bytes': { broker: (b, v) => (b.socketRequestMaxBytes = Number(v)) },

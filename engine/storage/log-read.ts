@@ -1,10 +1,11 @@
 // The read side of a Log over its segments (Kafka's LocalLog.read and the timestamp lookup of
-// UnifiedLog.fetchOffsetByTimestamp): whole batches by offset, first offset by timestamp.
+// UnifiedLog.fetchOffsetByTimestamp): whole batches by offset, read into a buffer or as file
+// slices for sendfile, and the first offset by timestamp.
 import { decodeBatch } from '../records/index.ts';
 import { readFully } from './batch-walker.ts';
 import { StorageError } from './errors.ts';
 import type { LogSegment } from './segment.ts';
-import type { ReadResult } from './types.ts';
+import type { ReadResult, SliceResult } from './types.ts';
 
 /** Index of the last segment whose base offset is <= offset, -1 when there is none. */
 export function segmentIndexFor(segs: readonly LogSegment[], offset: number): number {
@@ -31,12 +32,21 @@ export interface ReadContext {
   window: Buffer;
 }
 
+/** Where a read's whole batches lie: byte ranges of segment files, in log order. */
+interface Located {
+  ranges: Array<{ seg: LogSegment; from: number; to: number }>;
+  total: number;
+  firstOffset: number;
+  nextOffset: number;
+}
+
 /**
  * Whole batches from the one containing `offset`, up to maxBytes (at least one batch when
  * there is any), only batches whose last offset is below maxOffset (exclusive, e.g. the high
- * watermark). May span segments.
+ * watermark). May span segments. Bytes past a segment's last whole batch (a torn tail) are
+ * never part of a range: the walk stops at the segment's size, which counts whole appends only.
  */
-export function readBatches(ctx: ReadContext, offset: number, maxBytes: number, maxOffset: number): ReadResult {
+function locateBatches(ctx: ReadContext, offset: number, maxBytes: number, maxOffset: number): Located {
   const segs = ctx.segments;
   const start = segs[0].baseOffset;
   const leo = segs[segs.length - 1].nextOffset;
@@ -49,7 +59,7 @@ export function readBatches(ctx: ReadContext, offset: number, maxBytes: number, 
   if (!(maxBytes >= 0) || !(maxOffset >= 0)) {
     throw new StorageError('invalid-argument', `read at offset ${offset}: maxBytes (${maxBytes}) and maxOffset (${maxOffset}) must be non-negative numbers`);
   }
-  const ranges: Array<{ seg: LogSegment; from: number; to: number }> = [];
+  const ranges: Located['ranges'] = [];
   let total = 0;
   let firstOffset = -1;
   let nextOffset = offset;
@@ -79,6 +89,12 @@ export function readBatches(ctx: ReadContext, offset: number, maxBytes: number, 
     }
     if (rangeFrom >= 0) ranges.push({ seg, from: rangeFrom, to: rangeTo });
   }
+  return { ranges, total, firstOffset: firstOffset < 0 ? offset : firstOffset, nextOffset };
+}
+
+/** readBatches' batches, read into one buffer (the copy path). */
+export function readBatches(ctx: ReadContext, offset: number, maxBytes: number, maxOffset: number): ReadResult {
+  const { ranges, total, firstOffset, nextOffset } = locateBatches(ctx, offset, maxBytes, maxOffset);
   const data = Buffer.allocUnsafe(total);
   let off = 0;
   for (const r of ranges) {
@@ -88,7 +104,17 @@ export function readBatches(ctx: ReadContext, offset: number, maxBytes: number, 
     }
     off += len;
   }
-  return { data, firstOffset: firstOffset < 0 ? offset : firstOffset, nextOffset };
+  return { data, firstOffset, nextOffset };
+}
+
+/**
+ * The same batches as readBatches, as file slices (Kafka's FileRecords.slice): the segments'
+ * read descriptors and byte ranges, nothing read. The descriptors are the log's: valid until a
+ * segment is closed or deleted, so a caller that sends later duplicates them first.
+ */
+export function sliceBatches(ctx: ReadContext, offset: number, maxBytes: number, maxOffset: number): SliceResult {
+  const { ranges, total, firstOffset, nextOffset } = locateBatches(ctx, offset, maxBytes, maxOffset);
+  return { slices: ranges.map((r) => ({ fd: r.seg.readFd, position: r.from, length: r.to - r.from, file: r.seg.paths.log })), bytes: total, firstOffset, nextOffset };
 }
 
 /** First offset whose record timestamp is >= ts, or null when every record is older. */

@@ -20,12 +20,12 @@ import { LatencyRecorder, usSince } from '../common/latency.ts';
 import { loadSegments, type Loaded, type LoadOptions } from './load.ts';
 import { errText, LogFlusher } from './log-flush.ts';
 import { validateAndAssignOffsets } from './log-validator.ts';
-import { offsetForTimestamp, readBatches, type ReadContext } from './log-read.ts';
+import { offsetForTimestamp, readBatches, sliceBatches, type ReadContext } from './log-read.ts';
 import { truncateSegments } from './log-truncate.ts';
 import { LogSegment, type SegmentInfo } from './segment.ts';
 import { NativeAppender, WRITTEN } from './native-append.ts';
 import { writeError } from './file-write.ts';
-import type { AppendOptions, AppendResult, LogConfig, LogStats, ReadResult, RecoveryReport } from './types.ts';
+import type { AppendOptions, AppendResult, LogConfig, LogStats, ReadResult, RecoveryReport, SliceResult } from './types.ts';
 
 const NO_APPEND_OPTIONS: AppendOptions = Object.freeze({});
 
@@ -295,6 +295,12 @@ export class Log {
   read(offset: number, maxBytes: number, maxOffset: number = Number.POSITIVE_INFINITY): ReadResult {
     this.checkOpen('read');
     return readBatches(this.readContext, offset, maxBytes, maxOffset);
+  }
+
+  /** What read() returns, as file slices (for sendfile); see sliceBatches. */
+  slice(offset: number, maxBytes: number, maxOffset: number = Number.POSITIVE_INFINITY): SliceResult {
+    this.checkOpen('read');
+    return sliceBatches(this.readContext, offset, maxBytes, maxOffset);
   }
 
   /** First offset whose record timestamp is >= ts, or null when every record is older. */

@@ -61,6 +61,23 @@ export interface ReadResult {
   nextOffset: number;
 }
 
+/** A byte range of a segment file, by the descriptor that reads it. */
+export interface FileSlice {
+  fd: number;
+  position: number;
+  length: number;
+  /** The segment's path, for messages. */
+  file: string;
+}
+
+/** A read as file slices (Log.slice): the batches ReadResult would hold, not read. */
+export interface SliceResult {
+  slices: FileSlice[];
+  bytes: number;
+  firstOffset: number;
+  nextOffset: number;
+}
+
 export interface RecoveryReport {
   cleanShutdown: boolean;
   recoveryPoint: number;

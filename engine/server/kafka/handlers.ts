@@ -11,6 +11,8 @@ import type { Struct } from '../../protocol/schema.ts';
 import type { KafkaErrorName } from '../../replication/errors.ts';
 import type { ProducerStates } from './producer-state.ts';
 import type { ConfigEntry } from './config-view.ts';
+import { FileRegions } from '../../protocol/spliced-frame.ts';
+import { pinRegions, releaseRegions, type FetchTransfer } from './zero-copy.ts';
 
 /** What the handlers need from the broker (engine/server/broker.ts implements it). */
 export interface KafkaBrokerView {
@@ -49,6 +51,8 @@ export interface HandlerStats {
   errors: Record<string, number>;
   /** Retried idempotent batches answered with their first offsets (appended once). */
   duplicateBatches: number;
+  /** Records bytes of consumer fetches by how they were answered (sendfile: zero-copy; copy: read into memory). */
+  fetchBytes: { sendfile: number; copy: number };
 }
 
 export function count(stats: HandlerStats, name: string): void {
@@ -217,17 +221,39 @@ interface FetchPartitionReq {
   PartitionMaxBytes: number;
 }
 
-export async function fetch(broker: KafkaBrokerView, version: number, body: Struct, stats: HandlerStats): Promise<Struct> {
+/**
+ * Fetch. With transfer 'sendfile' each partition's records are FileRegions (file slices on
+ * descriptors of their own) that the listener sends with sendfile(2); with 'copy' (or where the
+ * addon is missing, or a descriptor cannot be duplicated) they are read into a Buffer.
+ */
+export async function fetch(broker: KafkaBrokerView, version: number, body: Struct, stats: HandlerStats, transfer: FetchTransfer = 'copy'): Promise<Struct> {
   const topics = body.Topics as Array<{ Topic: string; Partitions: FetchPartitionReq[] }>;
   const maxWaitMs = Math.min(Math.max(0, body.MaxWaitMs as number), MAX_FETCH_WAIT_MS);
   const minBytes = Math.max(0, body.MinBytes as number);
   const maxBytes = Math.max(1, body.MaxBytes as number);
   const forReplica = (body.ReplicaId as number) >= 0;
 
-  const readAll = (): { responses: Struct[]; bytes: number; waitOn: Array<{ p: Partition; offset: number }> } => {
+  /** One partition's records, as file regions or read into memory. */
+  const readRecords = (p: Partition, offset: number, limit: number): { records: Buffer | FileRegions; bytes: number; highWatermark: number; logStartOffset: number } => {
+    if (limit === 0) return { ...p.readForConsumer(offset, 1), records: Buffer.alloc(0), bytes: 0 };
+    if (transfer === 'sendfile') {
+      const s = p.sliceForConsumer(offset, limit);
+      const pinned = s.bytes === 0 ? new FileRegions([]) : pinRegions(s.slices);
+      if (pinned) {
+        stats.fetchBytes.sendfile += s.bytes;
+        return { records: pinned, bytes: s.bytes, highWatermark: s.highWatermark, logStartOffset: s.logStartOffset };
+      }
+    }
+    const r = p.readForConsumer(offset, limit);
+    stats.fetchBytes.copy += r.data.length;
+    return { records: r.data, bytes: r.data.length, highWatermark: r.highWatermark, logStartOffset: r.logStartOffset };
+  };
+
+  const readAll = (): { responses: Struct[]; bytes: number; waitOn: Array<{ p: Partition; offset: number }>; pinned: FileRegions[] } => {
     let budget = maxBytes;
     let bytes = 0;
     const waitOn: Array<{ p: Partition; offset: number }> = [];
+    const pinned: FileRegions[] = [];
     const responses = topics.map((t) => ({
       Topic: t.Topic,
       Partitions: t.Partitions.map((fp) => {
@@ -238,11 +264,12 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
           // Kafka returns at least one batch (the first non-empty partition's) even above the
           // limits; once the response is full, later partitions answer with no records.
           const limit = bytes > 0 && budget <= 0 ? 0 : Math.max(1, Math.min(fp.PartitionMaxBytes, budget));
-          const r = limit === 0 ? { ...p.readForConsumer(fp.FetchOffset, 1), data: Buffer.alloc(0) } : p.readForConsumer(fp.FetchOffset, limit);
-          budget = Math.max(0, budget - r.data.length);
-          bytes += r.data.length;
-          if (r.data.length === 0) waitOn.push({ p, offset: fp.FetchOffset });
-          return { ...base, ErrorCode: 0, HighWatermark: r.highWatermark, LastStableOffset: r.highWatermark, LogStartOffset: r.logStartOffset, Records: r.data };
+          const r = readRecords(p, fp.FetchOffset, limit);
+          if (r.records instanceof FileRegions) pinned.push(r.records);
+          budget = Math.max(0, budget - r.bytes);
+          bytes += r.bytes;
+          if (r.bytes === 0) waitOn.push({ p, offset: fp.FetchOffset });
+          return { ...base, ErrorCode: 0, HighWatermark: r.highWatermark, LastStableOffset: r.highWatermark, LogStartOffset: r.logStartOffset, Records: r.records };
         } catch (err) {
           const f = failureOf(err);
           count(stats, f.name);
@@ -252,11 +279,13 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
         }
       }),
     }));
-    return { responses, bytes, waitOn };
+    return { responses, bytes, waitOn, pinned };
   };
 
   let r = readAll();
   if (r.bytes < Math.max(1, minBytes) && maxWaitMs > 0 && r.waitOn.length > 0) {
+    // The first answer is dropped: its descriptors go with it.
+    for (const f of r.pinned) releaseRegions(f.regions);
     await Promise.race(r.waitOn.map((w) => w.p.waitForData(w.offset, maxWaitMs, false)));
     r = readAll();
   }

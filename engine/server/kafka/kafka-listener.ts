@@ -6,11 +6,13 @@
 // the answers to earlier requests went out; nothing of such a frame reaches a log.
 import net from 'node:net';
 import { kafkaErrorCode } from '../../protocol/error-codes.ts';
-import { encodeResponse, readRequestHeader, readRequestPrefix } from '../../protocol/frame.ts';
+import { encodeResponse, encodeResponseFrame, readRequestHeader, readRequestPrefix } from '../../protocol/frame.ts';
+import { frameRegions, isSplicedFrame, type SplicedFrame } from '../../protocol/spliced-frame.ts';
 import { API_KEYS, apiSpec, type ApiSpec } from '../../protocol/messages.ts';
 import { ProtocolError, Reader } from '../../protocol/primitives.ts';
 import { decodeMessage, type Struct } from '../../protocol/schema.ts';
 import { ProducerStates } from './producer-state.ts';
+import { releaseRegions, sendSplicedFrame, type FetchTransfer } from './zero-copy.ts';
 import { GroupCoordinator } from './group-coordinator.ts';
 import { GROUP_APIS, groupRequest } from './group-handlers.ts';
 import { alterPartitionReassignments, describeCluster, describeConfigs, electLeaders } from './admin-handlers.ts';
@@ -20,6 +22,8 @@ export interface KafkaListenerOptions {
   host: string;
   port: number;
   maxRequestBytes: number;
+  /** How a consumer Fetch's records are sent (fetch.transfer). */
+  fetchTransfer: FetchTransfer;
   log: (msg: string) => void;
 }
 
@@ -32,15 +36,18 @@ export class KafkaStats {
   errors: Record<string, number> = {};
   /** Retried idempotent batches answered NONE with their first offsets, not appended again. */
   duplicateBatches = 0;
+  fetchBytes = { sendfile: 0, copy: 0 };
   /** Connections closed for a bad frame, by reason (oversize, unknown-api, unsupported-version, malformed, internal). */
   closed: Record<string, number> = {};
 }
 
 interface Slot {
   done: boolean;
-  response: Buffer | null;
+  response: Buffer | SplicedFrame | null;
   close: boolean;
 }
+
+type Answer = Buffer | SplicedFrame;
 
 const PAUSE_AT = 128;
 const RESUME_AT = 32;
@@ -113,35 +120,60 @@ export class KafkaListener {
       this.logLimited(`${peer}: ${msg}; closing the connection`);
     };
 
+    /** A spliced frame being sent: later answers wait for it (answers go out in request order). */
+    let sending = false;
+    const dropQueued = (): void => {
+      for (const slot of queue.splice(0)) if (slot.response && isSplicedFrame(slot.response)) releaseRegions(frameRegions(slot.response));
+    };
     const flush = (): void => {
-      while (queue.length > 0 && queue[0].done) {
+      while (!sending && queue.length > 0 && queue[0].done) {
         const slot = queue.shift()!;
-        if (slot.response && !socket.destroyed) socket.write(slot.response);
+        const response = slot.response;
+        if (response && isSplicedFrame(response)) {
+          if (socket.destroyed) {
+            releaseRegions(frameRegions(response));
+          } else {
+            sending = true;
+            sendSplicedFrame(socket, response).then(
+              () => {
+                sending = false;
+                flush();
+              },
+              (err: Error) => {
+                closeFor('send', `a fetch answer could not be sent whole (${err.message})`);
+                closing = true;
+                dropQueued();
+                socket.destroy();
+              },
+            );
+          }
+        } else if (response && !socket.destroyed) socket.write(response);
         if (slot.close) {
           closing = true;
-          queue.length = 0;
+          dropQueued();
           socket.end();
           return;
         }
       }
       // A client that does not read its answers stops being read (bounded memory per connection).
-      if (socket.writableNeedDrain) socket.pause();
+      if (socket.writableNeedDrain || sending) socket.pause();
       else if (socket.isPaused() && queue.length <= RESUME_AT && !closing) socket.resume();
     };
     socket.on('drain', () => {
-      if (socket.isPaused() && queue.length <= RESUME_AT && !closing) socket.resume();
+      if (socket.isPaused() && !sending && queue.length <= RESUME_AT && !closing) socket.resume();
     });
 
     const handle = (frame: Buffer): void => {
       const slot: Slot = { done: false, response: null, close: false };
       queue.push(slot);
-      const finish = (response: Buffer | null, close = false): void => {
+      const finish = (response: Answer | null, close = false): void => {
+        if ((closing || socket.destroyed) && response && isSplicedFrame(response)) releaseRegions(frameRegions(response));
         slot.done = true;
         slot.response = response;
         slot.close = close;
         flush();
       };
-      let pending: Promise<Buffer | null> | Buffer | null;
+      let pending: Promise<Answer | null> | Answer | null;
       try {
         pending = this.dispatch(frame, (reason, msg) => closeFor(reason, msg));
       } catch (err) {
@@ -191,13 +223,15 @@ export class KafkaListener {
     });
     socket.on('error', () => {});
     socket.on('close', () => {
+      closing = true;
+      dropQueued();
       this.stats.openConnections--;
       this.sockets.delete(socket);
     });
   }
 
   /** A response frame, null for no response (acks=0), or a promise of either. */
-  private dispatch(frame: Buffer, onClose: (reason: string, msg: string) => void): Promise<Buffer | null> | Buffer | null {
+  private dispatch(frame: Buffer, onClose: (reason: string, msg: string) => void): Promise<Answer | null> | Answer | null {
     if (frame.length < 8) {
       onClose('malformed', `request of ${frame.length} bytes is shorter than a request header`);
       throw new CloseConnection();
@@ -240,11 +274,11 @@ export class KafkaListener {
       throw err;
     }
     this.stats.byApi[spec.name] = (this.stats.byApi[spec.name] ?? 0) + 1;
-    const answer = (b: Struct): Buffer => encodeResponse(spec, version, prefix.correlationId, b);
+    const answer = (b: Struct): Answer => encodeResponseFrame(spec, version, prefix.correlationId, b);
     return this.route(spec, version, body, answer);
   }
 
-  private route(spec: ApiSpec, version: number, body: Struct, answer: (b: Struct) => Buffer): Promise<Buffer | null> | Buffer | null {
+  private route(spec: ApiSpec, version: number, body: Struct, answer: (b: Struct) => Answer): Promise<Answer | null> | Answer | null {
     const b = this.broker;
     if (GROUP_APIS.has(spec.name)) {
       const r = groupRequest(b, this.groups, spec.name, version, body);
@@ -260,7 +294,7 @@ export class KafkaListener {
         return p === null ? null : p.then(answer);
       }
       case API_KEYS.Fetch:
-        return fetch(b, version, body, this.stats).then(answer);
+        return fetch(b, version, body, this.stats, this.opts.fetchTransfer).then(answer);
       case API_KEYS.ListOffsets:
         return answer(listOffsets(b, version, body, this.stats));
       case API_KEYS.InitProducerId:

@@ -23,6 +23,9 @@ export function kafkaSettingRefusal(name: string, value: SettingValue): string |
   if (name === 'log.fsync.error' && value !== 'fail-stop') {
     return `log.fsync.error: ${String(value)} has no Apache Kafka equivalent (Kafka has no setting for a failed flush: its LogDirFailureChannel takes the log dir offline); use fail-stop or leave it out`;
   }
+  if (name === 'fetch.transfer' && value !== 'sendfile') {
+    return `fetch.transfer: ${String(value)} has no Apache Kafka equivalent (a plaintext listener always sends fetched records with FileChannel.transferTo, i.e. sendfile; only TLS copies them); use fetch.transfer: sendfile or leave it out`;
+  }
   if (name === 'segment.bytes' && typeof value === 'number' && value < KAFKA_MIN_SEGMENT_BYTES) {
     return `segment.bytes: ${value} is below Apache Kafka 4's minimum of 1048576 (1 MiB): CreateTopics refuses it`;
   }
