@@ -22,6 +22,8 @@ export const FIGURES = [
   'tailingCacheHit',
   'lateGroupCacheHit',
   'lateGroupP99Ratio',
+  'lateGroupCatchUpMBps',
+  'lateGroupCpuPerGB',
 ] as const;
 export type FigureName = (typeof FIGURES)[number];
 
@@ -42,10 +44,12 @@ export const FIGURE_LABEL: Record<FigureName, string> = {
   tailingCacheHit: 'cache hit ratio of the tailing consumers',
   lateGroupCacheHit: 'cache hit ratio of the late consumer group',
   lateGroupP99Ratio: "producers' p99 while the late group read / before",
+  lateGroupCatchUpMBps: 'MB/s of the late consumer group until it caught up',
+  lateGroupCpuPerGB: "brokers' CPU ms per GB served while the late group caught up",
 };
 
 /** Higher is better for these; lower for latencies and loss. Used only to word a difference. */
-export const HIGHER_IS_BETTER: ReadonlySet<FigureName> = new Set(['recordsPerSec', 'mbPerSec', 'acked']);
+export const HIGHER_IS_BETTER: ReadonlySet<FigureName> = new Set(['recordsPerSec', 'mbPerSec', 'acked', 'lateGroupCatchUpMBps']);
 
 export interface Figure extends Distribution {
   /** Samples behind the band: repetitions or trials (1 = no band). */
@@ -124,6 +128,15 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
       if (!g) return null;
       if (name === 'lateGroupCacheHit') return typeof g.cacheHitRatio === 'number' ? single(g.cacheHitRatio) : null;
       return g.producerP99Us && g.producerP99Us.before > 0 ? single(g.producerP99Us.during / g.producerP99Us.before) : null;
+    }
+    case 'lateGroupCatchUpMBps':
+    case 'lateGroupCpuPerGB': {
+      // The first group that starts behind, over the repetitions in which it caught up.
+      const xs = (cell.consumers ?? [])
+        .map((r) => r.groups.find((g) => g.start !== 'tail')?.catchUp)
+        .map((c) => (c ? (name === 'lateGroupCatchUpMBps' ? c.mbPerSec : c.brokerCpuMsPerGB) : null))
+        .filter((v): v is number => typeof v === 'number');
+      return xs.length > 1 ? band(xs, 'repetitions') : xs.length === 1 ? single(xs[0]!) : null;
     }
     case 'maxDirtyPages': {
       const dirty = cell.timeseries.map((p) => p.nrDirty).filter((v): v is number => typeof v === 'number');

@@ -16,16 +16,12 @@ import path from 'node:path';
 import { parseByteSize, parseChoice, parseCommandFlags, str } from '../../engine/common/flags.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import { resolveSettings } from '../scenario/settings.ts';
-import { AckLedger } from '../workload/ledger.ts';
-import { BatchFactory } from '../workload/batch-factory.ts';
+import { preloadTopic } from '../workload/preload.ts';
 import type { FaultableCluster, Target } from '../targets/types.ts';
 
 const SYSTEMS = ['durolab', 'kafka'] as const;
 type System = (typeof SYSTEMS)[number];
 const TOPIC = 'recovery';
-/** Records of 64 KiB, 8 per batch: a 512 KiB produce request, well under both brokers' 1 MiB message limit. */
-const RECORD_BYTES = 64 * 1024;
-const PER_BATCH = 8;
 
 const HELP = `usage: durolab bench-recovery [options]
 
@@ -85,33 +81,13 @@ async function measure(system: System, sizeBytes: number, segmentBytes: number, 
   try {
     const client = kafkaDriver().connect(cluster, { dataOnHost: true });
     const leaders = new Map([...(await cluster.leaders(TOPIC))].map(([p, b]) => [p, b.id]));
-    const ledger = new AckLedger({ recordsPerBatch: PER_BATCH, producerIdBase: 9000, partitions: [0] });
-    const full = new AbortController();
-    const t0 = Date.now();
-    const watch = setInterval(() => {
-      if (ledger.counts().ackedRecords * RECORD_BYTES >= sizeBytes) full.abort();
-    }, 50);
+    let fill;
     try {
-      await client.produce({
-        topic: TOPIC,
-        leaders,
-        acks: 1,
-        timeoutMs: 30_000,
-        connections: 4,
-        pipelining: 1,
-        rate: null,
-        warmupSec: 0,
-        durationSec: 3600,
-        ledger,
-        factory: new BatchFactory({ recordBytes: RECORD_BYTES, recordsPerBatch: PER_BATCH }),
-        signal: full.signal,
-      });
-    } finally {
-      clearInterval(watch);
+      fill = await preloadTopic(client, { topic: TOPIC, leaders, bytes: sizeBytes });
+    } catch (err) {
+      throw new Error(`${system}: ${(err as Error).message} (broker log: ${cluster.brokers[0]!.logPath})`);
     }
-    const filled = ledger.counts().ackedRecords * RECORD_BYTES;
-    if (filled < sizeBytes) throw new Error(`${system}: the fill stopped at ${filled} of ${sizeBytes} acknowledged bytes (the load ended early; broker log: ${cluster.brokers[0]!.logPath})`);
-    const fillMBps = filled / 1e6 / ((Date.now() - t0) / 1000);
+    const fillMBps = fill.mbPerSec;
     const brokerId = cluster.brokers[0]!.id;
     const segments = segmentsIn(cluster.brokers[0]!.dataDir);
     await cluster.processKill([brokerId]);

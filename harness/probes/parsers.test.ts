@@ -211,3 +211,20 @@ describe('iostatBetween', () => {
     expect(f.wAwaitMs).toBeCloseTo(0.15, 10);
   });
 });
+
+describe('parseProcStatCpuMs', () => {
+  it('reads utime + stime after a command name with spaces and parentheses, and refuses other text', async () => {
+    const { parseProcStatCpuMs, processesCpuMs } = await import('./process-cpu.ts');
+    const line = '4242 (java (main) x) S 1 4242 4242 0 -1 4194560 93412 0 12 0 1234 567 0 0 20 0 61 0 2150 4310601728 105210 18446744073709551615';
+    expect(parseProcStatCpuMs(line, 't')).toBe(18_010);
+    expect(() => parseProcStatCpuMs('garbage', '/proc/1/stat')).toThrow(/\/proc\/1\/stat: not a \/proc\/<pid>\/stat line/);
+    // This process, read for real: a positive figure that grows with work.
+    const fs = await import('node:fs/promises');
+    const before = (await processesCpuMs([process.pid], (f) => fs.readFile(f, 'utf8')))!;
+    const t0 = Date.now();
+    while (Date.now() - t0 < 150) Math.sqrt(Math.random());
+    const after = (await processesCpuMs([process.pid], (f) => fs.readFile(f, 'utf8')))!;
+    expect(after).toBeGreaterThan(before);
+    expect(await processesCpuMs([2 ** 30], (f) => fs.readFile(f, 'utf8'))).toBeNull();
+  });
+});

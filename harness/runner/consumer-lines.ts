@@ -5,7 +5,7 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import type { ConsumerGroupResult } from '../workload/consumers.ts';
+import type { CatchUp, ConsumerGroupResult } from '../workload/consumers.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -18,6 +18,7 @@ export function consumerLine(g: ConsumerGroupResult): string {
     (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
     (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
     (typeof g.cacheHitRatio === 'number' ? `; cache hit ratio ${(g.cacheHitRatio * 100).toFixed(0)} %` : '') +
+    (g.catchUp ? `; caught up in ${g.catchUp.sec.toFixed(2)} s (${g.catchUp.mbPerSec.toFixed(0)} MB/s${g.catchUp.brokerCpuMsPerGB !== null ? `, broker CPU ${int(g.catchUp.brokerCpuMsPerGB)} ms per GB` : ''})` : g.catchUp === null ? '; not caught up by the end of the load' : '') +
     (bad.length ? `; POLL CHECKS: ${bad.join(', ')}` : '') +
     (g.errors.length ? `; errors: ${g.errors.join('; ')}` : '')
   );
@@ -37,8 +38,9 @@ export function consumerSummary(run: RunResult): string {
     for (const name of names) {
       const gs = (c.consumers ?? []).flatMap((r) => r.groups.filter((g) => g.name === name));
       const m = (f: (g: ConsumerGroupResult) => number) => median(gs.map(f)) ?? 0;
-      const warmupSec = (run.settings.workload as { warmupSec?: number } | undefined)?.warmupSec ?? 0;
-      const around = producerP99Around(c, gs[0]!.startAtSec - warmupSec);
+      const around = gs[0]!.producerP99Us;
+      const caught = gs.map((g) => g.catchUp).filter((x): x is CatchUp => !!x);
+      const cpuPerGB = median(caught.map((x) => x.brokerCpuMsPerGB).filter((x): x is number => x !== null));
       rows.push([
         c.id,
         name,
@@ -52,11 +54,13 @@ export function consumerSummary(run: RunResult): string {
         int(m((g) => g.lag.end)),
         around ? `${int(around.before)} -> ${int(around.during)}` : '-',
         typeof gs[0]!.cacheHitRatio === 'number' ? `${(gs[0]!.cacheHitRatio * 100).toFixed(0)} %` : '-',
+        caught.length ? (median(caught.map((x) => x.mbPerSec)) ?? 0).toFixed(0) : '-',
+        cpuPerGB === null ? '-' : int(cpuPerGB),
       ]);
     }
   }
   if (rows.length === 0) return '';
-  return ['consumers (medians over repetitions; end-to-end: the ledger\'s send time to the fetch answer, one clock):', renderTable(['cell', 'group', 'start', 'records/s', 'MB/s', 'fetch p99 µs', 'e2e p50 µs', 'e2e p99 µs', 'lag max', 'lag end', 'producer p99 µs before -> during', 'cache hit'], rows, (i) => i > 2)].join('\n');
+  return ['consumers (medians over repetitions; end-to-end: the ledger\'s send time to the fetch answer, one clock):', renderTable(['cell', 'group', 'start', 'records/s', 'MB/s', 'fetch p99 µs', 'e2e p50 µs', 'e2e p99 µs', 'lag max', 'lag end', 'producer p99 µs before -> during', 'cache hit', 'catch-up MB/s', 'broker CPU ms/GB'], rows, (i) => i > 2)].join('\n');
 }
 
 /**

@@ -2,6 +2,8 @@
 // probes, load with an ack ledger, the fault if the scenario has one, then recovery and the
 // checker; the repetitions' figures merged into the cell's CellResult.
 import { rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { formatSize } from '../../engine/units.ts';
 import path from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import type { MatrixCell } from '../scenario/types.ts';
@@ -31,6 +33,8 @@ import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
 import { predictTrialLoss } from './loss-window.ts';
 import { ConsumerGroups } from '../workload/consumers.ts';
+import { preloadTopic, type PreloadResult } from '../workload/preload.ts';
+import { processesCpuMs } from '../probes/process-cpu.ts';
 import { cacheHitRatio, consumerLine, dropPageCache, producerP99Around, sumConsumerChecks } from './consumer-lines.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
@@ -84,6 +88,7 @@ export async function runCell(
   let accelerator: CellResult['accelerator'];
   let interrupted = false;
   const consumerRuns: NonNullable<CellResult['consumers']> = [];
+  let preload: PreloadResult | null = null;
 
   for (let rep = 0; rep < w.repetitions; rep++) {
     if (opts.signal.aborted) {
@@ -120,6 +125,15 @@ export async function runCell(
         partitions: [...leaders.keys()],
       });
       const factory = new BatchFactory({ recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch });
+      const preloadBytes = settings.values.preload;
+      if (typeof preloadBytes === 'number') {
+        clock.lap('leaders');
+        const pre = await preloadTopic(client, { topic: scenario.cluster.topic, leaders, bytes: preloadBytes, signal: opts.signal, space: { dir: repDir, replicationFactor: scenario.cluster.replicationFactor } });
+        log(`rep ${rep + 1}: preloaded ${(pre.bytes / 2 ** 20).toFixed(0)} MiB in ${pre.seconds.toFixed(1)} s (${pre.mbPerSec.toFixed(0)} MB/s), outside the ack ledger`);
+        if (rep === 0) preload = pre;
+        // The preload is none of the trial's named steps.
+        clock.lap('other');
+      }
       // A VM target probes inside the guest (its page cache is the one a power cut loses).
       const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
       sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
@@ -161,6 +175,7 @@ export async function runCell(
             loadStartMs,
             signal: opts.signal,
             ...(settings.values['consumer.cache'] === 'cold' ? { beforeGroupStart: (name: string) => dropPageCache(caps, (line) => log(`rep ${rep + 1}: ${name}: ${line}`)) } : {}),
+            ...(caps.sysctls === 'host' ? { brokerCpuMs: () => brokersCpuMs(running) } : {}),
           })
         : null;
       if (caps.watchFigures) figuresWatch?.start();
@@ -353,6 +368,7 @@ export async function runCell(
     timeseries,
     trials,
     ...(accelerator ? { accelerator } : {}),
+    ...(preload ? { preload } : {}),
     ...(consumerRuns.length ? { consumers: consumerRuns, consumerChecks: sumConsumerChecks(consumerRuns) } : {}),
   };
 }
@@ -383,6 +399,13 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
 }
 
 /** workload.producer with the cell's library / enable.idempotence / max.in.flight settings over it. */
+/** The CPU ms the cluster's broker processes (host pids) have used, null when one is unreadable. */
+function brokersCpuMs(cluster: RunningCluster): Promise<number | null> {
+  const pids = cluster.brokers.map((b) => b.pid);
+  if (pids.some((p) => p === null)) return Promise.resolve(null);
+  return processesCpuMs(pids as number[], (f) => readFile(f, 'utf8'));
+}
+
 function cellProducer(base: KafkaProducerSettings | undefined, settings: ResolvedSettings): { producer: Record<string, unknown> } | undefined {
   const v = settings.values;
   const over: Record<string, unknown> = {};

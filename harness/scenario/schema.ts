@@ -13,7 +13,7 @@ import { parseDuration, parseSize } from './units.ts';
 import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
 import { consumersSchema } from '../workload/consumer-spec.ts';
 import { externalSchema } from '../targets/external/external-spec.ts';
-import { targetAxisSchema } from './target-axis.ts';
+import { TARGET_AXIS_VALUES, targetAxisSchema } from './target-axis.ts';
 import { diskSchema } from '../disk/disk-spec.ts';
 import { leaf } from './zod-leaf.ts';
 
@@ -50,7 +50,8 @@ export const matrixSchema = z.strictObject({
     .array(z.strictObject({ ...settingsShape, label: nonEmptyString('a non-empty label').optional() }))
     .min(1)
     .optional(),
-  exclude: z.array(settingsSchema).min(1).optional(),
+  // An entry naming a target drops cells of that target only (a setting it cannot honour).
+  exclude: z.array(z.strictObject({ ...settingsShape, target: z.enum(TARGET_AXIS_VALUES).optional() })).min(1).optional(),
 });
 
 export const vmSchema = z.strictObject({
@@ -202,7 +203,7 @@ export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[]
       return SETTING_NAMES;
     case 'matrix':
       if (rest[0] === 'include') return [...SETTING_NAMES, 'label'];
-      if (rest[0] === 'exclude') return SETTING_NAMES;
+      if (rest[0] === 'exclude') return [...SETTING_NAMES, 'target'];
       return [...SETTING_NAMES, 'target', 'include', 'exclude'];
     case 'faults':
       return rest[1] === 'when' ? WHEN_KEYS : Object.keys(faultSchema.shape);

@@ -16,6 +16,7 @@ import {
   type SyncCall,
 } from '../../engine/settings/index.ts';
 import { defaultLogConfig, logConfigFromSettings } from '../../engine/storage/config.ts';
+import { formatSize, parseSize } from '../../engine/units.ts';
 import type { LogConfig } from '../../engine/storage/types.ts';
 import { isKafkaLibraryName, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../drivers/kafka/libraries.ts';
 
@@ -64,6 +65,20 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     parse: (v) => (v === 'warm' || v === 'cold' ? v : undefined),
     display: (v) => String(v),
     label: (v) => (v === 'cold' ? 'cold cache' : 'warm cache'),
+  },
+  /**
+   * A log written before the load (harness/workload/preload.ts): acks=1, 512 KiB batches, outside
+   * the ack ledger. What a consumer starting at the log start catches up with, and what recovery
+   * scans after a fault.
+   */
+  preload: {
+    expected: 'a size from 1MiB to 1TiB (bytes written into the topic before the load, e.g. 1GiB)',
+    parse: (v) => {
+      const n = parseSize(v);
+      return n !== undefined && n >= 2 ** 20 && n <= 2 ** 40 ? n : undefined;
+    },
+    display: (v) => formatSize(Number(v)),
+    label: (v) => `preload ${formatSize(Number(v))}`,
   },
   driver: {
     expected: 'http | kafka (the client driver of the cell)',

@@ -18,7 +18,7 @@ import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registr
 import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
-import { targetKindOf, type TargetAxisValue } from './target-axis.ts';
+import { cellTargetKind, targetKindOf, type TargetAxisValue } from './target-axis.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
@@ -188,23 +188,6 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     );
   }
 
-  // Settings the target has no equivalent for (target: kafka: io direct/dsync, sync fdatasync, ...).
-  for (const kind of targetKnown ? kinds : []) {
-    const refuse = capabilitiesOf(kind).refuseSetting;
-    if (!refuse) continue;
-    const target = kind;
-    for (const layer of layers) {
-      for (const [name, values] of Object.entries(layer.values)) {
-        values.forEach((v, i) => {
-          const why = refuse(name, v);
-          if (!why) return;
-          const path = layer.path[0] === 'matrix' && layer.path.length === 1 ? [...layer.path, name, i] : [...layer.path, name];
-          issues.push(src.issue(path, `a setting target: ${target} can honour (${why})`, `${name}: ${String(v)}`));
-        });
-      }
-    }
-  }
-
   // A cluster this machine cannot hold on a target (the open files its partitions need).
   for (const kind of targetKnown && s.cluster ? kinds : []) {
     const c = s.cluster!;
@@ -218,15 +201,53 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     const spec: MatrixSpec = {
       axes,
       include: includes.map((entry, i) => ({ params: settingsOf(entry, rawInclude[i]), label: entry.label })),
-      exclude: excludes.map((entry) => settingsOf(entry)),
+      exclude: excludes.filter((e) => e.target === undefined).map((entry) => settingsOf(entry)),
     };
     const { cells: expanded, problems } = expandMatrix(spec);
     for (const p of problems) issues.push(src.issue(p.path, p.expected, p.found, { key: p.key }));
     if (problems.length === 0) cells = axisTargets
         ? crossTargets(axisTargets, expanded.length ? expanded : [{ id: 'base', label: 'base settings', params: {} }], axes.map(([n]) => n))
         : expanded;
+    // Exclude entries naming a target drop that target's matching cells (after the targets are crossed).
+    excludes.forEach((entry, i) => {
+      if (entry.target === undefined || cells === undefined) return;
+      if (!axisTargets) {
+        issues.push(src.issue(['matrix', 'exclude', i, 'target'], 'a target axis (matrix.target) for an exclude entry to name a target of', String(entry.target), { key: true }));
+        return;
+      }
+      const partial = { ...settingsOf(entry), target: entry.target as SettingValue };
+      const bad = Object.keys(partial).filter((k) => k !== 'target' && !axes.some(([n]) => n === k));
+      if (bad.length) {
+        issues.push(src.issue(['matrix', 'exclude', i, bad[0]!], `a matrix key (${['target', ...axes.map(([n]) => n)].join(', ')})`, `'${bad[0]}'`, { key: true }));
+        return;
+      }
+      const before = cells.length;
+      cells = cells.filter((c) => !Object.entries(partial).every(([k, v]) => c.params[k] === v));
+      if (cells.length === before) issues.push(src.issue(['matrix', 'exclude', i], 'an entry that matches at least one cell', 'one that matches none'));
+      else if (cells.length === 0) issues.push(src.issue(['matrix'], 'at least one cell', 'every cell excluded'));
+    });
   } else if (doc.matrix === undefined) {
     cells = [{ id: 'base', label: 'base settings', params: {} }];
+  }
+
+  // Settings the target has no equivalent for (target: kafka: io direct/dsync, sync fdatasync, ...).
+  // With the cells known, a value counts for a target only when one of that target's cells has
+  // it (an exclude: entry naming the target takes the value away from it).
+  const reaches = (kind: TargetKind, name: string, v: SettingValue): boolean =>
+    cells === undefined || cells.some((c) => cellTargetKind(c.params, target) === kind && (c.params[name] ?? (s.settings as Record<string, SettingValue> | undefined)?.[name]) === v);
+  for (const kind of targetKnown ? kinds : []) {
+    const refuse = capabilitiesOf(kind).refuseSetting;
+    if (!refuse) continue;
+    for (const layer of layers) {
+      for (const [name, values] of Object.entries(layer.values)) {
+        values.forEach((v, i) => {
+          const why = refuse(name, v);
+          if (!why || !reaches(kind, name, v)) return;
+          const path = layer.path[0] === 'matrix' && layer.path.length === 1 ? [...layer.path, name, i] : [...layer.path, name];
+          issues.push(src.issue(path, `a setting target: ${kind} can honour (${why}; or leave it to other targets with matrix.exclude: [{ target: ..., ${name}: ${String(v)} }])`, `${name}: ${String(v)}`));
+        });
+      }
+    }
   }
 
   // measure: loss runs the scenario's fault; without one there is nothing to measure loss under.

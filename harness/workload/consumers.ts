@@ -46,8 +46,23 @@ export interface ConsumerGroupResult {
   cacheHitRatio?: number | null;
   /** A group that starts after the measured seconds began: the producers' p99 before it and while it read (first repetition). */
   producerP99Us?: { before: number; during: number } | null;
+  /**
+   * A group that starts behind (start earliest or lag:): from its start until every partition's
+   * lag first reached 0, how fast it caught up and the CPU the brokers spent meanwhile (host
+   * processes only; null elsewhere). null: not caught up when the load ended.
+   */
+  catchUp?: CatchUp | null;
   /** A consumer that stopped on an error, with it. */
   errors: string[];
+}
+
+export interface CatchUp {
+  sec: number;
+  bytes: number;
+  mbPerSec: number;
+  brokerCpuMs: number | null;
+  /** brokerCpuMs per 10^9 bytes served. */
+  brokerCpuMsPerGB: number | null;
 }
 
 interface PartitionState {
@@ -57,24 +72,50 @@ interface PartitionState {
   /** High watermark minus the next offset after the last answer, and minus the position that answer was asked from. */
   lag: number;
   lagAsked: number;
+  answered: boolean;
+}
+
+interface Group {
+  spec: ConsumerSpec;
+  startMs: number | null;
+  parts: PartitionState[];
+  fetchUs: ReturnType<typeof newLatencyHistogram>;
+  e2eUs: ReturnType<typeof newLatencyHistogram>;
+  result: ConsumerGroupResult;
+  consumed: Array<{ partition: number; sequence: number; records: number }>;
+  served: Array<{ partition: number; from: number; to: number }>;
+  /** Brokers' CPU ms at the group's start; the catch-up, once reached (its CPU read pending). */
+  cpuAtStart: number | null;
+  catchUp: Promise<CatchUp> | null;
 }
 
 export class ConsumerGroups {
   private readonly runs: Array<Promise<void>> = [];
   private readonly stop = new AbortController();
-  private readonly groups: Array<{ spec: ConsumerSpec; startMs: number | null; parts: PartitionState[]; fetchUs: ReturnType<typeof newLatencyHistogram>; e2eUs: ReturnType<typeof newLatencyHistogram>; result: ConsumerGroupResult; consumed: Array<{ partition: number; sequence: number; records: number }>; served: Array<{ partition: number; from: number; to: number }> }> = [];
+  private readonly groups: Group[] = [];
 
   constructor(
     private readonly client: ClusterClient,
     specs: ConsumerSpec[],
-    private readonly o: { topic: string; partitions: number[]; ledger: AckLedger; loadStartMs: number; signal: AbortSignal; beforeGroupStart?: (name: string) => Promise<void> },
+    private readonly o: {
+      topic: string;
+      partitions: number[];
+      ledger: AckLedger;
+      loadStartMs: number;
+      signal: AbortSignal;
+      beforeGroupStart?: (name: string) => Promise<void>;
+      /** The brokers' CPU ms so far (host processes), null where it cannot be read. */
+      brokerCpuMs?: () => Promise<number | null>;
+    },
   ) {
     if (specs.length > 0 && !client.tail) throw new Error(`workload.consumers: the ${client.driver} driver has no consumer (use workload.driver: kafka)`);
     for (const spec of specs) {
-      const parts = o.partitions.map((p) => ({ partition: p, next: -1, lag: 0, lagAsked: 0 }));
+      const parts = o.partitions.map((p) => ({ partition: p, next: -1, lag: 0, lagAsked: 0, answered: false }));
       this.groups.push({
         spec,
         startMs: null,
+        cpuAtStart: null,
+        catchUp: null,
         parts,
         fetchUs: newLatencyHistogram(),
         e2eUs: newLatencyHistogram(),
@@ -106,7 +147,7 @@ export class ConsumerGroups {
     for (const g of this.groups) this.runs.push(this.runGroup(g));
   }
 
-  private async runGroup(g: ConsumerGroups['groups'][number]): Promise<void> {
+  private async runGroup(g: Group): Promise<void> {
     const wait = g.spec.startAt * 1000 - (Date.now() - this.o.loadStartMs);
     if (wait > 0) await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, wait);
@@ -121,6 +162,7 @@ export class ConsumerGroups {
         return;
       }
     }
+    if (g.spec.start.from !== 'latest') g.cpuAtStart = (await this.o.brokerCpuMs?.()) ?? null;
     g.startMs = Date.now();
     // One consumer (a fetch loop) per partition.
     await Promise.all(
@@ -142,7 +184,7 @@ export class ConsumerGroups {
     );
   }
 
-  private onFetch(g: ConsumerGroups['groups'][number], state: PartitionState, f: TailFetch): void {
+  private onFetch(g: Group, state: PartitionState, f: TailFetch): void {
     const r = g.result;
     r.fetches++;
     g.fetchUs.recordValue(Math.max(1, f.latencyUs));
@@ -168,7 +210,9 @@ export class ConsumerGroups {
     // The lag when the fetch was asked (how far behind the group was), and what is left after it.
     state.lagAsked = Math.max(0, f.highWatermark - f.position);
     state.lag = Math.max(0, f.highWatermark - (state.next >= 0 ? state.next : f.position));
+    state.answered = true;
     const lag = g.parts.reduce((a, p) => a + p.lag, 0);
+    if (lag === 0 && g.catchUp === null && g.spec.start.from !== 'latest' && g.startMs !== null && g.parts.every((p) => p.answered)) g.catchUp = this.caughtUp(g, f.atMs);
     r.lag.max = Math.max(r.lag.max, g.parts.reduce((a, p) => a + p.lagAsked, 0));
     const t = Math.floor((f.atMs - this.o.loadStartMs) / 1000);
     let sec = r.perSecond[r.perSecond.length - 1];
@@ -177,13 +221,23 @@ export class ConsumerGroups {
     sec.lag = lag;
   }
 
+  private async caughtUp(g: Group, atMs: number): Promise<CatchUp> {
+    const sec = Math.max(0.001, (atMs - g.startMs!) / 1000);
+    const bytes = g.result.bytes;
+    const now = g.cpuAtStart === null ? null : ((await this.o.brokerCpuMs?.()) ?? null);
+    const cpu = now === null || g.cpuAtStart === null ? null : now - g.cpuAtStart;
+    return { sec, bytes, mbPerSec: bytes / 1e6 / sec, brokerCpuMs: cpu, brokerCpuMsPerGB: cpu === null || bytes === 0 ? null : cpu / (bytes / 1e9) };
+  }
+
   /** Stops every consumer and returns each group's figures, with the poll checks against the ledger. */
   async finish(): Promise<ConsumerGroupResult[]> {
     const endMs = Date.now();
     this.stop.abort();
     await Promise.all(this.runs);
-    return this.groups.map((g) => {
+    const catchUps = await Promise.all(this.groups.map((g) => g.catchUp));
+    return this.groups.map((g, i) => {
       const r = g.result;
+      if (g.spec.start.from !== 'latest') r.catchUp = catchUps[i];
       r.activeSec = g.startMs === null ? 0 : (endMs - g.startMs) / 1000;
       r.recordsPerSec = r.activeSec > 0 ? r.records / r.activeSec : 0;
       r.mbPerSec = r.activeSec > 0 ? r.bytes / r.activeSec / 1e6 : 0;
