@@ -59,29 +59,32 @@ const FOLD_EVERY = 2 ** 30;
 
 /** Records operation times and summarises them. */
 export class LatencyRecorder {
-  private readonly hist = newLatencyHistogram();
-  private readonly direct = new Uint32Array(DIRECT_US);
+  // Allocated on the first record: a broker keeps several per partition (appends, flushes,
+  // rolls), most of which a partition of 10,000 never uses.
+  private hist: hdr.Histogram | null = null;
+  private direct: Uint32Array | null = null;
   private pending = 0;
 
   /** One operation of `us` microseconds (rounded; negative clock steps count as 0). */
   record(us: number): void {
     const v = us < 0 ? 0 : Math.round(us);
     if (v < DIRECT_US) {
-      this.direct[v]++;
+      (this.direct ??= new Uint32Array(DIRECT_US))[v]++;
       if (++this.pending >= FOLD_EVERY) this.fold();
     } else {
-      this.hist.recordValue(v);
+      (this.hist ??= newLatencyHistogram()).recordValue(v);
     }
   }
 
   /** The histogram with every recorded value in it. */
   protected get h(): hdr.Histogram {
     if (this.pending > 0) this.fold();
-    return this.hist;
+    return (this.hist ??= newLatencyHistogram());
   }
 
   private fold(): void {
-    const d = this.direct;
+    const d = this.direct!;
+    this.hist ??= newLatencyHistogram();
     for (let v = 0; v < DIRECT_US; v++) {
       if (d[v] !== 0) {
         this.hist.recordValueWithCount(v, d[v]);

@@ -4,9 +4,8 @@
 // reads a cluster's durability settings with the first two; the move-leader fault moves a
 // leadership with the last two, as Kafka's Admin API does (reorder the replicas, then elect the
 // preferred one).
-import { f, type FieldDef, type MessageDef } from './schema.ts';
+import { f, structs, type MessageDef } from './schema.ts';
 
-const structs = (fields: FieldDef[]): { structArray: FieldDef[] } => ({ structArray: fields });
 const MIN_INT32 = -2147483648;
 
 /** DescribeConfigs resource types (org.apache.kafka.common.config.ConfigResource.Type). */
@@ -131,6 +130,23 @@ export const alterPartitionReassignmentsResponse: MessageDef = {
       structs([f('Name', 'string'), f('Partitions', structs([f('PartitionIndex', 'int32'), f('ErrorCode', 'int16'), f('ErrorMessage', 'string', 0, { nullable: 0 })]))]),
     ),
   ],
+};
+
+// CreatePartitions (client side only: the Kafka target grows a topic past the controller's
+// 10,000 records per request in steps; durolab's listener does not serve it).
+export const createPartitionsRequest: MessageDef = {
+  name: 'CreatePartitionsRequest',
+  flexibleSince: 2,
+  fields: [
+    f('Topics', structs([f('Name', 'string'), f('Count', 'int32'), f('Assignments', structs([f('BrokerIds', { array: 'int32' })]), 0, { nullable: 0, default: null })])),
+    f('TimeoutMs', 'int32'),
+    f('ValidateOnly', 'bool'),
+  ],
+};
+export const createPartitionsResponse: MessageDef = {
+  name: 'CreatePartitionsResponse',
+  flexibleSince: 2,
+  fields: [f('ThrottleTimeMs', 'int32'), f('Results', structs([f('Name', 'string'), f('ErrorCode', 'int16'), f('ErrorMessage', 'string', 0, { nullable: 0, default: null })]))],
 };
 
 // SASL (client side only: `durolab audit --sasl-user` authenticates with PLAIN; durolab's

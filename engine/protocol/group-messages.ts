@@ -2,9 +2,8 @@
 // Apache Kafka's FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and
 // OffsetFetch message JSON files, for the versions durolab serves (those kafkajs 2.2 picks; all
 // below each API's first flexible version, though the tables carry flexibleSince for the codec).
-import { f, type MessageDef } from './schema.ts';
+import { f, structs, type MessageDef } from './schema.ts';
 
-const structs = (fields: ReturnType<typeof f>[]): { structArray: ReturnType<typeof f>[] } => ({ structArray: fields });
 
 export const findCoordinatorRequest: MessageDef = {
   name: 'FindCoordinatorRequest',

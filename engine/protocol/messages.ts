@@ -1,7 +1,7 @@
 // Request and response definitions of the supported APIs, transcribed by hand from Apache
 // Kafka's message JSON files (field names as Kafka spells them). Only the versions durolab
 // serves are listed in API_VERSIONS; fields of later versions are left out.
-import { f, type FieldDef, type MessageDef } from './schema.ts';
+import { f, structs, type MessageDef } from './schema.ts';
 import * as g from './group-messages.ts';
 import * as adm from './admin-messages.ts';
 
@@ -25,6 +25,7 @@ export const API_KEYS = {
   SaslHandshake: 17,
   DescribeConfigs: 32,
   SaslAuthenticate: 36,
+  CreatePartitions: 37,
   ElectLeaders: 43,
   AlterPartitionReassignments: 45,
   DescribeCluster: 60,
@@ -49,7 +50,6 @@ export interface ApiSpec {
 }
 
 const int32s = { array: 'int32' } as const;
-const structs = (fields: FieldDef[]): { structArray: FieldDef[] } => ({ structArray: fields });
 
 const apiVersionsRequest: MessageDef = {
   name: 'ApiVersionsRequest',
@@ -346,6 +346,7 @@ export function apiSpec(key: number): ApiSpec | undefined {
 export const CLIENT_ONLY_APIS: readonly ApiSpec[] = [
   { name: 'SaslHandshake', key: 17, minVersion: 0, maxVersion: 1, request: adm.saslHandshakeRequest, response: adm.saslHandshakeResponse },
   { name: 'SaslAuthenticate', key: 36, minVersion: 0, maxVersion: 2, request: adm.saslAuthenticateRequest, response: adm.saslAuthenticateResponse },
+  { name: 'CreatePartitions', key: 37, minVersion: 2, maxVersion: 3, request: adm.createPartitionsRequest, response: adm.createPartitionsResponse },
 ];
 
 /** A client's view: every API it can encode, served by durolab or not. */

@@ -39,6 +39,9 @@ interface FieldOpts {
 }
 
 /** One field: `f('LeaderEpoch', 'int32', 7, { default: -1 })`. */
+/** An array of structs: the `structArray` field type. */
+export const structs = (fields: FieldDef[]): { structArray: FieldDef[] } => ({ structArray: fields });
+
 export function f(name: string, type: FieldType, since = 0, opts: FieldOpts = {}): FieldDef {
   return { name, type, since, until: opts.until ?? Number.POSITIVE_INFINITY, nullableSince: opts.nullable, tag: opts.tag, default: opts.default };
 }

@@ -6,6 +6,14 @@ import { fsyncDirAsync } from '../common/atomic-file.ts';
 export const HIGH_WATERMARK_CHECKPOINT_FILE = 'high-watermark-checkpoint';
 
 /**
+ * Background checkpoint writes in flight in the process at most: each holds a descriptor and a
+ * pool thread's turn, and 10,000 partitions must not open 10,000 files at once (EMFILE). One
+ * beyond the limit is skipped; the next tick writes it.
+ */
+const MAX_BACKGROUND_WRITES = 16;
+let backgroundWrites = 0;
+
+/**
  * The partition's high watermark on disk (Kafka keeps it in replication-offset-checkpoint per
  * data dir; here one file per partition dir, same line layout: version, count, `topic partition hw`).
  * It is a lower bound written periodically, so after a crash a replica may expose less than it
@@ -61,8 +69,9 @@ export class HighWatermarkCheckpoint {
    */
   async writeInBackground(hw: number): Promise<boolean> {
     if (!Number.isSafeInteger(hw) || hw < 0) throw new RangeError(`${this.file}: invalid high watermark ${hw}`);
-    if (hw === this.lastWritten || this.inFlight) return false;
+    if (hw === this.lastWritten || this.inFlight || backgroundWrites >= MAX_BACKGROUND_WRITES) return false;
     this.inFlight = true;
+    backgroundWrites++;
     const generation = this.generation;
     // Not the synchronous writer's `<file>.tmp`: the two may overlap.
     const tmp = `${this.file}.tmp-background`;
@@ -88,6 +97,7 @@ export class HighWatermarkCheckpoint {
       throw new Error(`cannot write ${this.file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     } finally {
       this.inFlight = false;
+      backgroundWrites--;
     }
   }
 

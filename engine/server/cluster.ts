@@ -141,7 +141,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const basePort = opts.port ?? 9092;
   const firstId = opts.firstBrokerId ?? 1;
   const grace = opts.stopGraceMs ?? 5000;
-  const readyTimeout = opts.readyTimeoutMs ?? 30_000;
+  // Opening a partition costs a few ms (10,000 took 25 s on this 2-core machine): the wait grows with them.
+  const partitionCount = (opts.topics ?? []).reduce((a, t) => a + t.partitions * t.replicationFactor, 0);
+  const readyTimeout = opts.readyTimeoutMs ?? 30_000 + 5 * partitionCount;
   const log = opts.log ?? ((m: string) => process.stderr.write(`[cluster] ${m}\n`));
   const dir = path.resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
@@ -376,12 +378,14 @@ async function missingLeaders(controller: Controller, children: Map<number, Chil
       continue;
     }
     try {
-      const r = await request(`${c.info.url}/v1/metrics`, { timeoutMs: 2000 });
+      // A broker of 10,000 partitions answers its metrics in ~0.7 s.
+      const r = await request(`${c.info.url}/v1/metrics`, { timeoutMs: 10_000 });
       const m = JSON.parse(r.body.toString('utf8')) as { partitions: Array<{ topic: string; partition: number; role: string; leaderEpoch: number }> };
+      const byKey = new Map(m.partitions.map((x) => [`${x.topic}\0${x.partition}`, x]));
       for (const a of parts) {
         if (a.leader < 0) continue;
         const want = a.leader === id ? 'leader' : 'follower';
-        const pm = m.partitions.find((x) => x.topic === a.topic && x.partition === a.partition);
+        const pm = byKey.get(`${a.topic}\0${a.partition}`);
         if (!pm || pm.role !== want || pm.leaderEpoch !== a.leaderEpoch) missing.push(`${a.topic}-${a.partition} (broker ${id} not yet ${want} at epoch ${a.leaderEpoch})`);
       }
     } catch (err) {

@@ -14,6 +14,18 @@ import {
 
 export const WINDOW_BYTES = 64 * 1024;
 
+let shared: Buffer | null = null;
+
+/**
+ * One read window for every Log of the process. Walks are synchronous and never interleave (a
+ * walker's batchBytes() is used before the next walk starts; a batch larger than the window gets
+ * a buffer of its own), so a window per partition (64 KiB x 10,000 partitions = 640 MiB) buys
+ * nothing.
+ */
+export function sharedWindow(): Buffer {
+  return (shared ??= Buffer.allocUnsafe(WINDOW_BYTES));
+}
+
 export interface WalkStop {
   /** Start of the batch that could not be taken: where a recovery truncates. */
   position: number;

@@ -94,8 +94,21 @@ abstract class IndexFile {
     return this.fd;
   }
 
-  /** Writes entries not yet in the file (and cuts the file to the entries when it is longer). */
+  /**
+   * Writes entries not yet in the file (and cuts the file to the entries when it is longer).
+   * Every file operation opens the index's descriptor and closes it before it returns: the
+   * entries live in memory, so an index holds no descriptor between flushes (Kafka maps its
+   * indexes and closes theirs), and 10,000 partitions do not cost 20,000 descriptors.
+   */
   persist(): void {
+    try {
+      this.persistOpen();
+    } finally {
+      this.closeFd();
+    }
+  }
+
+  private persistOpen(): void {
     if (!this.pending) return;
     const fd = this.openFd();
     if (this.fileTooLong) {
@@ -116,13 +129,17 @@ abstract class IndexFile {
 
   /** Makes the file durable (after persist); no call when nothing changed since the last sync. Returns whether it synced. */
   sync(call: SyncCall): boolean {
-    this.persist();
-    if (!this.unsynced) return false;
-    const fd = this.openFd();
-    if (call === 'fsync') fs.fsyncSync(fd);
-    else fs.fdatasyncSync(fd);
-    this.unsynced = false;
-    return true;
+    try {
+      this.persistOpen();
+      if (!this.unsynced) return false;
+      const fd = this.openFd();
+      if (call === 'fsync') fs.fsyncSync(fd);
+      else fs.fdatasyncSync(fd);
+      this.unsynced = false;
+      return true;
+    } finally {
+      this.closeFd();
+    }
   }
 
   /** Changes made to the file so far; pass it to markSynced after syncing the file through another descriptor. */
@@ -144,24 +161,32 @@ abstract class IndexFile {
 
   /** The segment became active: the file exists and is extended to its maximum size. */
   activate(): void {
-    this.persist();
-    const fd = this.openFd();
-    if (!this.preallocated) {
-      fs.ftruncateSync(fd, this.fullBytes());
-      this.preallocated = true;
-      this.unsynced = true;
-      this.fileWrites++;
+    try {
+      this.persistOpen();
+      const fd = this.openFd();
+      if (!this.preallocated) {
+        fs.ftruncateSync(fd, this.fullBytes());
+        this.preallocated = true;
+        this.unsynced = true;
+        this.fileWrites++;
+      }
+    } finally {
+      this.closeFd();
     }
   }
 
   /** The segment is sealed (roll, close): entries written and the file cut to them (Kafka's trimToValidSize). */
   trim(): void {
-    this.persist();
-    if (this.preallocated) {
-      fs.ftruncateSync(this.openFd(), this.entries * this.entrySize);
-      this.preallocated = false;
-      this.unsynced = true;
-      this.fileWrites++;
+    try {
+      this.persistOpen();
+      if (this.preallocated) {
+        fs.ftruncateSync(this.openFd(), this.entries * this.entrySize);
+        this.preallocated = false;
+        this.unsynced = true;
+        this.fileWrites++;
+      }
+    } finally {
+      this.closeFd();
     }
   }
 

@@ -9,6 +9,7 @@
 // recovery point moves past the sealed segment only once that has completed, in roll order.
 // The checkpoint file never names an offset past a segment still being flushed, so a crash
 // mid-roll recovers from at or below it and validates it batch by batch.
+import { scheduleFlush } from './flush-scheduler.ts';
 import { fsyncDir, fsyncDirAsync, syncFileAsync } from '../common/atomic-file.ts';
 import { LatencyRecorder, usSince } from '../common/latency.ts';
 import type { StorageError } from './errors.ts';
@@ -64,7 +65,8 @@ export class LogFlusher {
   private dirPending = false;
   /** Background roll flushes not finished yet (their descriptors may still be open). */
   private readonly inFlight = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
+  /** flush=ms:T: removes this log from the shared flush timer (flush-scheduler.ts). */
+  private unschedule: (() => void) | null = null;
   readonly flushLatency = new LatencyRecorder();
   readonly rollFlushLatency = new LatencyRecorder();
   readonly counters = { flushes: 0, rollFlushes: 0, checkpoints: 0, indexSyncs: 0, fsyncRetries: 0 };
@@ -80,15 +82,15 @@ export class LogFlusher {
     this.lastCheckpointMs = host.now();
   }
 
-  /** flush=ms:T: a timer that flushes what is unflushed (unref'd). */
+  /** flush=ms:T: flushes what is unflushed every T ms, on the process's shared timer for T. */
   startTimer(everyMs: number): void {
-    this.timer = setInterval(() => this.flushFromTimer(), everyMs);
-    this.timer.unref();
+    this.unschedule?.();
+    this.unschedule = scheduleFlush(everyMs, () => this.flushFromTimer());
   }
 
   stopTimer(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    this.unschedule?.();
+    this.unschedule = null;
   }
 
   get pendingRollFlushes(): number {

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decodeBatch, iterateBatches, readBatchHeader } from '../records/index.ts';
 import { CHECKPOINT_FILE, CLEAN_SHUTDOWN_FILE, dumpLog, Log, type AppendResult } from './index.ts';
 import { makeBatch, removeTmpDirs, tmpDir } from './testing.ts';
+import { flushSchedulerStats } from './flush-scheduler.ts';
 
 afterAll(removeTmpDirs);
 
@@ -301,6 +302,18 @@ describe('Flush policies and stats', () => {
     log.close();
     await new Promise((r) => setTimeout(r, 80));
     expect(log.stats().flushes).toBe(2);
+  });
+
+  it('ms:T on 300 logs holds one timer for the period, flushes each log, and drops the timer with the last log', async () => {
+    const before = flushSchedulerStats();
+    const logs = Array.from({ length: 300 }, () => Log.open(tmpDir(), { flush: { kind: 'ms', every: 30 } }));
+    expect(flushSchedulerStats().timers).toBe(before.timers + 1);
+    expect(flushSchedulerStats().members).toBe(before.members + 300);
+    logs.forEach((l, i) => l.append(makeBatch(i)));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(logs.map((l) => l.recoveryPoint)).toEqual(logs.map(() => 1));
+    for (const l of logs) l.close();
+    expect(flushSchedulerStats()).toEqual(before);
   });
 
   it('writes the checkpoint at most once a second while flushing, and on close with the clean-shutdown marker', () => {

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MAGIC_V2, stampBatchFields, type BatchHeader, type ValidateOptions } from '../records/index.ts';
-import { WINDOW_BYTES } from './batch-walker.ts';
+import { sharedWindow } from './batch-walker.ts';
 import { StorageError } from './errors.ts';
 import { resolveLogConfig } from './config.ts';
 import { allocAligned, checkDirectIoDir, DIRECT_ALIGNMENT, type AlignedBuffer } from './direct-io.ts';
@@ -41,7 +41,7 @@ export class Log {
   private readonly segments: LogSegment[];
   private active: LogSegment;
   private readonly staging: AlignedBuffer | null;
-  private readonly window = Buffer.allocUnsafe(WINDOW_BYTES);
+  private readonly window = sharedWindow();
   private readonly now: () => number;
   private closed = false;
   private failure: string | null = null;

@@ -38,7 +38,15 @@ export class LogSegment {
   /** Log bytes written since the last sync. */
   dirty = false;
 
-  private constructor(dir: string, baseOffset: number, config: LogConfig, readFd: number, size: number) {
+  private constructor(
+    dir: string,
+    baseOffset: number,
+    config: LogConfig,
+    readFd: number,
+    size: number,
+    /** readFd was opened read-write (create): a buffered writer shares it. */
+    private readonly readFdWritable = false,
+  ) {
     this.baseOffset = baseOffset;
     this.paths = segmentPaths(dir, baseOffset);
     this.offsetIndex = new OffsetIndex(this.paths.index, config.segmentIndexBytes);
@@ -53,7 +61,7 @@ export class LogSegment {
   static create(dir: string, baseOffset: number, config: LogConfig): LogSegment {
     const p = segmentPaths(dir, baseOffset);
     const fd = fs.openSync(p.log, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
-    const seg = new LogSegment(dir, baseOffset, config, fd, 0);
+    const seg = new LogSegment(dir, baseOffset, config, fd, 0, true);
     try {
       fs.rmSync(p.index, { force: true });
       fs.rmSync(p.timeIndex, { force: true });
@@ -79,7 +87,7 @@ export class LogSegment {
 
   /** The segment becomes the active one: a writer for the .log, index files at full size. */
   openWriter(io: IoMode, staging: AlignedBuffer | null): void {
-    if (this.writer === null) this.writer = openSegmentWriter(io, this.paths.log, this.size, this.readFd, staging);
+    if (this.writer === null) this.writer = openSegmentWriter(io, this.paths.log, this.size, this.readFd, staging, this.readFdWritable);
     this.offsetIndex.activate();
     this.timeIndex.activate();
   }

@@ -5,9 +5,10 @@
 // the lab measured for the same settings.
 import type { Acks, FlushPolicy } from '../../engine/settings/values.ts';
 import { formatFlushPolicy } from '../../engine/settings/values.ts';
+import { KAFKA_LONG_MAX } from '../../engine/server/kafka/config-view.ts';
 
-/** Kafka's Long.MAX_VALUE: flush.messages / flush.ms that never flush. */
-const LONG_MAX = 9223372036854775807n;
+/** Kafka's Long.MAX_VALUE: flush.messages / flush.ms that never flush (the engine's DescribeConfigs answers it). */
+const LONG_MAX = BigInt(KAFKA_LONG_MAX);
 
 export interface TopicFacts {
   topic: string;

@@ -2,6 +2,7 @@
 // against what the recovered leaders serve to a consumer, every replica's log hash up to the
 // lowest HW, and each leader's HW against the highest HW a produce answer reported before the
 // fault (an HW a client was told must not go back).
+import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import { checkLedger, type CheckReport } from './checker.ts';
@@ -37,12 +38,10 @@ export async function checkAfterFault(opts: AfterFaultOptions): Promise<FaultChe
   const agreement = await checkReplicaAgreement(source, topic, partitions);
   // Each partition from its leader at the time of reading, as the driver finds it (the kafka
   // driver through Metadata, following a leader that moves while it reads).
-  const logs = await Promise.all(
-    partitions.map((p) =>
-      source.consume({ topic, partition: p, timeoutMs: opts.consumeTimeoutMs ?? 120_000 }).catch((err: Error) => {
-        throw new Error(`check ${topic}-${p} after recovery: ${err.message}`);
-      }),
-    ),
+  const logs = await mapLimit(partitions, READ_BACK_CONCURRENCY, (p) =>
+    source.consume({ topic, partition: p, timeoutMs: opts.consumeTimeoutMs ?? 120_000 }).catch((err: Error) => {
+      throw new Error(`check ${topic}-${p} after recovery: ${err.message}`);
+    }),
   );
   const report = checkLedger(ledger, logs, { cutMs: opts.cutMs });
   let hwWentBack = 0;

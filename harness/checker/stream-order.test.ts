@@ -32,3 +32,21 @@ describe("a producer connection's batches out of send order", () => {
     expect([...ledger.batches(0)].map((x) => x.stream)).toEqual([0, 0]);
   });
 });
+
+describe('mapLimit', () => {
+  it('keeps at most `limit` calls in flight and the results in input order; a rejection rejects', async () => {
+    const { mapLimit } = await import('../common/map-limit.ts');
+    let inFlight = 0;
+    let most = 0;
+    const out = await mapLimit([...Array(50).keys()], 4, async (x) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, (x * 7) % 5));
+      inFlight--;
+      return x * 2;
+    });
+    expect(out).toEqual([...Array(50).keys()].map((x) => x * 2));
+    expect(most).toBe(4);
+    await expect(mapLimit([1, 2, 3], 2, async (x) => { if (x === 2) throw new Error('two'); return x; })).rejects.toThrow('two');
+  });
+});

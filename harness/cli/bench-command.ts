@@ -2,6 +2,7 @@
 // on a bad file), runs every cell, prints a summary table, writes run.json and the report.
 import { frontierText, frontiersOf } from '../report/frontier.ts';
 import { consumerSummary } from '../runner/consumer-lines.ts';
+import { partitionScaleSummary } from '../runner/partition-scale-lines.ts';
 import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
 import { listScenarios, loadScenario, parseOverrideFlags } from '../scenario/index.ts';
@@ -183,6 +184,8 @@ async function runBenchCommand(cmd: CommandLine): Promise<number> {
     if (faults) say(`${faults}\n`);
     const consumers = consumerSummary(outcome.run);
     if (consumers) say(`${consumers}\n`);
+    const scale = partitionScaleSummary(outcome.run);
+    if (scale) say(`${scale}\n`);
     const frontier = frontierText(frontiersOf(outcome.run));
     if (frontier) say(`${frontier}\n`);
     const infos = { ...(outcome.run.targetInfo ? { [outcome.run.target]: outcome.run.targetInfo } : {}), ...(outcome.run.targetInfos ?? {}) };

@@ -214,7 +214,7 @@ describe('iostatBetween', () => {
 
 describe('parseProcStatCpuMs', () => {
   it('reads utime + stime after a command name with spaces and parentheses, and refuses other text', async () => {
-    const { parseProcStatCpuMs, processesCpuMs } = await import('./process-cpu.ts');
+    const { parseProcStatCpuMs, processesCpuMs } = await import('./process-stat.ts');
     const line = '4242 (java (main) x) S 1 4242 4242 0 -1 4194560 93412 0 12 0 1234 567 0 0 20 0 61 0 2150 4310601728 105210 18446744073709551615';
     expect(parseProcStatCpuMs(line, 't')).toBe(18_010);
     expect(() => parseProcStatCpuMs('garbage', '/proc/1/stat')).toThrow(/\/proc\/1\/stat: not a \/proc\/<pid>\/stat line/);
@@ -226,5 +226,22 @@ describe('parseProcStatCpuMs', () => {
     const after = (await processesCpuMs([process.pid], (f) => fs.readFile(f, 'utf8')))!;
     expect(after).toBeGreaterThan(before);
     expect(await processesCpuMs([2 ** 30], (f) => fs.readFile(f, 'utf8'))).toBeNull();
+  });
+});
+
+describe('processFootprint', () => {
+  it('counts this process\'s descriptors and resident memory, and is null for a process that is gone', async () => {
+    const { parseVmRss, processFootprint } = await import('./process-stat.ts');
+    const fs = await import('node:fs/promises');
+    expect(parseVmRss('Name:\tnode\nVmRSS:\t  123456 kB\nThreads:\t7\n', 't')).toBe(123456 * 1024);
+    expect(() => parseVmRss('Name: x\n', '/proc/1/status')).toThrow(/\/proc\/1\/status: no VmRSS line/);
+    const before = (await processFootprint(process.pid, fs))!;
+    const fd = openSync(join(tmpdir(), `durolab-footprint-${process.pid}`), 'w');
+    const after = (await processFootprint(process.pid, fs))!;
+    closeSync(fd);
+    rmSync(join(tmpdir(), `durolab-footprint-${process.pid}`));
+    expect(after.fds).toBe(before.fds + 1);
+    expect(before.rssBytes).toBeGreaterThan(10 * 2 ** 20);
+    expect(await processFootprint(2 ** 30, fs)).toBeNull();
   });
 });

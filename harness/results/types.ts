@@ -261,6 +261,8 @@ export interface CellResult {
   steadiness?: Steadiness;
   /** Crash-state exploration (fault kind crash-states): the loss distribution over the states built from the cell's write log(s). */
   crashStates?: CrashStatesResult;
+  /** Each broker process after the load (host processes; first repetition): open descriptors and resident memory. */
+  brokerProcesses?: Array<{ pid: number; fds: number; rssBytes: number }>;
   /** The preload setting: the log written before the load (first repetition; harness/workload/preload.ts). */
   preload?: { bytes: number; records: number; seconds: number; mbPerSec: number };
   /** workload.consumers: each consumer group's figures, per repetition (harness/workload/consumers.ts). */

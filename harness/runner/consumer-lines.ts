@@ -18,7 +18,7 @@ export function consumerLine(g: ConsumerGroupResult): string {
     (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
     (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
     (typeof g.cacheHitRatio === 'number' ? `; cache hit ratio ${(g.cacheHitRatio * 100).toFixed(0)} %` : '') +
-    (g.catchUp ? `; caught up in ${g.catchUp.sec.toFixed(2)} s (${g.catchUp.mbPerSec.toFixed(0)} MB/s${g.catchUp.brokerCpuMsPerGB !== null ? `, broker CPU ${int(g.catchUp.brokerCpuMsPerGB)} ms per GB` : ''})` : g.catchUp === null ? '; not caught up by the end of the load' : '') +
+    (g.catchUp ? `; caught up in ${g.catchUp.sec.toFixed(2)} s (${g.catchUp.mbPerSec.toFixed(0)} MB/s${g.catchUp.brokerCpuMsPerGB !== null ? `, broker CPU ${int(g.catchUp.brokerCpuMsPerGB)} ms per GB` : ''}, harness client CPU ${int(g.catchUp.clientCpuPct)} % of a core)` : g.catchUp === null ? '; not caught up by the end of the load' : '') +
     (bad.length ? `; POLL CHECKS: ${bad.join(', ')}` : '') +
     (g.errors.length ? `; errors: ${g.errors.join('; ')}` : '')
   );

@@ -1,5 +1,6 @@
 // A repetition without a fault (or whose fault never fired): once the load ended, wait for the
 // replicas, read every partition back from its leader as a consumer would, and check the ledger.
+import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
 import { checkLedger } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import type { ClusterClient } from '../drivers/types.ts';
@@ -14,7 +15,7 @@ export async function checkAfterLoad(args: { client: ClusterClient; topic: strin
   const caught = await waitForReplicasCaughtUp(client, topic, [...leaders.keys()], 30_000, 0);
   // Every partition is read back from its leader now, as a consumer would (the leader at the
   // start of the load may have lost its lead since: a missed session).
-  const logs = await Promise.all([...leaders.keys()].map((partition) => client.consume({ topic, partition })));
+  const logs = await mapLimit([...leaders.keys()], READ_BACK_CONCURRENCY, (partition) => client.consume({ topic, partition }));
   const report = checkLedger(ledger, logs);
   const trial: Trial = {
     index: args.index,

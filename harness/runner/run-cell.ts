@@ -2,7 +2,7 @@
 // probes, load with an ack ledger, the fault if the scenario has one, then recovery and the
 // checker; the repetitions' figures merged into the cell's CellResult.
 import { rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import fsp, { readFile } from 'node:fs/promises';
 import { formatSize } from '../../engine/units.ts';
 import path from 'node:path';
 import * as hdr from 'hdr-histogram-js';
@@ -34,7 +34,8 @@ import type { RunOptions } from './run-scenario.ts';
 import { predictTrialLoss } from './loss-window.ts';
 import { ConsumerGroups } from '../workload/consumers.ts';
 import { preloadTopic, type PreloadResult } from '../workload/preload.ts';
-import { processesCpuMs } from '../probes/process-cpu.ts';
+import { processesCpuMs, processFootprint, type ProcessFootprint } from '../probes/process-stat.ts';
+import { ensureOpenFiles } from '../targets/partition-limits.ts';
 import { cacheHitRatio, consumerLine, dropPageCache, producerP99Around, sumConsumerChecks } from './consumer-lines.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 
@@ -48,7 +49,8 @@ export async function runCell(
   log: (line: string) => void,
   runStartMs: number,
 ): Promise<CellResult> {
-  const { scenario } = opts;
+  // The partitions setting overrides cluster.partitions in this cell (partitions-scale).
+  const scenario = typeof settings.values.partitions === 'number' ? { ...opts.scenario, cluster: { ...opts.scenario.cluster, partitions: settings.values.partitions } } : opts.scenario;
   const caps = opts.target.capabilities;
   const w = scenario.workload;
   const cellDir = store.cellDir(index, cell.id);
@@ -78,6 +80,9 @@ export async function runCell(
   let replicas: ReplicaAgreement | undefined;
   const rf = scenario.cluster.replicationFactor;
   const trials: Trial[] = [];
+  const raised = await ensureOpenFiles({ ...scenario.cluster, unbufferedIo: settings.io !== 'buffered' });
+  if (raised) log(raised);
+  let brokerProcesses: ProcessFootprint[] | null = null;
   const rps: number[] = [];
   const mbps: number[] = [];
   const reqps: number[] = [];
@@ -209,6 +214,11 @@ export async function runCell(
       figuresWatch?.stop();
       const load = await loadPromise;
       loadPromise = null;
+      // What the broker processes hold with the cell's partitions (host processes; first repetition).
+      if (rep === 0 && caps.sysctls === 'host') {
+        const seen = await Promise.all(running.brokers.map((b) => (b.pid === null ? null : processFootprint(b.pid, fsp))));
+        brokerProcesses = seen.filter((x): x is ProcessFootprint => x !== null);
+      }
       if (consumerGroups) {
         const groups = await consumerGroups.finish();
         consumerGroups = null;
@@ -369,6 +379,7 @@ export async function runCell(
     trials,
     ...(accelerator ? { accelerator } : {}),
     ...(preload ? { preload } : {}),
+    ...(brokerProcesses?.length ? { brokerProcesses } : {}),
     ...(consumerRuns.length ? { consumers: consumerRuns, consumerChecks: sumConsumerChecks(consumerRuns) } : {}),
   };
 }

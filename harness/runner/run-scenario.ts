@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { execa } from 'execa';
 import type { Scenario, MatrixCell } from '../scenario/types.ts';
-import type { ResolvedSettings } from '../scenario/settings.ts';
+import { hostGlobalWrite, type ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
 import { collectEnvironment } from '../probes/index.ts';
 import { loadDriver, type DriverName } from '../drivers/registry.ts';
@@ -113,13 +113,13 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       if (opts.signal.aborted) break;
       const settings = cellSettings(scenario, cell);
       const prefix = `[cell ${i + 1}/${scenario.matrix.length} ${cell.label}]`;
-      // consumer.cache: cold writes vm.drop_caches: a host-global change like the vm.* sysctls.
-      const hasSysctls = Object.keys(settings.sysctls).length > 0 || settings.values['consumer.cache'] === 'cold';
+      // Host-global writes: the vm.* sysctls, and client settings like consumer.cache: cold (vm.drop_caches).
+      const hostWrites = Object.entries(settings.values).flatMap(([n, v]) => hostGlobalWrite(n, v) ?? []);
+      const hasSysctls = hostWrites.length > 0;
       // On a target whose sysctls are the host's, only with --allow-host-sysctl; a VM sets them in its guest.
       const onHost = hasSysctls && caps.sysctls === 'host';
       if (onHost && !opts.allowHostSysctl) {
-        const what = [...Object.keys(settings.sysctls), ...(settings.values['consumer.cache'] === 'cold' ? ['vm.drop_caches (consumer.cache: cold)'] : [])];
-        const note = `sets host sysctls (${what.join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards; the dropped page cache refills)`;
+        const note = `sets host sysctls (${hostWrites.join(', ')}); rerun with --allow-host-sysctl as root to change them (they are restored afterwards; the dropped page cache refills)`;
         log(`${prefix} skipped: ${note}`);
         run.cells.push(skippedCell(cell.id, cell.params, 'skipped', note));
         runFile = store.save(run);

@@ -34,6 +34,8 @@ export interface SettingSpec {
   /** Words for a human label. */
   label(value: SettingValue): string;
   sysctl?: boolean;
+  /** A client setting whose value rewrites a host-global kernel knob (as a sysctl does): what it writes, else null. */
+  hostWrite?(value: SettingValue): string | null;
 }
 
 /**
@@ -65,6 +67,7 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     parse: (v) => (v === 'warm' || v === 'cold' ? v : undefined),
     display: (v) => String(v),
     label: (v) => (v === 'cold' ? 'cold cache' : 'warm cache'),
+    hostWrite: (v) => (v === 'cold' ? 'vm.drop_caches (consumer.cache: cold)' : null),
   },
   /**
    * A log written before the load (harness/workload/preload.ts): acks=1, 512 KiB batches, outside
@@ -79,6 +82,20 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     },
     display: (v) => formatSize(Number(v)),
     label: (v) => `preload ${formatSize(Number(v))}`,
+  },
+  /**
+   * The topic's partition count in this cell, over cluster.partitions: a matrix axis for the cost
+   * of many partitions (scenarios/partitions-scale.yaml). `scenario check` refuses a count the
+   * machine cannot hold (open files), with the figure it needs.
+   */
+  partitions: {
+    expected: 'an integer from 1 to 10000 (the topic\'s partitions in this cell, over cluster.partitions)',
+    parse: (v) => {
+      const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+      return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 10_000 ? n : undefined;
+    },
+    display: (v) => String(v),
+    label: (v) => `${String(v)} partition${v === 1 ? '' : 's'}`,
   },
   driver: {
     expected: 'http | kafka (the client driver of the cell)',
@@ -128,6 +145,16 @@ export const SETTING_NAMES: readonly string[] = Object.keys(SETTINGS);
 
 export function isSysctl(name: string): boolean {
   return SETTINGS[name]?.sysctl === true;
+}
+
+/**
+ * The host-global kernel knob a setting value writes (a sysctl's own name, or what a client
+ * setting like consumer.cache: cold writes), null for none: such values need root, and
+ * --allow-host-sysctl on a target whose page cache is the host's.
+ */
+export function hostGlobalWrite(name: string, value: SettingValue): string | null {
+  if (isSysctl(name)) return name;
+  return SETTINGS[name]?.hostWrite?.(value) ?? null;
 }
 
 /** The flush grammar's parser (the registry's). */

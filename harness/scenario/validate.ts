@@ -15,7 +15,7 @@ import { checkVmBlock } from './vm-block-checks.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
-import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, isSysctl, type SettingValue } from './settings.ts';
+import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, hostGlobalWrite, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
 import { cellTargetKind, targetKindOf, type TargetAxisValue } from './target-axis.ts';
@@ -153,8 +153,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   let firstSysctl: PropertyKey[] | undefined;
   for (const layer of layers) {
     for (const [name, values] of Object.entries(layer.values)) {
-      // consumer.cache: cold writes vm.drop_caches, a host-global change too.
-      if (isSysctl(name) || (name === 'consumer.cache' && values.includes('cold'))) firstSysctl ??= [...layer.path, name];
+      if (values.some((v) => hostGlobalWrite(name, v) !== null)) firstSysctl ??= [...layer.path, name];
       const diskless = kinds.filter((k) => capabilitiesOf(k).faultDisk === null);
       if (name.startsWith('vm.disk.') && targetKnown && diskless.length) {
         const able = TARGET_KINDS.filter((t) => capabilitiesOf(t).faultDisk !== null).join(' | ');
@@ -186,13 +185,6 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         { key: true },
       ),
     );
-  }
-
-  // A cluster this machine cannot hold on a target (the open files its partitions need).
-  for (const kind of targetKnown && s.cluster ? kinds : []) {
-    const c = s.cluster!;
-    const why = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions: c.partitions, replicationFactor: c.replicationFactor ?? c.brokers });
-    if (why) issues.push(src.issue(['cluster', 'partitions'], `a partition count target: ${kind} can run on this machine (${why})`, String(s.cluster!.partitions)));
   }
 
   // Matrix cells.
@@ -248,6 +240,18 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         });
       }
     }
+  }
+
+  // A cluster this machine cannot hold on a target (the open files its partitions need), for
+  // the largest partition count of that target's cells (the partitions setting overrides cluster.partitions).
+  for (const kind of targetKnown && s.cluster ? kinds : []) {
+    const c = s.cluster!;
+    const counts = (cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => Number(x.params.partitions ?? s.settings?.partitions ?? c.partitions));
+    const partitions = Math.max(c.partitions, ...counts);
+    const ios = new Set([s.settings?.io ?? 'buffered', ...(cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => x.params.io ?? s.settings?.io ?? 'buffered')]);
+    const why = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers, unbufferedIo: [...ios].some((v) => v !== 'buffered') });
+    const where: PropertyKey[] = partitions === c.partitions ? ['cluster', 'partitions'] : s.matrix && 'partitions' in (s.matrix as object) ? ['matrix', 'partitions'] : ['settings', 'partitions'];
+    if (why) issues.push(src.issue(where, `a partition count target: ${kind} can run on this machine (${why})`, String(partitions)));
   }
 
   // measure: loss runs the scenario's fault; without one there is nothing to measure loss under.

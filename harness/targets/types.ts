@@ -171,7 +171,7 @@ export interface TargetCapabilities {
    */
   refuseSetting?: (name: string, value: SettingValue) => string | null;
   /** Why this machine cannot run the scenario's cluster on this target (e.g. the open files its partitions need), or null: `scenario check` refuses it. */
-  refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number }) => string | null;
+  refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number; unbufferedIo?: boolean }) => string | null;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
   faultsNeedCommands?: boolean;
 }

@@ -63,6 +63,11 @@ export interface CatchUp {
   brokerCpuMs: number | null;
   /** brokerCpuMs per 10^9 bytes served. */
   brokerCpuMsPerGB: number | null;
+  /**
+   * CPU of the harness process (the consumers' client, the producers and the probes) over the
+   * catch-up, in % of one core: near 100 % the client, not the broker, bounds the MB/s.
+   */
+  clientCpuPct: number;
 }
 
 interface PartitionState {
@@ -86,6 +91,7 @@ interface Group {
   served: Array<{ partition: number; from: number; to: number }>;
   /** Brokers' CPU ms at the group's start; the catch-up, once reached (its CPU read pending). */
   cpuAtStart: number | null;
+  clientCpuAtStart: NodeJS.CpuUsage | null;
   catchUp: Promise<CatchUp> | null;
 }
 
@@ -115,6 +121,7 @@ export class ConsumerGroups {
         spec,
         startMs: null,
         cpuAtStart: null,
+        clientCpuAtStart: null,
         catchUp: null,
         parts,
         fetchUs: newLatencyHistogram(),
@@ -163,6 +170,7 @@ export class ConsumerGroups {
       }
     }
     if (g.spec.start.from !== 'latest') g.cpuAtStart = (await this.o.brokerCpuMs?.()) ?? null;
+    g.clientCpuAtStart = process.cpuUsage();
     g.startMs = Date.now();
     // One consumer (a fetch loop) per partition.
     await Promise.all(
@@ -224,9 +232,11 @@ export class ConsumerGroups {
   private async caughtUp(g: Group, atMs: number): Promise<CatchUp> {
     const sec = Math.max(0.001, (atMs - g.startMs!) / 1000);
     const bytes = g.result.bytes;
+    const client = process.cpuUsage(g.clientCpuAtStart ?? undefined);
+    const clientCpuPct = ((client.user + client.system) / 1000 / (sec * 1000)) * 100;
     const now = g.cpuAtStart === null ? null : ((await this.o.brokerCpuMs?.()) ?? null);
     const cpu = now === null || g.cpuAtStart === null ? null : now - g.cpuAtStart;
-    return { sec, bytes, mbPerSec: bytes / 1e6 / sec, brokerCpuMs: cpu, brokerCpuMsPerGB: cpu === null || bytes === 0 ? null : cpu / (bytes / 1e9) };
+    return { sec, bytes, mbPerSec: bytes / 1e6 / sec, brokerCpuMs: cpu, brokerCpuMsPerGB: cpu === null || bytes === 0 ? null : cpu / (bytes / 1e9), clientCpuPct };
   }
 
   /** Stops every consumer and returns each group's figures, with the poll checks against the ledger. */

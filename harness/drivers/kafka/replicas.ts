@@ -6,7 +6,7 @@
 // A follower's own HW is not exposed by any client API: it is taken as min(leader HW, its LEO),
 // so digests compare what every replica holds below the committed offset.
 import { createHash } from 'node:crypto';
-import { readReplicaFiles } from '../replica-files.ts';
+import { readReplicaFiles, replicaLogEnd } from '../replica-files.ts';
 import type { BrokerMetrics, ReplicaDigest, ReplicaLog } from '../types.ts';
 import { servedByIdentity } from './identity.ts';
 import { askLeader, LEADER_WAIT_MS, type LeaderContext } from './leader.ts';
@@ -79,10 +79,10 @@ export async function kafkaReplicaDigest(ctx: ReplicaContext, brokerId: number, 
   }
   const dataDir = ctx.brokers.find((b) => b.id === brokerId)?.dataDir;
   if (!dataDir) throw new Error(`kafka driver: broker ${brokerId} has no data dir`);
-  const all = readReplicaFiles(dataDir, brokerId, topic, partition, Number.MAX_SAFE_INTEGER);
-  if (!all) return null;
-  const last = all.log.batches[all.log.batches.length - 1];
-  const leo = last ? last.lastOffset + 1 : 0;
+  // The LEO from batch headers; only the bytes below the limit are read and hashed.
+  const end = replicaLogEnd(dataDir, topic, partition);
+  if (!end) return null;
+  const leo = end.leo ?? 0;
   const hw = brokerId === p.leader ? lhw : Math.min(lhw, leo);
   const limit = upTo ?? hw;
   const below = readReplicaFiles(dataDir, brokerId, topic, partition, limit)!;
@@ -118,8 +118,8 @@ export async function kafkaBrokerMetrics(ctx: ReplicaContext): Promise<{ brokers
       partitions: partitions
         .filter((p) => p.replicas.includes(b.id))
         .map((p) => {
-          const disk = ctx.dataOnHost ? readReplicaFiles(b.dataDir, b.id, p.topic, p.partition, Number.MAX_SAFE_INTEGER)?.log : null;
-          const last = disk?.batches[disk.batches.length - 1];
+          // Headers only: the figures are read every few seconds, on logs of gigabytes.
+          const disk = ctx.dataOnHost ? replicaLogEnd(b.dataDir, p.topic, p.partition) : null;
           const hw = now.get(`${p.topic}-${p.partition}`)?.hw ?? -1;
           return {
             topic: p.topic,
@@ -127,7 +127,7 @@ export async function kafkaBrokerMetrics(ctx: ReplicaContext): Promise<{ brokers
             role: p.leader === b.id ? 'leader' : 'follower',
             leaderEpoch: p.leaderEpoch,
             hw,
-            leo: last ? last.lastOffset + 1 : hw,
+            leo: disk?.leo ?? hw,
             isr: p.isr,
             bytes: disk ? disk.bytes : 0,
             // Kafka does not report its flushes or rolls to clients (JMX only).

@@ -25,6 +25,7 @@ const VERSIONS = {
   AlterPartitionReassignments: 0,
   SaslHandshake: 1,
   SaslAuthenticate: 2,
+  CreatePartitions: 3,
 } as const;
 
 function spec(name: ApiName): ApiSpec {
@@ -234,6 +235,18 @@ export class KafkaWire {
       }
     }
     return { brokers, controllerId: body.ControllerId as number, partitions: parts, topicErrors };
+  }
+
+  /** CreatePartitions: grows the topic to `count` partitions in all. */
+  async createPartitions(topic: string, count: number, timeoutMs = 60_000): Promise<void> {
+    const body = await this.request('CreatePartitions', { Topics: [{ Name: topic, Count: count, Assignments: null }], TimeoutMs: timeoutMs, ValidateOnly: false });
+    const r = (body.Results as Struct[])[0];
+    if (!r) throw new Error(`CreatePartitions ${topic} on ${this.address}: empty answer`);
+    const code = r.ErrorCode as number;
+    if (code !== 0) {
+      const name = kafkaErrorName(code);
+      throw new KafkaWireError(name, `CreatePartitions ${topic} to ${count} on ${this.address}: ${name}${r.ErrorMessage ? `: ${String(r.ErrorMessage)}` : ''}`);
+    }
   }
 
   async createTopic(opts: { topic: string; partitions: number; replicationFactor: number; configs: Record<string, string>; timeoutMs?: number }): Promise<void> {

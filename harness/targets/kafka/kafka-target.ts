@@ -380,13 +380,23 @@ async function createTopic(cluster: KafkaCluster, topic: string, partitions: num
     if (Date.now() > end) throw new Error(`kafka cluster: only ${md?.brokers.length ?? 0} of ${cluster.nodes.length} brokers registered after 30 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const w = new KafkaWire(address, 30_000);
+  // KRaft's controller refuses a request of more than 10,000 records ("excessively large batch
+  // operation"): a topic of more partitions is created in steps, then grown with CreatePartitions.
+  const w = new KafkaWire(address, 120_000);
   try {
-    await w.createTopic({ topic, partitions, replicationFactor, configs });
+    let made = Math.min(partitions, PARTITIONS_PER_REQUEST);
+    await w.createTopic({ topic, partitions: made, replicationFactor, configs, timeoutMs: 120_000 });
+    while (made < partitions) {
+      made = Math.min(partitions, made + PARTITIONS_PER_REQUEST);
+      await w.createPartitions(topic, made, 120_000);
+    }
   } finally {
     w.close();
   }
 }
+
+/** Partitions per CreateTopics / CreatePartitions request (their records stay below KRaft's 10,000 per operation). */
+const PARTITIONS_PER_REQUEST = 4000;
 
 export interface KafkaTargetOptions {
   log?: (line: string) => void;
