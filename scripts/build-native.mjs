@@ -32,7 +32,9 @@ export const NATIVE_ADDONS = [
 function addonFiles(addon) {
   const dir = path.join(root, addon.dir);
   const names = fs.readdirSync(dir).filter((n) => n.endsWith('.c') || n.endsWith('.h')).sort();
-  return { sources: names.filter((n) => n.endsWith('.c')).map((n) => path.join(dir, n)), all: names.map((n) => path.join(dir, n)) };
+  // Headers shared by every addon (engine/native/*.h) count for being up to date too.
+  const shared = fs.readdirSync(path.join(root, 'engine/native')).filter((n) => n.endsWith('.h')).map((n) => path.join(root, 'engine/native', n));
+  return { sources: names.filter((n) => n.endsWith('.c')).map((n) => path.join(dir, n)), all: [...names.map((n) => path.join(dir, n)), ...shared] };
 }
 
 export const addonPath = (name) => path.join(root, 'dist', `${name}.node`);

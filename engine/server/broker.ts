@@ -297,12 +297,22 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     return kafkaConfigView(this.settings, this.cluster.uncleanLeaderElection ?? null);
   }
 
+  /**
+   * Applies the controller's answer. Opening a partition or taking a new role costs fsyncs (its
+   * directory, its checkpoints): thousands at once would hold the event loop for seconds, the
+   * next heartbeat would come too late and the broker be fenced, over and over. So each answer
+   * gets a time budget (half a heartbeat interval); what is left is applied from the next
+   * answer, which repeats every assignment (those already applied cost nothing).
+   */
   private applyHeartbeat(answer: HeartbeatAnswer): void {
     this.cluster = answer;
     for (const peer of answer.brokers) this.peers.set(peer.id, peer.url);
+    const until = performance.now() + Math.max(20, this.settings.heartbeatIntervalMs / 2);
     for (const a of answer.assignments) {
       if (!a.replicas.includes(this.id)) continue;
-      const p = this.partition(a.topic, a.partition) ?? this.openPartition(a);
+      const existing = this.partition(a.topic, a.partition);
+      if (performance.now() > until && (!existing || existing.leaderEpoch !== a.leaderEpoch || existing.leaderId !== a.leader)) continue;
+      const p = existing ?? this.openPartition(a);
       if (!p) continue;
       const change = p.applyAssignment(a);
       if (change === 'became-leader' || change === 'became-follower') {

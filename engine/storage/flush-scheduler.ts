@@ -1,25 +1,52 @@
-// flush=ms:T for every log of the process on one timer per period, as Kafka's one log-flush
-// scheduler (log.flush.scheduler.interval.ms) walks all logs: 10,000 partitions with flush.ms
-// hold one interval, not 10,000. Each tick calls every member; a member flushes only what it
-// has unflushed. The timer is unref'd and goes away with its last member.
+// flush=ms:T for every log of the process on one timer per period, as Kafka's log-flush
+// scheduler (log.flush.scheduler.interval.ms) walks all logs and flushes those whose last
+// flush is T old: 10,000 partitions with flush.ms hold one interval, not 10,000. The timer
+// ticks ten times per period and calls each member when its own turn comes, a period after the
+// previous one; members get phases spread over the period, so their flushes (synchronous
+// fdatasyncs) do not stall the event loop all in one tick. Unref'd; it goes away with its
+// last member.
 
 type Member = () => void;
 
-const byPeriod = new Map<number, { timer: NodeJS.Timeout; members: Set<Member> }>();
+/** Ticks per period: a member is flushed at most a tenth of a period late. */
+const TICKS_PER_PERIOD = 10;
 
-/** Calls `tick` every `everyMs` on the period's shared timer; returns what removes it. */
+interface Period {
+  timer: NodeJS.Timeout;
+  /** Each member's next turn (ms, performance.now()). */
+  members: Map<Member, number>;
+}
+
+const byPeriod = new Map<number, Period>();
+let joined = 0;
+
+/**
+ * Calls `tick` every `everyMs` on the period's shared timer; returns what removes it. Its first
+ * turn comes within one period, at a fraction of it that successive members spread evenly
+ * (golden-ratio steps), so logs opened together do not flush together; never later than a period.
+ */
 export function scheduleFlush(everyMs: number, tick: Member): () => void {
   let group = byPeriod.get(everyMs);
   if (!group) {
-    const members = new Set<Member>();
-    const timer = setInterval(() => {
-      for (const m of [...members]) m();
-    }, everyMs);
+    const members = new Map<Member, number>();
+    const timer = setInterval(
+      () => {
+        const now = performance.now();
+        for (const [m, due] of [...members]) {
+          if (due > now || !members.has(m)) continue;
+          // The next turn a whole period after this one (not after now: no drift under load).
+          members.set(m, due + everyMs * Math.max(1, Math.ceil((now - due) / everyMs)));
+          m();
+        }
+      },
+      Math.max(1, Math.floor(everyMs / TICKS_PER_PERIOD)),
+    );
     timer.unref();
     group = { timer, members };
     byPeriod.set(everyMs, group);
   }
-  group.members.add(tick);
+  const fraction = 1 - ((joined++ * 0.6180339887498949) % 1);
+  group.members.set(tick, performance.now() + everyMs * fraction);
   return () => {
     const g = byPeriod.get(everyMs);
     if (!g || !g.members.delete(tick)) return;

@@ -48,5 +48,10 @@ describe('mapLimit', () => {
     expect(out).toEqual([...Array(50).keys()].map((x) => x * 2));
     expect(most).toBe(4);
     await expect(mapLimit([1, 2, 3], 2, async (x) => { if (x === 2) throw new Error('two'); return x; })).rejects.toThrow('two');
+    // An aborted signal starts nothing more.
+    const stop = new AbortController();
+    let calls = 0;
+    await expect(mapLimit([...Array(20).keys()], 2, async () => { if (++calls === 3) stop.abort(); await new Promise((r) => setTimeout(r, 5)); }, stop.signal)).rejects.toThrow(/interrupted after \d+ of 20/);
+    expect(calls).toBeLessThanOrEqual(4);
   });
 });

@@ -11,20 +11,26 @@ import { listDir, segmentPaths } from '../../engine/storage/files.ts';
 import { splitStoredBatches } from './record-batches.ts';
 import type { ReplicaLog } from './types.ts';
 
+/** The partition's directory under a data dir and its segment listing; null when this data dir holds no replica of it. */
+function replicaDir(dataDir: string, topic: string, partition: number): { dir: string; listing: ReturnType<typeof listDir> } | null {
+  const dir = path.join(dataDir, `${topic}-${partition}`);
+  try {
+    return { dir, listing: listDir(dir) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
 /**
  * The batches of `<dataDir>/<topic>-<partition>` whose last offset is below `upTo`, their bytes as
  * stored hashed segment by segment (a log of gigabytes is never held whole); null when this data
  * dir holds no replica of the partition.
  */
 export function readReplicaFiles(dataDir: string, brokerId: number, topic: string, partition: number, upTo: number): { log: ReplicaLog } | null {
-  const dir = path.join(dataDir, `${topic}-${partition}`);
-  let listing;
-  try {
-    listing = listDir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const found = replicaDir(dataDir, topic, partition);
+  if (!found) return null;
+  const { dir, listing } = found;
   const log: ReplicaLog = { brokerId, upTo, batches: [], corrupt: 0, bytes: 0, sha256: '' };
   const hash = createHash('sha256');
   read: for (const base of [...listing.logs].sort((a, b) => a - b)) {
@@ -58,14 +64,9 @@ export function readReplicaFiles(dataDir: string, brokerId: number, topic: strin
  * all of it). null when this data dir holds no replica; leo null when no segment holds a batch.
  */
 export function replicaLogEnd(dataDir: string, topic: string, partition: number): { leo: number | null; bytes: number } | null {
-  const dir = path.join(dataDir, `${topic}-${partition}`);
-  let listing;
-  try {
-    listing = listDir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const found = replicaDir(dataDir, topic, partition);
+  if (!found) return null;
+  const { dir, listing } = found;
   const bases = [...listing.logs].sort((a, b) => a - b);
   let bytes = 0;
   for (const base of bases.slice(0, -1)) bytes += statSync(segmentPaths(dir, base).log).size;

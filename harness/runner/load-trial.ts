@@ -8,14 +8,14 @@ import type { Trial } from '../results/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import { replicaAgreement } from './trial-accounting.ts';
 
-export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; index: number }): Promise<Trial> {
+export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; index: number; signal?: AbortSignal }): Promise<Trial> {
   const { client, topic, leaders, ledger } = args;
   // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
   // followers, so wait until the replicas caught up before the checker reads.
   const caught = await waitForReplicasCaughtUp(client, topic, [...leaders.keys()], 30_000, 0);
   // Every partition is read back from its leader now, as a consumer would (the leader at the
   // start of the load may have lost its lead since: a missed session).
-  const logs = await mapLimit([...leaders.keys()], READ_BACK_CONCURRENCY, (partition) => client.consume({ topic, partition }));
+  const logs = await mapLimit([...leaders.keys()], READ_BACK_CONCURRENCY, (partition) => client.consume({ topic, partition }), args.signal);
   const report = checkLedger(ledger, logs);
   const trial: Trial = {
     index: args.index,

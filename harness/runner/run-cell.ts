@@ -310,7 +310,7 @@ export async function runCell(
           trial.ledger.replicasDiverged = agreement.diverged;
         }
       } else {
-        trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep });
+        trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep, signal: opts.signal });
         if (driven && !opts.signal.aborted) {
           trial.suspect = true;
           trial.note = `the fault (${driven.plan.whenText}) never fired: the load ended first with ${trial.ledger.acked.toLocaleString('en-US')} records acknowledged`;

@@ -13,22 +13,8 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <node_api.h>
+#include "../napi-args.h"
 
-static napi_value fail(napi_env env, int range, const char *msg) {
-  if (range) napi_throw_range_error(env, "ERR_OUT_OF_RANGE", msg);
-  else napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", msg);
-  return NULL;
-}
-
-static int get_int64(napi_env env, napi_value v, int64_t *out) {
-  napi_valuetype t;
-  if (napi_typeof(env, v, &t) != napi_ok || t != napi_number) return 0;
-  double d;
-  if (napi_get_value_double(env, v, &d) != napi_ok) return 0;
-  if (!(d >= 0 && d <= 9007199254740991.0) || d != (double)(int64_t)d) return 0;
-  *out = (int64_t)d;
-  return 1;
-}
 
 static napi_value pwrite_fully_js(napi_env env, napi_callback_info info) {
   size_t argc = 5;

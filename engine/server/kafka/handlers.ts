@@ -238,7 +238,8 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
     if (limit === 0) return { ...p.readForConsumer(offset, 1), records: Buffer.alloc(0), bytes: 0 };
     if (transfer === 'sendfile') {
       const s = p.sliceForConsumer(offset, limit);
-      const pinned = s.bytes === 0 ? new FileRegions([]) : pinRegions(s.slices);
+      if (s.bytes === 0) return { records: Buffer.alloc(0), bytes: 0, highWatermark: s.highWatermark, logStartOffset: s.logStartOffset };
+      const pinned = pinRegions(s.slices);
       if (pinned) {
         stats.fetchBytes.sendfile += s.bytes;
         return { records: pinned, bytes: s.bytes, highWatermark: s.highWatermark, logStartOffset: s.logStartOffset };

@@ -156,7 +156,7 @@ export class KafkaListener {
         }
       }
       // A client that does not read its answers stops being read (bounded memory per connection).
-      if (socket.writableNeedDrain || sending) socket.pause();
+      if (socket.writableNeedDrain) socket.pause();
       else if (socket.isPaused() && queue.length <= RESUME_AT && !closing) socket.resume();
     };
     socket.on('drain', () => {
@@ -166,8 +166,13 @@ export class KafkaListener {
     const handle = (frame: Buffer): void => {
       const slot: Slot = { done: false, response: null, close: false };
       queue.push(slot);
-      const finish = (response: Answer | null, close = false): void => {
-        if ((closing || socket.destroyed) && response && isSplicedFrame(response)) releaseRegions(frameRegions(response));
+      const finish = (answer: Answer | null, close = false): void => {
+        let response = answer;
+        // An answer for a connection going away is dropped here, its descriptors with it (once).
+        if ((closing || socket.destroyed) && response && isSplicedFrame(response)) {
+          releaseRegions(frameRegions(response));
+          response = null;
+        }
         slot.done = true;
         slot.response = response;
         slot.close = close;
