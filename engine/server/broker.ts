@@ -37,6 +37,8 @@ export interface BrokerOptions {
 }
 
 const TICK_MS = 100;
+/** Time a heartbeat answer may spend opening partitions and changing roles (see applyHeartbeat). */
+const APPLY_BUDGET_MS = 250;
 
 export class Broker implements BrokerHost, KafkaBrokerView {
   readonly id: number;
@@ -301,13 +303,14 @@ export class Broker implements BrokerHost, KafkaBrokerView {
    * Applies the controller's answer. Opening a partition or taking a new role costs fsyncs (its
    * directory, its checkpoints): thousands at once would hold the event loop for seconds, the
    * next heartbeat would come too late and the broker be fenced, over and over. So each answer
-   * gets a time budget (half a heartbeat interval); what is left is applied from the next
+   * gets a time budget (APPLY_BUDGET_MS: a heartbeat then goes out every interval + 250 ms at
+   * worst, well inside the controller's session timeout); what is left is applied from the next
    * answer, which repeats every assignment (those already applied cost nothing).
    */
   private applyHeartbeat(answer: HeartbeatAnswer): void {
     this.cluster = answer;
     for (const peer of answer.brokers) this.peers.set(peer.id, peer.url);
-    const until = performance.now() + Math.max(20, this.settings.heartbeatIntervalMs / 2);
+    const until = performance.now() + APPLY_BUDGET_MS;
     for (const a of answer.assignments) {
       if (!a.replicas.includes(this.id)) continue;
       const existing = this.partition(a.topic, a.partition);

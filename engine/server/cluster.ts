@@ -141,9 +141,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const basePort = opts.port ?? 9092;
   const firstId = opts.firstBrokerId ?? 1;
   const grace = opts.stopGraceMs ?? 5000;
-  // Opening a partition costs a few ms (10,000 took 25 s on this 2-core machine): the wait grows with them.
+  // Opening a partition costs a few fsyncs (10,000 took 25-70 s on this 2-core machine): the wait grows with them.
   const partitionCount = (opts.topics ?? []).reduce((a, t) => a + t.partitions * t.replicationFactor, 0);
-  const readyTimeout = opts.readyTimeoutMs ?? 30_000 + 5 * partitionCount;
+  const readyTimeout = opts.readyTimeoutMs ?? 30_000 + 12 * partitionCount;
   const log = opts.log ?? ((m: string) => process.stderr.write(`[cluster] ${m}\n`));
   const dir = path.resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
