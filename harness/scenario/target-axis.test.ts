@@ -31,6 +31,32 @@ matrix:
     expect(() => compile(`question: q\nmatrix: { target: [durolab, mysql] }\n`)).toThrow(/matrix\.target\[1\]: expected one of durolab \| process \| vm \| kafka \| external/);
   });
 
+  it('an exclude entry naming a target drops only its cells, so a value only another target takes is not refused', () => {
+    const s = compile(`question: q
+matrix:
+  target: [durolab, kafka]
+  fetch.transfer: [sendfile, copy]
+  exclude:
+    - { target: kafka, fetch.transfer: copy }
+`);
+    expect(s.matrix.map((c) => c.id)).toEqual(['target=durolab,fetch.transfer=sendfile', 'target=durolab,fetch.transfer=copy', 'target=kafka,fetch.transfer=sendfile']);
+    // Without the exclude, Kafka's cell with copy is refused, and the message says how to leave it out.
+    expect(() => compile(`question: q\nmatrix: { target: [durolab, kafka], fetch.transfer: [sendfile, copy] }\n`)).toThrow(
+      /matrix\.fetch\.transfer\[1\]: expected a setting target: kafka can honour \(fetch\.transfer: copy has no Apache Kafka equivalent.*matrix\.exclude/,
+    );
+    expect(() => compile(`question: q\nmatrix: { io: [buffered, dsync], exclude: [{ target: kafka, io: dsync }] }\n`)).toThrow(/matrix\.exclude\[0\]\.target: expected a target axis/);
+    expect(() => compile(`question: q\nmatrix: { target: [durolab, kafka], io: [buffered, dsync], exclude: [{ target: kafka, flush: never }] }\n`)).toThrow(/matrix\.exclude\[0\]\.flush: expected a matrix key \(target, io\)/);
+    expect(() => compile(`question: q\nmatrix: { target: [durolab, kafka], io: [buffered, direct], exclude: [{ target: kafka, io: dsync }] }\n`)).toThrow(/matrix\.exclude\[0\]/);
+  });
+
+  it('ships zero-copy, recovery-time and partitions-scale on both targets', () => {
+    for (const name of ['zero-copy', 'recovery-time', 'partitions-scale']) {
+      const file = path.join(repoRoot(), 'scenarios', `${name}.yaml`);
+      const s = compile(readFileSync(file, 'utf8'), file);
+      expect(new Set(s.matrix.map((c) => c.params.target))).toEqual(new Set(['durolab', 'kafka']));
+    }
+  });
+
   it('ships peer-acks-all and peer-fsync-intervals, both targets in one run', () => {
     for (const name of ['peer-acks-all', 'peer-fsync-intervals']) {
       const file = path.join(repoRoot(), 'scenarios', `${name}.yaml`);
