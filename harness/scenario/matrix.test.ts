@@ -133,6 +133,7 @@ matrix:
         flush: 'ms:250',
         sync: 'fdatasync',
         acks: 'all',
+        'fetch.transfer': 'sendfile',
         'segment.bytes': 262144,
         'segment.ms': 604_800_000,
         'segment.index.bytes': 10 * 1024 * 1024,
