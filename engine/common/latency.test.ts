@@ -39,3 +39,18 @@ describe('LatencyRecorder', () => {
     expect(warmLatencySummaries().count).toBe(2);
   });
 });
+
+describe('LatencyRecorder allocation', () => {
+  it('allocates its histogram on the first record only, also when summarized before (10,000 idle partitions)', () => {
+    const r = new LatencyRecorder();
+    const fields = r as unknown as { hist: unknown; direct: unknown };
+    expect(r.summary().count).toBe(0);
+    expect([fields.hist, fields.direct]).toEqual([null, null]);
+    r.record(250);
+    r.record(5000);
+    const s = r.summary();
+    expect(s.count).toBe(2);
+    expect(s.max).toBeGreaterThanOrEqual(4995);
+    expect(fields.hist).not.toBeNull();
+  });
+});

@@ -3,7 +3,6 @@
 // checker; the repetitions' figures merged into the cell's CellResult.
 import { rmSync } from 'node:fs';
 import fsp, { readFile } from 'node:fs/promises';
-import { formatSize } from '../../engine/units.ts';
 import path from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import type { MatrixCell } from '../scenario/types.ts';
