@@ -6,7 +6,7 @@
 // CRC-32C implementation is). DUROLAB_PWRITE=fs forces the fallback (to compare the two in the
 // same build). Errors are Node's errno errors either way: code, errno, syscall 'write'.
 import fs from 'node:fs';
-import util from 'node:util';
+import { errnoException } from '../common/errno.ts';
 import { loadNativeAddon } from '../common/native-addon.ts';
 
 export type PwriteName = 'native' | 'fs.writeSync';
@@ -22,8 +22,7 @@ type NativePwrite = (fd: number, buf: Uint8Array, offset: number, length: number
 
 /** The errno error fs.writeSync would throw for this negative errno. */
 export function writeError(negErrno: number): NodeJS.ErrnoException {
-  const [code, text] = util.getSystemErrorMap().get(negErrno) ?? [`Unknown system error ${negErrno}`, 'unknown error'];
-  return Object.assign(new Error(`${code}: ${text}, write`), { errno: negErrno, code, syscall: 'write' });
+  return errnoException(negErrno, 'write');
 }
 
 function fsWriteFully(fd: number, buf: Uint8Array, offset: number, length: number, position: number): void {

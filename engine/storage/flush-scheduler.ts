@@ -32,8 +32,10 @@ export function scheduleFlush(everyMs: number, tick: Member): () => void {
     const timer = setInterval(
       () => {
         const now = performance.now();
-        for (const [m, due] of [...members]) {
-          if (due > now || !members.has(m)) continue;
+        // Iterated in place (no copy of 10,000 entries per tick): a member that removes itself
+        // or has its next turn set during the walk is what a Map's iteration allows.
+        for (const [m, due] of members) {
+          if (due > now) continue;
           // The next turn a whole period after this one (not after now: no drift under load).
           members.set(m, due + everyMs * Math.max(1, Math.ceil((now - due) / everyMs)));
           m();

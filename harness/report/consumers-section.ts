@@ -4,7 +4,7 @@
 // served, and Jepsen's poll checks (in red when not 0).
 import { median } from '../../engine/common/stats.ts';
 import type { RunResult } from '../results/types.ts';
-import type { CatchUp, ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, type ConsumerGroupResult } from '../workload/consumers.ts';
 import { escapeHtml, fmtInt } from './format.ts';
 
 /** '' without consumers. */
@@ -18,9 +18,7 @@ export function consumersSection(run: RunResult): string {
       const checks = gs.reduce((a, g) => ({ nonMonotonic: a.nonMonotonic + g.checks.nonMonotonic, skipped: a.skipped + g.checks.skipped, neverAcked: a.neverAcked + g.checks.neverAcked, corrupt: a.corrupt + g.checks.corrupt }), { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 });
       const bad = checks.nonMonotonic + checks.skipped + checks.corrupt > 0;
       const around = gs[0]!.producerP99Us;
-      const caught = gs.map((g) => g.catchUp).filter((x): x is CatchUp => !!x);
-      const catchUpMBps = median(caught.map((x) => x.mbPerSec));
-      const cpuPerGB = median(caught.map((x) => x.brokerCpuMsPerGB).filter((x): x is number => x !== null));
+      const { mbPerSec: catchUpMBps, brokerCpuMsPerGB: cpuPerGB } = catchUpMedians(gs);
       const num = (v: number) => `<td class="num" data-v="${v}">${fmtInt(v)}</td>`;
       rows.push(
         `<tr><th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th><td>${escapeHtml(name)}</td><td>${escapeHtml(gs[0]!.start)}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}</td>` +

@@ -5,7 +5,7 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import type { CatchUp, ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, type ConsumerGroupResult } from '../workload/consumers.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -39,8 +39,7 @@ export function consumerSummary(run: RunResult): string {
       const gs = (c.consumers ?? []).flatMap((r) => r.groups.filter((g) => g.name === name));
       const m = (f: (g: ConsumerGroupResult) => number) => median(gs.map(f)) ?? 0;
       const around = gs[0]!.producerP99Us;
-      const caught = gs.map((g) => g.catchUp).filter((x): x is CatchUp => !!x);
-      const cpuPerGB = median(caught.map((x) => x.brokerCpuMsPerGB).filter((x): x is number => x !== null));
+      const catchUp = catchUpMedians(gs);
       rows.push([
         c.id,
         name,
@@ -54,8 +53,8 @@ export function consumerSummary(run: RunResult): string {
         int(m((g) => g.lag.end)),
         around ? `${int(around.before)} -> ${int(around.during)}` : '-',
         typeof gs[0]!.cacheHitRatio === 'number' ? `${(gs[0]!.cacheHitRatio * 100).toFixed(0)} %` : '-',
-        caught.length ? (median(caught.map((x) => x.mbPerSec)) ?? 0).toFixed(0) : '-',
-        cpuPerGB === null ? '-' : int(cpuPerGB),
+        catchUp.mbPerSec === null ? '-' : catchUp.mbPerSec.toFixed(0),
+        catchUp.brokerCpuMsPerGB === null ? '-' : int(catchUp.brokerCpuMsPerGB),
       ]);
     }
   }

@@ -5,6 +5,7 @@
 // poll checks on what was consumed: offsets that go back (non-monotonic), acknowledged offsets
 // skipped over, records consumed that were never acknowledged by the end of the load.
 import { newLatencyHistogram, summarizeLatency, type LatencySummary } from '../../engine/common/latency.ts';
+import { median } from '../../engine/common/stats.ts';
 import type { ClusterClient, TailFetch } from '../drivers/types.ts';
 import type { AckLedger } from './ledger.ts';
 import { startText, type ConsumerSpec } from './consumer-spec.ts';
@@ -54,6 +55,15 @@ export interface ConsumerGroupResult {
   catchUp?: CatchUp | null;
   /** A consumer that stopped on an error, with it. */
   errors: string[];
+}
+
+/** Medians over repetitions of a group's catch-up (those in which it caught up): MB/s and broker CPU ms per GB. */
+export function catchUpMedians(groups: readonly ConsumerGroupResult[]): { mbPerSec: number | null; brokerCpuMsPerGB: number | null } {
+  const caught = groups.map((g) => g.catchUp).filter((x): x is CatchUp => !!x);
+  return {
+    mbPerSec: median(caught.map((x) => x.mbPerSec)),
+    brokerCpuMsPerGB: median(caught.map((x) => x.brokerCpuMsPerGB).filter((x): x is number => x !== null)),
+  };
 }
 
 export interface CatchUp {

@@ -13,7 +13,7 @@
 // FileRecords has been truncated during write" does: the frame's size prefix is already out.
 import fs from 'node:fs';
 import type net from 'node:net';
-import util from 'node:util';
+import { errnoException } from '../../common/errno.ts';
 import { loadNativeAddon } from '../../common/native-addon.ts';
 import { FileRegions, frameRegions, type FileRegion, type SplicedFrame } from '../../protocol/spliced-frame.ts';
 import { readFully } from '../../storage/batch-walker.ts';
@@ -39,11 +39,6 @@ const loaded = loadAddon();
 
 /** Why fetch.transfer=sendfile falls back to the copy path here, or null when sendfile runs. */
 export const sendfileUnavailable: string | null = loaded.reason;
-
-function errnoError(errno: number, syscall: string, what: string): NodeJS.ErrnoException {
-  const [code, text] = util.getSystemErrorMap().get(-Math.abs(errno)) ?? [`E${errno}`, 'unknown error'];
-  return Object.assign(new Error(`${what}: ${code}: ${text}, ${syscall}`), { errno: -Math.abs(errno), code, syscall });
-}
 
 /** The kernel descriptor of a TCP socket (libuv's), or null where Node does not expose it. */
 export function socketFd(socket: net.Socket): number | null {
@@ -89,11 +84,11 @@ function writeChunk(socket: net.Socket, b: Buffer): Promise<void> {
 function sendRegion(addon: SendfileAddon, sock: number, r: FileRegion): Promise<void> {
   return new Promise((resolve, reject) => {
     const queued = addon.sendFile(sock, r.fd, r.position, r.length, SEND_STALL_MS, (errno, sent) => {
-      if (errno !== 0) reject(errnoError(errno, 'sendfile', `${r.file} [${r.position}, ${r.position + r.length}) after ${sent} bytes`));
+      if (errno !== 0) reject(errnoException(errno, 'sendfile', `${r.file} [${r.position}, ${r.position + r.length}) after ${sent} bytes`));
       else if (sent !== r.length) reject(new Error(`${r.file} was truncated during the send: ${sent} of ${r.length} bytes from position ${r.position}`));
       else resolve();
     });
-    if (queued < 0) reject(errnoError(queued, 'fcntl', 'duplicating the socket descriptor'));
+    if (queued < 0) reject(errnoException(queued, 'fcntl', 'duplicating the socket descriptor'));
   });
 }
 
