@@ -41,9 +41,9 @@ describe('LatencyRecorder', () => {
 });
 
 describe('LatencyRecorder allocation', () => {
-  it('allocates its histogram on the first record only, also when summarized before (10,000 idle partitions)', () => {
+  it('allocates nothing until the first record, also when summarized before (10,000 idle partitions)', () => {
     const r = new LatencyRecorder();
-    const fields = r as unknown as { hist: unknown; direct: unknown };
+    const fields = r as unknown as { hist: unknown; direct: Uint32Array | null };
     expect(r.summary().count).toBe(0);
     expect([fields.hist, fields.direct]).toEqual([null, null]);
     r.record(250);
@@ -52,5 +52,24 @@ describe('LatencyRecorder allocation', () => {
     expect(s.count).toBe(2);
     expect(s.max).toBeGreaterThanOrEqual(4995);
     expect(fields.hist).not.toBeNull();
+  });
+
+  it('summarizes values below 1,024 µs from its front array alone, as hdr-histogram-js would, sized to the largest', () => {
+    let seed = 777;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (const top of [40, 300, 1023]) {
+      const r = new LatencyRecorder();
+      const fields = r as unknown as { hist: unknown; direct: Uint32Array | null };
+      const values = Array.from({ length: 20_000 }, (_, i) => (i === 0 ? top : rand() * top));
+      for (const v of values) r.record(v);
+      expect(r.summary()).toEqual(plainSummary(values));
+      // No histogram for a recorder that only saw small values (a flush, a cheap append).
+      expect(fields.hist).toBeNull();
+      expect(fields.direct!.length).toBe(top < 64 ? 64 : top < 512 ? 512 : 1024);
+      // Reading changes nothing: more values after a read still summarize exactly.
+      r.record(3);
+      values.push(3);
+      expect(r.summary()).toEqual(plainSummary(values));
+    }
   });
 });

@@ -50,42 +50,55 @@ export function summarizeLatency(h: hdr.Histogram): LatencySummary {
 /**
  * Values below this many µs are first counted in a plain array: an increment, where hdr's
  * recordValue costs 100-200 ns here (several % of a 4 KiB append, which records one or two
- * latencies). They are folded into the histogram (recordValueWithCount) whenever it is read;
- * hdr keeps integers below 2048 exactly at 3 significant digits, so nothing changes but the cost.
+ * latencies). hdr keeps integers below 2048 exactly at 3 significant digits, so the array is
+ * the same histogram for them: while nothing larger was recorded, a summary is computed from the
+ * array alone, as hdr would (no histogram is made); once a larger value came, the array is folded
+ * into the histogram (recordValueWithCount) whenever it is read.
  */
 const DIRECT_US = 1024;
+/** The front array starts this long and doubles up to DIRECT_US as larger values come (a flush of ~200 µs needs 256). */
+const DIRECT_MIN = 64;
 /** Fold before any array count could pass what hdr's 32-bit counts (and Uint32Array) hold. */
 const FOLD_EVERY = 2 ** 30;
 
-/** Records operation times and summarises them. */
+/** hdr-histogram-js's ulp (dist/ulp.js): its percentile rounding, reproduced for the front array. */
+const ulp = (x: number): number => 2 ** (Math.floor(Math.log2(x)) - 52);
+
+/**
+ * Records operation times and summarises them. Memory is what a broker pays per partition (it
+ * keeps several recorders per log): nothing until the first record, then a front array of
+ * 256 B-4 KiB, and a histogram (~20-40 KiB) only once an operation took 1,024 µs or more.
+ */
 export class LatencyRecorder {
-  // Allocated on the first record: a broker keeps several per partition (appends, flushes,
-  // rolls), most of which a partition of 10,000 never uses.
   private hist: hdr.Histogram | null = null;
   private direct: Uint32Array | null = null;
+  /** Values in the front array not yet folded into the histogram. */
   private pending = 0;
 
   /** One operation of `us` microseconds (rounded; negative clock steps count as 0). */
   record(us: number): void {
     const v = us < 0 ? 0 : Math.round(us);
     if (v < DIRECT_US) {
-      (this.direct ??= new Uint32Array(DIRECT_US))[v]++;
+      const d = this.direct !== null && v < this.direct.length ? this.direct : this.grow(v);
+      d[v]++;
       if (++this.pending >= FOLD_EVERY) this.fold();
     } else {
       (this.hist ??= newLatencyHistogram()).recordValue(v);
     }
   }
 
-  /** The histogram with every recorded value in it. */
-  protected get h(): hdr.Histogram {
-    if (this.pending > 0) this.fold();
-    return (this.hist ??= newLatencyHistogram());
+  private grow(v: number): Uint32Array {
+    let len = this.direct?.length ?? DIRECT_MIN;
+    while (len <= v) len *= 2;
+    const d = new Uint32Array(Math.min(len, DIRECT_US));
+    if (this.direct) d.set(this.direct);
+    return (this.direct = d);
   }
 
   private fold(): void {
     const d = this.direct!;
     this.hist ??= newLatencyHistogram();
-    for (let v = 0; v < DIRECT_US; v++) {
+    for (let v = 0; v < d.length; v++) {
       if (d[v] !== 0) {
         this.hist.recordValueWithCount(v, d[v]);
         d[v] = 0;
@@ -100,11 +113,35 @@ export class LatencyRecorder {
   }
 
   summary(): LatencySummary {
-    // A recorder that never recorded has nothing to summarize: no histogram is made for it (a
-    // metrics read of 10,000 partitions allocated 4 per partition, ~400 MB, before this).
-    if (this.hist === null && this.pending === 0) return { ...EMPTY_LATENCY };
-    return summarizeLatency(this.h);
+    // A recorder that never recorded has nothing to summarize, and one that recorded only small
+    // values is summarized from its array: no histogram is made for either (a metrics read of
+    // 10,000 partitions allocated one per recorder, ~20 KiB each, before this).
+    if (this.hist === null) return this.pending === 0 ? { ...EMPTY_LATENCY } : summarizeFront(this.direct!, this.pending);
+    if (this.pending > 0) this.fold();
+    return summarizeLatency(this.hist);
   }
+}
+
+/** What summarizeLatency gives for a histogram holding exactly these counts of values 0..n-1 (unit buckets: hdr's value is the index). */
+function summarizeFront(counts: Uint32Array, total: number): LatencySummary {
+  const at = (percentile: number): number => {
+    const fp = (percentile / 100) * total;
+    const want = Math.max(Math.ceil(fp - ulp(fp)), 1);
+    let sum = 0;
+    for (let v = 0; v < counts.length; v++) {
+      sum += counts[v]!;
+      if (sum >= want) return v;
+    }
+    return 0;
+  };
+  let max = 0;
+  let weighted = 0;
+  for (let v = 0; v < counts.length; v++) {
+    if (counts[v] === 0) continue;
+    max = v;
+    weighted += v * counts[v]!;
+  }
+  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), p9999: at(99.99), max, mean: Math.round((weighted / total) * 10) / 10, count: total };
 }
 
 /** Elapsed µs since t0 (a performance.now() reading), as an integer. */
@@ -119,6 +156,9 @@ export function usSince(t0: number): number {
  * broker's event loop 2.0 s, the next ones 0.13-0.33 s (on the host: 16 ms cold, 4 ms, then 0.4 ms).
  */
 export function warmLatencySummaries(): LatencySummary {
+  const front = new LatencyRecorder();
+  front.record(100);
+  front.summary();
   const r = new LatencyRecorder();
   r.record(100);
   r.record(5000);

@@ -1,14 +1,16 @@
 // Consumer-group request and response definitions (classic protocol), transcribed by hand from
 // Apache Kafka's FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and
-// OffsetFetch message JSON files, for the versions durolab serves (those kafkajs 2.2 picks; all
-// below each API's first flexible version, though the tables carry flexibleSince for the codec).
+// OffsetFetch message JSON files, for the versions durolab serves: those kafkajs 2.2 and the
+// Java client pick, and the flexible ones @platformatic/kafka needs at least (FindCoordinator
+// v4 with its batched keys, JoinGroup v6, SyncGroup/Heartbeat/LeaveGroup v4, OffsetCommit v8,
+// OffsetFetch v8 with its batched groups).
 import { f, structs, type MessageDef } from './schema.ts';
 
 
 export const findCoordinatorRequest: MessageDef = {
   name: 'FindCoordinatorRequest',
   flexibleSince: 3,
-  fields: [f('Key', 'string', 0, { until: 3 }), f('KeyType', 'int8', 1, { default: 0 })],
+  fields: [f('Key', 'string', 0, { until: 3 }), f('KeyType', 'int8', 1, { default: 0 }), f('CoordinatorKeys', { array: 'string' }, 4)],
 };
 export const findCoordinatorResponse: MessageDef = {
   name: 'FindCoordinatorResponse',
@@ -20,6 +22,11 @@ export const findCoordinatorResponse: MessageDef = {
     f('NodeId', 'int32', 0, { until: 3 }),
     f('Host', 'string', 0, { until: 3 }),
     f('Port', 'int32', 0, { until: 3 }),
+    f(
+      'Coordinators',
+      structs([f('Key', 'string'), f('NodeId', 'int32'), f('Host', 'string'), f('Port', 'int32'), f('ErrorCode', 'int16'), f('ErrorMessage', 'string', 0, { nullable: 0, default: null })]),
+      4,
+    ),
   ],
 };
 
@@ -136,31 +143,27 @@ export const offsetCommitResponse: MessageDef = {
 export const offsetFetchRequest: MessageDef = {
   name: 'OffsetFetchRequest',
   flexibleSince: 6,
-  fields: [f('GroupId', 'string', 0, { until: 7 }), f('Topics', structs([f('Name', 'string'), f('PartitionIndexes', { array: 'int32' })]), 0, { until: 7, nullable: 2 }), f('RequireStable', 'bool', 7)],
+  fields: [
+    f('GroupId', 'string', 0, { until: 7 }),
+    f('Topics', structs([f('Name', 'string'), f('PartitionIndexes', { array: 'int32' })]), 0, { until: 7, nullable: 2 }),
+    f('Groups', structs([f('GroupId', 'string'), f('Topics', structs([f('Name', 'string'), f('PartitionIndexes', { array: 'int32' })]), 0, { nullable: 8 })]), 8),
+    f('RequireStable', 'bool', 7),
+  ],
 };
+const offsetFetchPartitions = structs([
+  f('PartitionIndex', 'int32'),
+  f('CommittedOffset', 'int64'),
+  f('CommittedLeaderEpoch', 'int32', 5, { default: -1 }),
+  f('Metadata', 'string', 0, { nullable: 0 }),
+  f('ErrorCode', 'int16'),
+]);
 export const offsetFetchResponse: MessageDef = {
   name: 'OffsetFetchResponse',
   flexibleSince: 6,
   fields: [
     f('ThrottleTimeMs', 'int32', 3),
-    f(
-      'Topics',
-      structs([
-        f('Name', 'string'),
-        f(
-          'Partitions',
-          structs([
-            f('PartitionIndex', 'int32'),
-            f('CommittedOffset', 'int64'),
-            f('CommittedLeaderEpoch', 'int32', 5, { default: -1 }),
-            f('Metadata', 'string', 0, { nullable: 0 }),
-            f('ErrorCode', 'int16'),
-          ]),
-        ),
-      ]),
-      0,
-      { until: 7 },
-    ),
-    f('ErrorCode', 'int16', 2, { default: 0 }),
+    f('Topics', structs([f('Name', 'string'), f('Partitions', offsetFetchPartitions)]), 0, { until: 7 }),
+    f('ErrorCode', 'int16', 2, { until: 7, default: 0 }),
+    f('Groups', structs([f('GroupId', 'string'), f('Topics', structs([f('Name', 'string'), f('Partitions', offsetFetchPartitions)])), f('ErrorCode', 'int16', 0, { default: 0 })]), 8),
   ],
 };

@@ -168,6 +168,7 @@ const fetchRequest: MessageDef = {
       'Topics',
       structs([
         f('Topic', 'string', 0, { until: 12 }),
+        f('TopicId', 'uuid', 13),
         f(
           'Partitions',
           structs([
@@ -181,7 +182,7 @@ const fetchRequest: MessageDef = {
         ),
       ]),
     ),
-    f('ForgottenTopicsData', structs([f('Topic', 'string', 7, { until: 12 }), f('Partitions', int32s, 7)]), 7),
+    f('ForgottenTopicsData', structs([f('Topic', 'string', 7, { until: 12 }), f('TopicId', 'uuid', 13), f('Partitions', int32s, 7)]), 7),
     f('RackId', 'string', 11),
   ],
 };
@@ -196,6 +197,7 @@ const fetchResponse: MessageDef = {
       'Responses',
       structs([
         f('Topic', 'string', 0, { until: 12 }),
+        f('TopicId', 'uuid', 13),
         f(
           'Partitions',
           structs([
@@ -319,16 +321,16 @@ const createTopicsResponse: MessageDef = {
 /** What durolab serves, ordered by API key; ApiVersions answers with exactly this. */
 export const API_VERSIONS: readonly ApiSpec[] = [
   { name: 'Produce', key: 0, minVersion: 3, advertisedMinVersion: 0, maxVersion: 9, request: produceRequest, response: produceResponse },
-  { name: 'Fetch', key: 1, minVersion: 4, maxVersion: 12, request: fetchRequest, response: fetchResponse },
+  { name: 'Fetch', key: 1, minVersion: 4, maxVersion: 13, request: fetchRequest, response: fetchResponse },
   { name: 'ListOffsets', key: 2, minVersion: 1, maxVersion: 7, request: listOffsetsRequest, response: listOffsetsResponse },
   { name: 'Metadata', key: 3, minVersion: 1, maxVersion: 12, request: metadataRequest, response: metadataResponse },
-  { name: 'OffsetCommit', key: 8, minVersion: 2, maxVersion: 5, request: g.offsetCommitRequest, response: g.offsetCommitResponse },
-  { name: 'OffsetFetch', key: 9, minVersion: 1, maxVersion: 5, request: g.offsetFetchRequest, response: g.offsetFetchResponse },
-  { name: 'FindCoordinator', key: 10, minVersion: 0, maxVersion: 2, request: g.findCoordinatorRequest, response: g.findCoordinatorResponse },
-  { name: 'JoinGroup', key: 11, minVersion: 0, maxVersion: 5, request: g.joinGroupRequest, response: g.joinGroupResponse },
-  { name: 'Heartbeat', key: 12, minVersion: 0, maxVersion: 3, request: g.heartbeatRequest, response: g.heartbeatResponse },
-  { name: 'LeaveGroup', key: 13, minVersion: 0, maxVersion: 3, request: g.leaveGroupRequest, response: g.leaveGroupResponse },
-  { name: 'SyncGroup', key: 14, minVersion: 0, maxVersion: 3, request: g.syncGroupRequest, response: g.syncGroupResponse },
+  { name: 'OffsetCommit', key: 8, minVersion: 2, maxVersion: 8, request: g.offsetCommitRequest, response: g.offsetCommitResponse },
+  { name: 'OffsetFetch', key: 9, minVersion: 1, maxVersion: 8, request: g.offsetFetchRequest, response: g.offsetFetchResponse },
+  { name: 'FindCoordinator', key: 10, minVersion: 0, maxVersion: 4, request: g.findCoordinatorRequest, response: g.findCoordinatorResponse },
+  { name: 'JoinGroup', key: 11, minVersion: 0, maxVersion: 6, request: g.joinGroupRequest, response: g.joinGroupResponse },
+  { name: 'Heartbeat', key: 12, minVersion: 0, maxVersion: 4, request: g.heartbeatRequest, response: g.heartbeatResponse },
+  { name: 'LeaveGroup', key: 13, minVersion: 0, maxVersion: 4, request: g.leaveGroupRequest, response: g.leaveGroupResponse },
+  { name: 'SyncGroup', key: 14, minVersion: 0, maxVersion: 4, request: g.syncGroupRequest, response: g.syncGroupResponse },
   { name: 'ApiVersions', key: 18, minVersion: 0, maxVersion: 3, request: apiVersionsRequest, response: apiVersionsResponse },
   { name: 'CreateTopics', key: 19, minVersion: 2, maxVersion: 7, request: createTopicsRequest, response: createTopicsResponse },
   { name: 'InitProducerId', key: 22, minVersion: 0, maxVersion: 4, request: initProducerIdRequest, response: initProducerIdResponse },

@@ -67,6 +67,8 @@ export class LogFlusher {
   private readonly inFlight = new Set<Promise<void>>();
   /** flush=ms:T: removes this log from the shared flush timer (flush-scheduler.ts). */
   private unschedule: (() => void) | null = null;
+  /** A checkpoint held back by CHECKPOINT_INTERVAL_MS, due on the shared timer: removes it. */
+  private undefer: (() => void) | null = null;
   readonly flushLatency = new LatencyRecorder();
   readonly rollFlushLatency = new LatencyRecorder();
   readonly counters = { flushes: 0, rollFlushes: 0, checkpoints: 0, indexSyncs: 0, fsyncRetries: 0 };
@@ -88,9 +90,12 @@ export class LogFlusher {
     this.unschedule = scheduleFlush(everyMs, () => this.flushFromTimer());
   }
 
+  /** Off the shared timers: the flush timer and a deferred checkpoint (close, a simulated crash). */
   stopTimer(): void {
     this.unschedule?.();
     this.unschedule = null;
+    this.undefer?.();
+    this.undefer = null;
   }
 
   get pendingRollFlushes(): number {
@@ -265,6 +270,28 @@ export class LogFlusher {
     return this.sealing.length > 0 ? Math.min(this.recoveryPoint, this.sealing[0].seg.nextOffset - 1) : this.recoveryPoint;
   }
 
+  /**
+   * A checkpoint the interval held back is written once the interval has passed, on the
+   * process's shared timer (no timer per log): without it, a log whose appends stopped right
+   * after a roll or a flush kept a checkpoint up to a second of writes behind until the next
+   * one, and recovery after a crash rescanned those segments (a preloaded 4 GiB log in 64 MiB
+   * segments: ~5 segments, 4.6 s, against 0.7 s when the checkpoint had caught up).
+   */
+  private deferCheckpoint(): void {
+    if (this.undefer) return;
+    this.undefer = scheduleFlush(CHECKPOINT_INTERVAL_MS, () => {
+      if (!this.host.down() && this.host.now() - this.lastCheckpointMs < CHECKPOINT_INTERVAL_MS) return;
+      this.undefer?.();
+      this.undefer = null;
+      if (this.host.down()) return;
+      try {
+        this.maybeCheckpoint(false);
+      } catch {
+        // Recorded by host.fail; the next append reports it. A timer must not throw.
+      }
+    });
+  }
+
   writeCheckpointNow(): void {
     const target = this.checkpointTarget();
     this.syncIndexes();
@@ -276,7 +303,10 @@ export class LogFlusher {
 
   maybeCheckpoint(force: boolean): void {
     if (this.checkpointed === this.checkpointTarget()) return;
-    if (!force && this.host.now() - this.lastCheckpointMs < CHECKPOINT_INTERVAL_MS) return;
+    if (!force && this.host.now() - this.lastCheckpointMs < CHECKPOINT_INTERVAL_MS) {
+      this.deferCheckpoint();
+      return;
+    }
     try {
       this.writeCheckpointNow();
     } catch (e) {

@@ -343,6 +343,30 @@ describe('Flush policies and stats', () => {
   });
 });
 
+describe('deferred checkpoint', () => {
+  it('writes a checkpoint the once-a-second limit held back once the second has passed, with no append after it', async () => {
+    const dir = tmpDir();
+    let now = 0;
+    const log = Log.open(dir, { flush: { kind: 'per-batch' } }, { now: () => now });
+    const at = (): string => fs.readFileSync(path.join(dir, CHECKPOINT_FILE), 'utf8').split('\n')[2];
+    const cps = log.stats().checkpoints;
+    for (let i = 0; i < 5; i++) log.append(makeBatch(i));
+    // Held back: less than a second since the log opened.
+    expect(log.stats().checkpoints).toBe(cps);
+    expect(at()).toMatch(/ 0$/);
+    now += 1000;
+    // The shared timer's turn comes within a period (1 s here); nothing else is appended.
+    const deadline = Date.now() + 3000;
+    while (log.stats().checkpoints === cps && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(log.stats().checkpoints).toBe(cps + 1);
+    expect(at()).toMatch(/ 5$/);
+    // Off the shared timer again once written: close leaves no member behind.
+    const members = flushSchedulerStats().members;
+    log.close();
+    expect(flushSchedulerStats().members).toBe(members);
+  });
+});
+
 describe('crash without close', () => {
   it('a killed process leaves page-cache data that recovery validates from the checkpointed recovery point', async () => {
     const dir = tmpDir();

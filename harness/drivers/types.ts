@@ -161,6 +161,22 @@ export interface TailOptions {
   onOffsetReset?(from: number, to: number): void;
 }
 
+/** A member of a consumer group through the group coordinator (ClusterClient.groupMember). */
+export interface GroupMemberOptions {
+  topic: string;
+  groupId: string;
+  /** Its client id (one per member). */
+  memberName: string;
+  /** auto.offset.reset of a group with no committed offsets. */
+  start: 'earliest' | 'latest';
+  fetch: { maxBytes: number; minBytes: number; maxWaitMs: number };
+  signal: AbortSignal;
+  /** Each partition of each answered Fetch. */
+  onFetch(partition: number, f: TailFetch): void;
+  /** The partitions the group's assignment gave this member (at each join). */
+  onAssignment?(partitions: number[]): void;
+}
+
 export interface ConsumeOptions {
   topic: string;
   partition: number;
@@ -239,6 +255,8 @@ export interface ClusterClient {
   consume(opts: ConsumeOptions): Promise<ConsumedPartition>;
   /** A consumer of the workload (workload.consumers): fetches from the partition's leader until the signal, each answer to onFetch; absent on a driver without one. */
   tail?(opts: TailOptions): Promise<void>;
+  /** A consumer of the workload that joins a consumer group (membership: group) and reads what its assignment gives it, until the signal; absent on a driver without one. */
+  groupMember?(opts: GroupMemberOptions): Promise<void>;
   /** A replica's HW, LEO and digest below `upTo` (default: its HW); null when the broker holds no replica of the partition. */
   replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
   /** A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the broker holds no replica of the partition. */

@@ -4,7 +4,7 @@
 // served, and Jepsen's poll checks (in red when not 0).
 import { median } from '../../engine/common/stats.ts';
 import type { RunResult } from '../results/types.ts';
-import { catchUpMedians, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
 import { escapeHtml, fmtInt } from './format.ts';
 
 /** '' without consumers. */
@@ -21,7 +21,7 @@ export function consumersSection(run: RunResult): string {
       const { mbPerSec: catchUpMBps, brokerCpuMsPerGB: cpuPerGB } = catchUpMedians(gs);
       const num = (v: number) => `<td class="num" data-v="${v}">${fmtInt(v)}</td>`;
       rows.push(
-        `<tr><th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th><td>${escapeHtml(name)}</td><td>${escapeHtml(gs[0]!.start)}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}</td>` +
+        `<tr><th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th><td>${escapeHtml(name)}</td><td>${escapeHtml(gs[0]!.start)}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}${escapeHtml(membershipText(gs[0]!, true))}</td>` +
           num(m((g) => g.recordsPerSec)) +
           `<td class="num" data-v="${m((g) => g.mbPerSec)}">${m((g) => g.mbPerSec).toFixed(1)}</td>` +
           num(m((g) => g.fetchLatencyUs.p99)) +

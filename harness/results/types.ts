@@ -264,7 +264,7 @@ export interface CellResult {
   /** Each broker process after the load (host processes; first repetition): open descriptors and resident memory. */
   brokerProcesses?: Array<{ pid: number; fds: number; rssBytes: number }>;
   /** The preload setting: the log written before the load (first repetition; harness/workload/preload.ts). */
-  preload?: { bytes: number; records: number; seconds: number; mbPerSec: number };
+  preload?: { bytes: number; records: number; seconds: number; mbPerSec: number; writeBackSeconds?: number };
   /** workload.consumers: each consumer group's figures, per repetition (harness/workload/consumers.ts). */
   consumers?: Array<{ repetition: number; groups: ConsumerGroupResult[] }>;
   /** Jepsen's poll checks over every group and repetition (must be 0; neverAcked is allowed and counted). */

@@ -5,7 +5,7 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import { catchUpMedians, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -13,7 +13,7 @@ export function consumerLine(g: ConsumerGroupResult): string {
   const c = g.checks;
   const bad = [c.nonMonotonic ? `${int(c.nonMonotonic)} non-monotonic` : '', c.skipped ? `${int(c.skipped)} acknowledged skipped` : '', c.corrupt ? `${int(c.corrupt)} corrupt` : ''].filter(Boolean);
   return (
-    `consumers ${g.name} (start ${g.start}${g.startAtSec ? ` at ${g.startAtSec} s` : ''}): ${int(g.records)} records, ${int(g.recordsPerSec)} records/s, ${g.mbPerSec.toFixed(1)} MB/s over ${g.activeSec.toFixed(1)} s; ` +
+    `consumers ${g.name} (start ${g.start}${g.startAtSec ? ` at ${g.startAtSec} s` : ''}${membershipText(g, true)}): ${int(g.records)} records, ${int(g.recordsPerSec)} records/s, ${g.mbPerSec.toFixed(1)} MB/s over ${g.activeSec.toFixed(1)} s; ` +
     `fetch p50/p99 ${int(g.fetchLatencyUs.p50)}/${int(g.fetchLatencyUs.p99)} µs, end-to-end p50/p99 ${int(g.endToEndUs.p50)}/${int(g.endToEndUs.p99)} µs; lag max ${int(g.lag.max)}, at the end ${int(g.lag.end)}` +
     (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
     (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
@@ -43,7 +43,7 @@ export function consumerSummary(run: RunResult): string {
       rows.push([
         c.id,
         name,
-        `${gs[0]!.start}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}`,
+        `${gs[0]!.start}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}${membershipText(gs[0]!)}`,
         int(m((g) => g.recordsPerSec)),
         m((g) => g.mbPerSec).toFixed(1),
         int(m((g) => g.fetchLatencyUs.p99)),

@@ -132,8 +132,17 @@ export async function runCell(
       const preloadBytes = settings.values.preload;
       if (typeof preloadBytes === 'number') {
         clock.lap('leaders');
-        const pre = await preloadTopic(client, { topic: scenario.cluster.topic, leaders, bytes: preloadBytes, signal: opts.signal, space: { dir: repDir, replicationFactor: scenario.cluster.replicationFactor } });
-        log(`rep ${rep + 1}: preloaded ${(pre.bytes / 2 ** 20).toFixed(0)} MiB in ${pre.seconds.toFixed(1)} s (${pre.mbPerSec.toFixed(0)} MB/s), outside the ack ledger`);
+        // On the host the brokers' data dirs are theirs (a fault disk's mount, or plain dirs under repDir).
+        const dataDirs = caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : [];
+        const pre = await preloadTopic(client, {
+          topic: scenario.cluster.topic,
+          leaders,
+          bytes: preloadBytes,
+          signal: opts.signal,
+          space: { dir: dataDirs[0] ?? repDir, replicationFactor: scenario.cluster.replicationFactor },
+          writeBack: dataDirs,
+        });
+        log(`rep ${rep + 1}: preloaded ${(pre.bytes / 2 ** 20).toFixed(0)} MiB in ${pre.seconds.toFixed(1)} s (${pre.mbPerSec.toFixed(0)} MB/s), written back to the device in ${pre.writeBackSeconds.toFixed(1)} s, outside the ack ledger`);
         if (rep === 0) preload = pre;
         // The preload is none of the trial's named steps.
         clock.lap('other');

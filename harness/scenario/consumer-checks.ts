@@ -1,6 +1,6 @@
 // What `workload.consumers:` asks of the rest of the scenario: the kafka driver (the consumers
-// speak the Kafka protocol), a fetch.max.bytes the target's broker answers, distinct names, and
-// a start within the load.
+// speak the Kafka protocol), a fetch.max.bytes the target's broker answers, distinct names, a
+// start within the load, and a start and count its membership allows.
 import type { TargetKind } from '../model/kinds.ts';
 import { BROKER_FETCH_LIMIT } from '../workload/consumer-spec.ts';
 import type { ScenarioIssue } from './errors.ts';
@@ -23,6 +23,12 @@ export function checkConsumers(src: IssueSource, w: WorkloadSpec, kinds: TargetK
       if (limit !== undefined && c['fetch.max.bytes'] > limit) {
         out.push(src.issue(['workload', 'consumers', i, 'fetch.max.bytes'], `at most ${limit} bytes (the most a target: ${k} broker answers in one fetch)`, String(c['fetch.max.bytes'])));
       }
+    }
+    if (c.membership === 'group' && c.start.from === 'lag') {
+      out.push(src.issue(['workload', 'consumers', i, 'start'], 'tail or earliest with membership: group (a new group starts where auto.offset.reset says; lag:N needs assigned partitions)', `lag:${c.start.records}`));
+    }
+    if (c.membership === 'assigned' && c.count !== 1) {
+      out.push(src.issue(['workload', 'consumers', i, 'count'], 'no count with membership: assigned (one consumer per partition); count sets the members of membership: group', String(c.count)));
     }
     if (c.startAt >= w.warmupSec + w.durationSec) {
       out.push(src.issue(['workload', 'consumers', i, 'startAt'], `a time within the load (warm-up + duration = ${w.warmupSec + w.durationSec} s)`, `${c.startAt} s`));

@@ -1,7 +1,8 @@
 // Evaluating expectations on a run's cells: each ends PASS, FAIL or NOT EVALUATED. A part of
 // an expectation (a cell, a trial, a pair of cells) that lacks the evidence to judge it is left
 // out and named: a trial whose fault did not fire or that is suspect, a cell or trial with 0
-// acknowledged records for a loss figure, a skipped cell. An expectation with no part left to
+// acknowledged records for a loss figure, a cell whose consumers consumed nothing or stopped on
+// an error for a poll check, a skipped cell. An expectation with no part left to
 // judge is NOT EVALUATED; any judged part failing makes it FAIL.
 import type { CellResult, ExpectationResult, ExpectationState, Trial } from '../results/types.ts';
 import { DEFAULT_SETTINGS, SETTINGS, overlaySettings, type SettingValue } from './settings.ts';
@@ -135,6 +136,7 @@ function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, boun
 
 /** A cell's own figure can be judged only if the cell acknowledged something (loss figures) and, with a fault, some trial's fault fired. */
 function cellNotEvaluable(path: string, cell: CellResult, hasFault: boolean): string | null {
+  if (path.startsWith('consumerChecks.')) return consumersNotEvaluable(cell);
   if (!path.startsWith('ledger.')) return null;
   if (NEEDS_ACKS.has(path) && cell.ledger.acked === 0) return noAcks(cell.id);
   const unreplicated = noReplicas(path, cell.id, cell.ledger);
@@ -143,6 +145,15 @@ function cellNotEvaluable(path: string, cell: CellResult, hasFault: boolean): st
   if (hasFault && trials.length > 0 && trials.every((t) => trialNotEvaluable(t, hasFault))) {
     return `${cell.id}: no trial is evaluable (${trials.map((t) => trialNotEvaluable(t, hasFault)).join('; ')})`;
   }
+  return null;
+}
+
+/** Poll checks judge what was consumed: nothing consumed, or a group that stopped on an error, is no evidence. */
+function consumersNotEvaluable(cell: CellResult): string | null {
+  const groups = (cell.consumers ?? []).flatMap((r) => r.groups);
+  const failed = groups.find((g) => g.errors.length > 0);
+  if (failed) return `${cell.id}: consumer group ${failed.name} stopped on an error (${failed.errors[0]}), so its poll checks saw only part of the load`;
+  if (groups.length > 0 && groups.every((g) => g.records === 0)) return `${cell.id}: its consumer groups consumed nothing`;
   return null;
 }
 

@@ -221,6 +221,28 @@ describe('evaluation', () => {
     expect(missing.detail).toContain('io=direct,flush=never: ledger.unackedPresent not recorded');
   });
 
+  it('poll checks judge only cells whose consumers consumed something and stopped on no error', () => {
+    const s = scenario(['consumerChecks.skipped == 0']);
+    const group = (records: number, errors: string[] = []) => ({ name: 'g', records, errors, checks: { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 } });
+    const checks = { consumerChecks: { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 } };
+    const withGroups = (gs: ReturnType<typeof group>[]) => ({ ...checks, consumers: [{ repetition: 1, groups: gs }] }) as unknown as Partial<CellResult>;
+    const cells = fourCells({
+      'io=buffered,flush=never': withGroups([group(500)]),
+      'io=buffered,flush=per-batch': withGroups([group(0)]),
+      'io=direct,flush=never': withGroups([group(200, ['member 1 of group x: fetch failed 4 times.'])]),
+      'io=direct,flush=per-batch': withGroups([group(0), group(0)]),
+    });
+    const [r] = evaluateExpectations(s, cells);
+    // One judged cell passes; the others are named as left out, not passed.
+    expect(r!.state).toBe('pass');
+    expect(r!.detail).toContain('io=buffered,flush=never: 0');
+    expect(r!.detail).toContain('io=buffered,flush=per-batch: its consumer groups consumed nothing');
+    expect(r!.detail).toContain('io=direct,flush=never: consumer group g stopped on an error (member 1 of group x: fetch failed 4 times.)');
+    // Nothing consumed anywhere: NOT EVALUATED, never PASS.
+    const none = fourCells(Object.fromEntries(['io=buffered,flush=never', 'io=buffered,flush=per-batch', 'io=direct,flush=never', 'io=direct,flush=per-batch'].map((id) => [id, withGroups([group(0)])])));
+    expect(evaluateExpectations(s, none)[0]!.state).toBe('not-evaluated');
+  });
+
   it('cells skipped on purpose neither pass nor fail an expectation', () => {
     const s = scenario(['ackedLost == 0 where io == direct', 'ackedLost == 0']);
     const cells = fourCells({

@@ -20,6 +20,7 @@ const SHIPPED = [
   'lagging-consumer',
   'zero-copy',
   'recovery-time',
+  'recovery-time-power-cut',
   'partitions-scale',
   'producer-idempotence',
   'producer-inflight',
@@ -157,6 +158,13 @@ describe('shipped scenarios', () => {
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
         expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all' });
         expect(s.expectations.map((e) => e.expression)).toContain('lostBeyondPrediction == 0 where measure == loss in every trial');
+      } else if (name === 'recovery-time-power-cut') {
+        // Both engines on the host route's fault disk, a cut of the broker: what acks=1 without a flush loses is predicted.
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all' });
+        // The preload check wants twice the largest preload free on the disk.
+        expect(s.vm?.diskMiB).toBeGreaterThan(2 * 4096);
+        expect(s.expectations.map((e) => e.expression)).toEqual(expect.arrayContaining(['lostBeyondPrediction == 0 in every trial', 'corrupt == 0 in every trial']));
       } else if (name === 'planned-leader-move') {
         // A move on both engines; acks=all is held to no loss, acks=1 is what is measured.
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);

@@ -49,8 +49,8 @@ matrix:
     expect(() => compile(`question: q\nmatrix: { target: [durolab, kafka], io: [buffered, direct], exclude: [{ target: kafka, io: dsync }] }\n`)).toThrow(/matrix\.exclude\[0\]/);
   });
 
-  it('ships zero-copy, recovery-time and partitions-scale on both targets', () => {
-    for (const name of ['zero-copy', 'recovery-time', 'partitions-scale']) {
+  it('ships zero-copy, recovery-time, recovery-time-power-cut and partitions-scale on both targets', () => {
+    for (const name of ['zero-copy', 'recovery-time', 'recovery-time-power-cut', 'partitions-scale']) {
       const file = path.join(repoRoot(), 'scenarios', `${name}.yaml`);
       const s = compile(readFileSync(file, 'utf8'), file);
       expect(new Set(s.matrix.map((c) => c.params.target))).toEqual(new Set(['durolab', 'kafka']));

@@ -98,6 +98,8 @@ export class HostFaultDisks {
           dir,
           ...(image !== undefined ? { image } : {}),
           ...(start.record && image === undefined ? { baseImage: `${dir}.base.img` } : {}),
+          // The plain disk (model file: no writeLogLimit either) keeps no write log unless crash states record it.
+          writeLog: start.record === true || config.spec.model !== 'file',
           sizeMiB: config.sizeMiB,
           spec: config.spec,
           // Each broker's disk draws its own onCut choices.

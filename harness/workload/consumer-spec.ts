@@ -1,9 +1,13 @@
 // `workload.consumers:` — the consumer groups of a workload. A group reads every partition of
-// the topic once, one consumer (one fetch loop, its own connection) per partition, with assigned
-// partitions (no group coordinator is involved), with a Kafka consumer's fetch settings, from
-// where it starts (the log end: a tailing consumer; the log start; or N records behind the log
-// end: a lagging one), `startAt` seconds into the load. The kafka driver runs them
-// (harness/drivers/kafka/tail-consumer.ts).
+// the topic once, with a Kafka consumer's fetch settings, from where it starts (the log end: a
+// tailing consumer; the log start; or N records behind the log end: a lagging one), `startAt`
+// seconds into the load. Its membership says how it gets its partitions:
+//   assigned  one consumer (one fetch loop, its own connection) per partition, with assigned
+//             partitions, no group coordinator involved (harness/drivers/kafka/tail-consumer.ts);
+//   group     `count` members join a consumer group through the group coordinator, which
+//             assigns them the partitions; they commit their offsets every second
+//             (harness/drivers/kafka/group-consumer.ts, @platformatic/kafka's Consumer). A new
+//             group starts where auto.offset.reset says: tail or earliest (lag:N is refused).
 import * as z from 'zod';
 import { leaf } from '../scenario/zod-leaf.ts';
 import { parseDuration } from '../scenario/units.ts';
@@ -19,7 +23,13 @@ export interface ConsumerSpec {
   'fetch.max.wait.ms': number;
   /** Seconds after the load starts (warm-up included). */
   startAt: number;
+  membership: ConsumerMembership;
+  /** Members of a `group` (1 for `assigned`, whose consumers are one per partition). */
+  count: number;
 }
+
+export const CONSUMER_MEMBERSHIPS = ['assigned', 'group'] as const;
+export type ConsumerMembership = (typeof CONSUMER_MEMBERSHIPS)[number];
 
 /** The largest fetch each target's broker answers: durolab's fetch.max.bytes, Kafka's broker default (55 MiB). */
 export const BROKER_FETCH_LIMIT: Readonly<Record<string, number>> = {
@@ -51,12 +61,16 @@ export const consumerSchema = z.strictObject({
     const s = parseDuration(v, 1000);
     return s !== undefined && s >= 0 ? s : undefined;
   }).default(0),
+  membership: leaf<ConsumerMembership>('assigned (one consumer per partition, no coordinator) | group (count members through the group coordinator)', (v) =>
+    typeof v === 'string' && (CONSUMER_MEMBERSHIPS as readonly string[]).includes(v) ? (v as ConsumerMembership) : undefined,
+  ).default('assigned'),
+  count: int(1, 64, 'members of the group (membership: group)').optional(),
 });
 
 export const consumersSchema = z.array(consumerSchema).max(16).default([]);
 
 export function consumerSpecs(parsed: Array<z.infer<typeof consumerSchema>>): ConsumerSpec[] {
-  return parsed.map((c, i) => ({ ...c, name: c.name ?? `consumers-${i + 1}` }));
+  return parsed.map((c, i) => ({ ...c, name: c.name ?? `consumers-${i + 1}`, count: c.count ?? 1 }));
 }
 
 export function startText(s: ConsumerStart): string {

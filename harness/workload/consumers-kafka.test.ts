@@ -1,6 +1,6 @@
 // workload.consumers end to end through the CLI on durolab's broker and on Apache Kafka: a
-// tailing group and a group that starts late from the log start read what a fixed-rate producer
-// writes; every acknowledged record is consumed, the poll checks stay 0, fetch and end-to-end
+// tailing group, a group that starts late from the log start and a group of two members through
+// the group coordinator (@platformatic/kafka's Consumer) read what a fixed-rate producer writes; every acknowledged record is consumed, the poll checks stay 0, fetch and end-to-end
 // latencies are recorded. And what scenario check refuses about consumers.
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +28,13 @@ describe('workload.consumers', () => {
     expect(() => compile('process', '{ start: tail, startAt: 9s }')).toThrow(/startAt: expected a time within the load \(warm-up \+ duration = 6 s\)/);
     expect(() => compile('process', '{ start: lag }')).toThrow(/start: expected tail \(the log end\) \| earliest \(the log start\) \| lag:N/);
     expect(() => compile('process', '{ name: a, start: tail }, { name: a, start: earliest }')).toThrow(/name: expected a name no other consumer group has/);
-    expect(compile('process', '{ start: lag:500 }').workload.consumers).toEqual([{ name: 'consumers-1', start: { from: 'lag', records: 500 }, 'fetch.max.bytes': 52_428_800, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 500, startAt: 0 }]);
+    expect(compile('process', '{ start: lag:500 }').workload.consumers).toEqual([{ name: 'consumers-1', start: { from: 'lag', records: 500 }, 'fetch.max.bytes': 52_428_800, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 500, startAt: 0, membership: 'assigned', count: 1 }]);
+    // A group through the coordinator starts where auto.offset.reset says; count is its members'.
+    expect(() => compile('process', '{ start: lag:500, membership: group }')).toThrow(/start: expected tail or earliest with membership: group/);
+    expect(() => compile('process', '{ start: tail, count: 3 }')).toThrow(/count: expected no count with membership: assigned/);
+    expect(() => compile('process', '{ start: tail, membership: group, count: 0 }')).toThrow(/count: expected members of the group \(membership: group\): an integer from 1 to 64/);
+    expect(() => compile('process', '{ start: tail, membership: coordinator }')).toThrow(/membership: expected assigned \(one consumer per partition, no coordinator\) \| group/);
+    expect(compile('kafka', '{ start: earliest, membership: group, count: 2 }').workload.consumers[0]).toMatchObject({ membership: 'group', count: 2 });
   });
 
   it('on durolab and on Kafka: a tailing and a late group consume every acknowledged record, the poll checks clean', async (ctx) => {
@@ -51,6 +57,7 @@ workload:
   consumers:
     - { name: tailing, start: tail, fetch.max.wait.ms: 100 }
     - { name: late, start: earliest, startAt: 3s, fetch.max.bytes: 65536 }
+    - { name: members, membership: group, count: 2, start: earliest, startAt: 1s }
 expectations:
   - consumerChecks.skipped == 0
   - consumerChecks.nonMonotonic == 0
@@ -66,7 +73,7 @@ expectations:
     expect(html).toContain('<section id="consumers"><h2>Consumers</h2>');
     expect(html).toMatch(/<td>late<\/td><td>earliest at 3 s<\/td>/);
     for (const cell of run.cells) {
-      const [tailing, late] = cell.consumers![0]!.groups;
+      const [tailing, late, members] = cell.consumers![0]!.groups;
       const acked = cell.ledger.acked;
       expect(acked).toBeGreaterThan(3000);
       // The late group reads from the log start: all of it, up to the end of the load.
@@ -74,7 +81,15 @@ expectations:
       expect(late!.lag.max).toBeGreaterThan(0);
       // The tailing group started at the log end with the load: nearly all (what arrived in its last long poll may be missing).
       expect(tailing!.records).toBeGreaterThanOrEqual(acked * 0.9);
-      for (const g of [tailing!, late!]) {
+      // Two members of one group through the coordinator: it split the two partitions between
+      // them (FindCoordinator, JoinGroup, SyncGroup, heartbeats, OffsetCommit), and together
+      // they read the whole log, each record at least once.
+      expect(members!.membership).toBe('group');
+      expect(members!.joins).toBeGreaterThanOrEqual(2);
+      expect(members!.members!.map((m) => m.partitions.length)).toEqual([1, 1]);
+      expect(members!.members!.flatMap((m) => m.partitions).sort()).toEqual([0, 1]);
+      expect(members!.records - (members!.redelivered ?? 0)).toBeGreaterThanOrEqual(acked - 2 * 8 * 4);
+      for (const g of [tailing!, late!, members!]) {
         expect(g.errors).toEqual([]);
         expect(g.fetchLatencyUs.count).toBeGreaterThan(10);
         expect(g.endToEndUs.count).toBeGreaterThan(1000);

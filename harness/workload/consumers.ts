@@ -1,5 +1,7 @@
 // The workload's consumer groups (workload.consumers) while the producers write: a group tails
-// every partition through the driver (ClusterClient.tail), one fetch loop per partition. Per group: records and bytes
+// every partition through the driver, one fetch loop per assigned partition (ClusterClient.tail)
+// or `count` members of a consumer group that the group coordinator assigns the partitions to
+// (ClusterClient.groupMember). Per group: records and bytes
 // consumed, fetch latency and end-to-end latency (the ledger's send time to the fetch answer, one
 // host clock) as µs HdrHistograms, lag (high watermark minus position) per second, and Jepsen's
 // poll checks on what was consumed: offsets that go back (non-monotonic), acknowledged offsets
@@ -13,6 +15,13 @@ import { startText, type ConsumerSpec } from './consumer-spec.ts';
 export interface ConsumerGroupResult {
   name: string;
   start: string;
+  /** assigned (one consumer per partition) or group (members through the coordinator); absent in older run.json files: assigned. */
+  membership?: 'assigned' | 'group';
+  /** membership group: each member's partitions at its last join, and the joins of all members (a rebalance makes every member join again). */
+  members?: Array<{ partitions: number[] }>;
+  joins?: number;
+  /** membership group: records served more than once (a partition's new owner after a rebalance starts at the last committed offset). */
+  redelivered?: number;
   partitions: number[];
   startAtSec: number;
   /** Seconds from the group's start to the end of the load. */
@@ -55,6 +64,15 @@ export interface ConsumerGroupResult {
   catchUp?: CatchUp | null;
   /** A consumer that stopped on an error, with it. */
   errors: string[];
+}
+
+/** How a group got its partitions, for tables: '' with assigned partitions, ', group of N' through the coordinator. */
+export function membershipText(g: ConsumerGroupResult, detail = false): string {
+  if (g.membership !== 'group') return '';
+  const members = g.members ?? [];
+  const head = `, group of ${members.length}`;
+  if (!detail) return head;
+  return `${head} (partitions ${members.map((m) => (m.partitions.length ? m.partitions.join(',') : '-')).join(' | ')}; ${g.joins ?? 0} joins; ${g.redelivered ?? 0} redelivered)`;
 }
 
 /** Medians over repetitions of a group's catch-up (those in which it caught up): MB/s and broker CPU ms per GB. */
@@ -125,6 +143,7 @@ export class ConsumerGroups {
     },
   ) {
     if (specs.length > 0 && !client.tail) throw new Error(`workload.consumers: the ${client.driver} driver has no consumer (use workload.driver: kafka)`);
+    if (specs.some((x) => x.membership === 'group') && !client.groupMember) throw new Error(`workload.consumers: the ${client.driver} driver has no group member (membership: group; use workload.driver: kafka)`);
     for (const spec of specs) {
       const parts = o.partitions.map((p) => ({ partition: p, next: -1, lag: 0, lagAsked: 0, answered: false }));
       this.groups.push({
@@ -141,6 +160,8 @@ export class ConsumerGroups {
         result: {
           name: spec.name,
           start: startText(spec.start),
+          membership: spec.membership,
+          ...(spec.membership === 'group' ? { members: Array.from({ length: spec.count }, () => ({ partitions: [] })), joins: 0 } : {}),
           partitions: o.partitions,
           startAtSec: spec.startAt,
           activeSec: 0,
@@ -182,6 +203,7 @@ export class ConsumerGroups {
     if (g.spec.start.from !== 'latest') g.cpuAtStart = (await this.o.brokerCpuMs?.()) ?? null;
     g.clientCpuAtStart = process.cpuUsage();
     g.startMs = Date.now();
+    if (g.spec.membership === 'group') return this.runMembers(g);
     // One consumer (a fetch loop) per partition.
     await Promise.all(
       g.parts.map((state) =>
@@ -202,8 +224,46 @@ export class ConsumerGroups {
     );
   }
 
-  private onFetch(g: Group, state: PartitionState, f: TailFetch): void {
+  /** membership group: `count` members of one new consumer group; the coordinator assigns them the partitions. */
+  private async runMembers(g: Group): Promise<void> {
+    const groupId = `durolab-${g.spec.name}-${this.o.loadStartMs}`;
+    const byPartition = new Map(g.parts.map((p) => [p.partition, p]));
     const r = g.result;
+    await Promise.all(
+      Array.from({ length: g.spec.count }, (_, m) => {
+        // Poll order is a member's own within one generation of the group: at a rebalance every
+        // member starts its partitions again from the group's committed offsets (at-least-once:
+        // what was consumed after the last commit is redelivered, counted, not an anomaly).
+        const positions = new Map<number, number>();
+        return this.client
+          .groupMember!({
+            topic: this.o.topic,
+            groupId,
+            memberName: `${groupId}-${m + 1}`,
+            start: g.spec.start.from === 'earliest' ? 'earliest' : 'latest',
+            fetch: { maxBytes: g.spec['fetch.max.bytes'], minBytes: g.spec['fetch.min.bytes'], maxWaitMs: g.spec['fetch.max.wait.ms'] },
+            signal: this.stop.signal,
+            onFetch: (partition, f) => {
+              const state = byPartition.get(partition);
+              if (state) this.onFetch(g, state, f, positions);
+            },
+            onAssignment: (partitions) => {
+              positions.clear();
+              r.members![m] = { partitions: [...partitions].sort((a, b) => a - b) };
+              r.joins!++;
+            },
+          })
+          .catch((err: Error) => {
+            if (!this.stop.signal.aborted) r.errors.push(`member ${m + 1} of group ${groupId}: ${err.message}`);
+          });
+      }),
+    );
+  }
+
+  /** `positions`: a group member's own next offset per partition (membership group); else the partition's consumer's. */
+  private onFetch(g: Group, state: PartitionState, f: TailFetch, positions?: Map<number, number>): void {
+    const r = g.result;
+    let next = positions ? (positions.get(state.partition) ?? -1) : state.next;
     r.fetches++;
     g.fetchUs.recordValue(Math.max(1, f.latencyUs));
     r.checks.corrupt += f.corrupt;
@@ -211,7 +271,7 @@ export class ConsumerGroups {
     const pid = this.o.ledger.producerIdOf(state.partition);
     for (const b of f.batches) {
       const from = Math.max(b.baseOffset, f.position);
-      if (state.next >= 0 && from < state.next) r.checks.nonMonotonic++;
+      if (next >= 0 && from < next) r.checks.nonMonotonic++;
       const n = b.lastOffset - from + 1;
       records += n;
       if (n > 0) g.served.push({ partition: state.partition, from, to: b.lastOffset });
@@ -221,8 +281,10 @@ export class ConsumerGroups {
         const sent = this.o.ledger.sentOf(state.partition, seq);
         if (sent) g.e2eUs.recordValueWithCount(Math.max(1, Math.round((f.atMs - sent.sentMs) * 1000)), n);
       }
-      state.next = b.lastOffset + 1;
+      next = b.lastOffset + 1;
     }
+    positions?.set(state.partition, next);
+    if (next >= 0) state.next = next;
     r.records += records;
     r.bytes += f.bytes;
     // The lag when the fetch was asked (how far behind the group was), and what is left after it.
@@ -266,6 +328,7 @@ export class ConsumerGroups {
       r.lag.end = g.parts.reduce((a, p) => a + p.lag, 0);
       r.checks.neverAcked = g.consumed.filter((c) => !this.o.ledger.sentOf(c.partition, c.sequence)?.acked).reduce((a, c) => a + c.records, 0);
       r.checks.skipped = skippedAcked(g.served, this.o.ledger);
+      if (g.spec.membership === 'group') r.redelivered = servedAgain(g.served);
       return r;
     });
   }
@@ -294,4 +357,20 @@ function skippedAcked(consumed: Array<{ partition: number; from: number; to: num
     }
   }
   return skipped;
+}
+
+/** Records served more than once over the group (by offset, per partition). */
+function servedAgain(served: Array<{ partition: number; from: number; to: number }>): number {
+  let again = 0;
+  const byPartition = new Map<number, Array<{ from: number; to: number }>>();
+  for (const c of served) (byPartition.get(c.partition) ?? byPartition.set(c.partition, []).get(c.partition)!).push(c);
+  for (const runs of byPartition.values()) {
+    runs.sort((a, b) => a.from - b.from);
+    let reach = -1;
+    for (const c of runs) {
+      if (c.from <= reach) again += Math.min(c.to, reach) - c.from + 1;
+      reach = Math.max(reach, c.to);
+    }
+  }
+  return again;
 }

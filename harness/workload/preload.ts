@@ -4,7 +4,13 @@
 // size. Its batches carry producer ids of their own and are kept out of the workload's ack
 // ledger: consumers read them (a consumer starting at the log start has that much to catch up
 // with), recovery scans them, the checkers judge only the load's records.
+// The fill ends written back: the filesystems under the given data dirs are synced (syncfs(2)
+// through `sync -f`), as the old part of a real log was long since written back by the kernel;
+// the brokers' own flush state (Kafka's recovery point, durolab's flushed offset) is untouched,
+// so what their recovery rescans is still theirs to decide. Without it a power cut soon after
+// the fill would drop most of the log with the page cache, and recovery would scan a small one.
 import { statfsSync } from 'node:fs';
+import { execa } from 'execa';
 import { formatSize } from '../../engine/units.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import { BatchFactory } from './batch-factory.ts';
@@ -20,11 +26,23 @@ export interface PreloadResult {
   records: number;
   seconds: number;
   mbPerSec: number;
+  /** The sync of the data dirs' filesystems after the fill (0 without writeBack). */
+  writeBackSeconds: number;
 }
 
 export async function preloadTopic(
   client: ClusterClient,
-  o: { topic: string; leaders: ReadonlyMap<number, number>; bytes: number; signal?: AbortSignal; connections?: number; space?: { dir: string; replicationFactor: number } },
+  o: {
+    topic: string;
+    leaders: ReadonlyMap<number, number>;
+    bytes: number;
+    signal?: AbortSignal;
+    connections?: number;
+    /** The free-space check: a directory on the disk the log goes to (a broker's data dir). */
+    space?: { dir: string; replicationFactor: number };
+    /** Data dirs on this host whose filesystems are synced after the fill (above). */
+    writeBack?: readonly string[];
+  },
 ): Promise<PreloadResult> {
   if (o.space) {
     // A disk that fills mid-preload measures nothing: twice the replicated log must be free.
@@ -61,7 +79,13 @@ export async function preloadTopic(
   const bytes = records * PRELOAD_RECORD_BYTES;
   if (bytes < o.bytes && !o.signal?.aborted) throw new Error(`preload: the fill stopped at ${bytes} of ${o.bytes} acknowledged bytes (the brokers stopped taking it)`);
   const seconds = (Date.now() - t0) / 1000;
-  return { bytes, records, seconds, mbPerSec: seconds > 0 ? bytes / 1e6 / seconds : 0 };
+  const w0 = Date.now();
+  for (const dir of new Set(o.writeBack ?? [])) {
+    if (o.signal?.aborted) break;
+    const synced = await execa('sync', ['-f', dir], { reject: false, ...(o.signal ? { cancelSignal: o.signal } : {}) });
+    if (synced.exitCode !== 0 && !o.signal?.aborted) throw new Error(`preload: sync -f ${dir} failed (exit ${synced.exitCode}): ${synced.stderr.trim()}`);
+  }
+  return { bytes, records, seconds, mbPerSec: seconds > 0 ? bytes / 1e6 / seconds : 0, writeBackSeconds: (Date.now() - w0) / 1000 };
 }
 
 const gib = (b: number): string => `${(b / 2 ** 30).toFixed(1)} GiB`;

@@ -40,6 +40,7 @@ function notCoordinator(api: ApiName, version: number, body: Struct): Struct {
       return { ThrottleTimeMs: 0, Topics: topics.map((t) => ({ Name: t.Name, Partitions: t.Partitions.map((p) => ({ PartitionIndex: p.PartitionIndex, ErrorCode: c })) })) };
     }
     case 'OffsetFetch': {
+      if (version >= 8) return { ThrottleTimeMs: 0, Groups: (body.Groups as Array<{ GroupId: string }>).map((g) => ({ GroupId: g.GroupId, Topics: [], ErrorCode: c })) };
       const topics = (body.Topics as Array<{ Name: string; PartitionIndexes: number[] }> | null) ?? [];
       // Before v2 the error can only travel per partition.
       const perPartition = version < 2 ? c : 0;
@@ -57,11 +58,15 @@ function notCoordinator(api: ApiName, version: number, body: Struct): Struct {
 export function groupRequest(broker: KafkaBrokerView, coordinator: GroupCoordinator, api: ApiName, version: number, body: Struct): Promise<Struct> | Struct {
   const where = coordinatorOf(broker);
   if (api === 'FindCoordinator') {
-    if ((body.KeyType as number) !== 0) {
-      return { ThrottleTimeMs: 0, ErrorCode: kafkaErrorCode('COORDINATOR_NOT_AVAILABLE'), ErrorMessage: 'durolab has no transaction coordinator', NodeId: -1, Host: '', Port: -1 };
-    }
-    if (!where) return { ThrottleTimeMs: 0, ErrorCode: kafkaErrorCode('COORDINATOR_NOT_AVAILABLE'), ErrorMessage: 'no live broker with a Kafka listener', NodeId: -1, Host: '', Port: -1 };
-    return { ThrottleTimeMs: 0, ErrorCode: 0, ErrorMessage: null, NodeId: where.id, Host: where.host, Port: where.port };
+    const found =
+      (body.KeyType as number) !== 0
+        ? { ErrorCode: kafkaErrorCode('COORDINATOR_NOT_AVAILABLE'), ErrorMessage: 'durolab has no transaction coordinator', NodeId: -1, Host: '', Port: -1 }
+        : !where
+          ? { ErrorCode: kafkaErrorCode('COORDINATOR_NOT_AVAILABLE'), ErrorMessage: 'no live broker with a Kafka listener', NodeId: -1, Host: '', Port: -1 }
+          : { ErrorCode: 0, ErrorMessage: null, NodeId: where.id, Host: where.host, Port: where.port };
+    // v4+ asks for several keys at once and gets one coordinator per key (one for every group here).
+    if (version >= 4) return { ThrottleTimeMs: 0, Coordinators: (body.CoordinatorKeys as string[]).map((Key) => ({ Key, ...found })) };
+    return { ThrottleTimeMs: 0, ...found };
   }
   if (!where || where.id !== broker.id) return notCoordinator(api, version, body);
   switch (api) {
@@ -76,8 +81,17 @@ export function groupRequest(broker: KafkaBrokerView, coordinator: GroupCoordina
     case 'OffsetCommit':
       return coordinator.commit(body);
     case 'OffsetFetch':
+      if (version >= 8) {
+        // v8+ batches groups: each answered as an OffsetFetch of its own.
+        const groups = body.Groups as Array<{ GroupId: string; Topics: Struct['Topics'] }>;
+        return { ThrottleTimeMs: 0, Groups: groups.map((g) => ({ GroupId: g.GroupId, ...pick(coordinator.fetchOffsets({ GroupId: g.GroupId, Topics: g.Topics }), ['Topics', 'ErrorCode']) })) };
+      }
       return coordinator.fetchOffsets(body);
     default:
       throw new Error(`not a group API: ${api}`);
   }
+}
+
+function pick(s: Struct, keys: readonly string[]): Struct {
+  return Object.fromEntries(keys.map((k) => [k, s[k]]));
 }

@@ -107,6 +107,23 @@ export function topicId(name: string): Buffer {
   return createHash('sha256').update(`durolab-topic:${name}`).digest().subarray(0, 16);
 }
 
+/** Topic names by their id (hex): an id is a pure function of its name, so an entry never goes wrong. */
+const topicNamesById = new Map<string, string>();
+
+/** The topic a topic id names (Fetch v13+ asks by id), or null: looked up among the names the cluster knows on a miss. */
+function topicNameOf(broker: KafkaBrokerView, id: Buffer): string | null {
+  const hex = id.toString('hex');
+  const known = topicNamesById.get(hex);
+  if (known !== undefined) return known;
+  const seen = new Set<string>();
+  for (const p of broker.clusterView().partitions) {
+    if (seen.has(p.topic)) continue;
+    seen.add(p.topic);
+    topicNamesById.set(topicId(p.topic).toString('hex'), p.topic);
+  }
+  return topicNamesById.get(hex) ?? null;
+}
+
 export function metadata(broker: KafkaBrokerView, version: number, body: Struct): Struct {
   const view = broker.clusterView();
   const brokers = view.brokers
@@ -227,7 +244,11 @@ interface FetchPartitionReq {
  * addon is missing, or a descriptor cannot be duplicated) they are read into a Buffer.
  */
 export async function fetch(broker: KafkaBrokerView, version: number, body: Struct, stats: HandlerStats, transfer: FetchTransfer = 'copy'): Promise<Struct> {
-  const topics = body.Topics as Array<{ Topic: string; Partitions: FetchPartitionReq[] }>;
+  // v13+ names topics by id: resolved once per request (UNKNOWN_TOPIC_ID per partition when unknown).
+  const topics = (body.Topics as Array<{ Topic: string; TopicId?: Buffer; Partitions: FetchPartitionReq[] }>).map((t) => ({
+    ...t,
+    Topic: version >= 13 ? (topicNameOf(broker, t.TopicId ?? Buffer.alloc(16)) ?? '') : t.Topic,
+  }));
   const maxWaitMs = Math.min(Math.max(0, body.MaxWaitMs as number), MAX_FETCH_WAIT_MS);
   const minBytes = Math.max(0, body.MinBytes as number);
   const maxBytes = Math.max(1, body.MaxBytes as number);
@@ -257,8 +278,13 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
     const pinned: FileRegions[] = [];
     const responses = topics.map((t) => ({
       Topic: t.Topic,
+      TopicId: t.TopicId ?? Buffer.alloc(16),
       Partitions: t.Partitions.map((fp) => {
         const base = { PartitionIndex: fp.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, AbortedTransactions: [], PreferredReadReplica: -1, Records: Buffer.alloc(0) };
+        if (t.Topic === '' && version >= 13) {
+          count(stats, 'UNKNOWN_TOPIC_ID');
+          return { ...base, ErrorCode: kafkaErrorCode('UNKNOWN_TOPIC_ID') };
+        }
         try {
           if (forReplica) throw new BrokerError('INVALID_REQUEST', `fetch ${t.Topic}-${fp.Partition}: replica fetches (ReplicaId ${String(body.ReplicaId)}) go over durolab's HTTP API, not the Kafka listener`);
           const p = leaderFor(broker, t.Topic, fp.Partition, fp.CurrentLeaderEpoch);

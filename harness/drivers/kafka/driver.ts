@@ -6,6 +6,7 @@
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
 import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
 import { tailOverKafka } from './tail-consumer.ts';
+import { groupMember } from './group-consumer.ts';
 import { bootstrapOf, runKafkaLoad } from './producer.ts';
 import { servedByIdentity } from './identity.ts';
 import { metadataFromAny } from './wire.ts';
@@ -39,6 +40,7 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
     },
     brokerMetrics: () => kafkaBrokerMetrics(ctx()),
     tail: (o) => tailOverKafka({ bootstrap: bootstrapOf(cluster), addressOf: address }, o),
+    groupMember: (o) => groupMember(bootstrapOf(cluster), o),
   };
 }
 

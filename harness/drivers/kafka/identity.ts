@@ -53,23 +53,38 @@ export function servedByIdentity(buf: Buffer, opts: { partialTail?: boolean } = 
       if (err instanceof CorruptBatchError) continue; // counted by splitBatches already
       throw err;
     }
-    let run: ServedBatch | null = null;
-    for (const r of records) {
-      const id = decodeIdentity(r.headers.find((h) => h.key === ID_HEADER)?.value ?? null);
-      const pid = id?.producerId ?? -1;
-      const seq = id?.sequence ?? -1;
-      if (run && pid === run.producerId && pid !== -1 && seq === run.baseSequence + run.records && r.offset === run.lastOffset + 1) {
-        run.records++;
-        run.lastOffset = r.offset;
-      } else if (run && pid === -1 && run.producerId === -1 && r.offset === run.lastOffset + 1) {
-        run.records++;
-        run.lastOffset = r.offset;
-      } else {
-        if (run) out.push(run);
-        run = { baseOffset: r.offset, lastOffset: r.offset, producerId: pid, baseSequence: seq, records: 1 };
-      }
-    }
-    if (run) out.push(run);
+    const runs = new IdentityRuns(out);
+    for (const r of records) runs.add(r.offset, decodeIdentity(r.headers.find((h) => h.key === ID_HEADER)?.value ?? null));
+    runs.end();
   }
   return { batches: out, corrupt: split.corrupt, spans: split.spans, raw: split.batches };
+}
+
+/**
+ * Cuts records, in offset order, into ledger batches: a run of records with consecutive
+ * sequences of one ledger producer at consecutive offsets; records without the identity header
+ * form runs of producer id -1. Pushes each finished run into `out`.
+ */
+export class IdentityRuns {
+  private run: ServedBatch | null = null;
+  constructor(private readonly out: ServedBatch[]) {}
+
+  add(offset: number, id: { producerId: number; sequence: number } | null): void {
+    const run = this.run;
+    const pid = id?.producerId ?? -1;
+    const seq = id?.sequence ?? -1;
+    if (run && offset === run.lastOffset + 1 && pid === run.producerId && (pid === -1 || seq === run.baseSequence + run.records)) {
+      run.records++;
+      run.lastOffset = offset;
+      return;
+    }
+    if (run) this.out.push(run);
+    this.run = { baseOffset: offset, lastOffset: offset, producerId: pid, baseSequence: seq, records: 1 };
+  }
+
+  /** Ends the current run (the end of a batch: runs never span stored batches). */
+  end(): void {
+    if (this.run) this.out.push(this.run);
+    this.run = null;
+  }
 }
