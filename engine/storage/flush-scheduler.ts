@@ -4,7 +4,8 @@
 // ticks ten times per period and calls each member when its own turn comes, a period after the
 // previous one; members get phases spread over the period, so their flushes (synchronous
 // fdatasyncs) do not stall the event loop all in one tick. Unref'd; it goes away with its
-// last member.
+// last member. Recovery-point checkpoints held back by their once-a-second limit wait on the
+// same timers (log-flush.ts deferCheckpoint).
 
 type Member = () => void;
 

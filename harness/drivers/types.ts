@@ -78,6 +78,8 @@ export interface ProduceOptions {
   producer?: Readonly<Record<string, unknown>>;
   /** Called once a second with the last second's figures (progress line, time series). */
   onSecond?: (point: SecondPoint) => void;
+  /** Called once when the load's clock starts (its connections open): the warm-up and the measured seconds count from here. */
+  onLoadStart?: (loadStartMs: number) => void;
   signal?: AbortSignal;
   /** Aborted just before a fault is delivered: from then on, failures count in `errorsAfterFault`. */
   faultSignal?: AbortSignal;

@@ -87,12 +87,17 @@ export async function dropPageCache(caps: TargetCapabilities, log: (line: string
 
 /**
  * 1 - the device's reads over the seconds the group read / the bytes it was served, clamped to
- * 0..1; null without read probes or without bytes. The time series' seconds start after the warm-up.
+ * 0..1; null without read probes or without bytes. A group that caught up is judged over its
+ * catch-up (the seconds from its start to the one it caught up in, and the bytes it was served
+ * until then): what it read afterwards was tailing, served from memory, and would dilute the
+ * ratio of a backlog read from the device. The time series' seconds start after the warm-up.
  */
 export function cacheHitRatio(g: ConsumerGroupResult, timeseries: CellResult['timeseries'], warmupSec: number): number | null {
   const from = Math.floor(g.startAtSec - warmupSec);
-  const pts = timeseries.filter((p) => p.t >= from);
-  if (g.bytes <= 0 || pts.length === 0 || pts.some((p) => typeof p.readKBPerSec !== 'number')) return null;
+  const to = g.catchUp ? Math.floor(g.startAtSec - warmupSec + g.catchUp.sec) : Number.POSITIVE_INFINITY;
+  const served = g.catchUp ? g.catchUp.bytes : g.bytes;
+  const pts = timeseries.filter((p) => p.t >= from && p.t <= to);
+  if (served <= 0 || pts.length === 0 || pts.some((p) => typeof p.readKBPerSec !== 'number')) return null;
   const deviceBytes = pts.reduce((a, p) => a + p.readKBPerSec! * 1024, 0);
-  return Math.min(1, Math.max(0, 1 - deviceBytes / g.bytes));
+  return Math.min(1, Math.max(0, 1 - deviceBytes / served));
 }

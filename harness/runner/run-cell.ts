@@ -160,6 +160,8 @@ export async function runCell(
       }
       clock.lap('leaders');
       const loadStartMs = Date.now();
+      let markLoadStart: (ms: number) => void = () => undefined;
+      const loadStarted = new Promise<number>((resolve) => (markLoadStart = resolve));
       loadPromise = client.produce({
         leaders,
         topic: scenario.cluster.topic,
@@ -176,6 +178,7 @@ export async function runCell(
         // A fault stops the load at the cut; Ctrl-C stops it too.
         signal: fault ? AbortSignal.any([opts.signal, stopForFault.signal]) : opts.signal,
         faultSignal: faultMark.signal,
+        onLoadStart: (ms) => markLoadStart(ms),
         onSecond: (p) =>
           log(`rep ${rep + 1}: ${p.t + 1}/${w.durationSec}s ${Math.round(p.recordsPerSec).toLocaleString('en-US')} records/s p99 ${p.p99Us ?? '-'} µs (run ${Math.round((Date.now() - runStartMs) / 1000)}s)`),
       });
@@ -185,7 +188,8 @@ export async function runCell(
             topic: scenario.cluster.topic,
             partitions: [...leaders.keys()],
             ledger,
-            loadStartMs,
+            // A driver that never says when its clock started: the groups count from here.
+            loadStarted: Promise.race([loadStarted, loadPromise.then(() => loadStartMs, () => loadStartMs)]),
             signal: opts.signal,
             ...(settings.values['consumer.cache'] === 'cold' ? { beforeGroupStart: (name: string) => dropPageCache(caps, (line) => log(`rep ${rep + 1}: ${name}: ${line}`)) } : {}),
             ...(caps.sysctls === 'host' ? { brokerCpuMs: () => brokersCpuMs(running) } : {}),

@@ -41,7 +41,7 @@ function seam(fetches: Array<ServedBatch[] | number>): ClusterClient {
 describe('consumer groups', () => {
   it('counts what was consumed, its latencies and lag, and nothing wrong in an orderly read', async () => {
     const ledger = ledgerOf(10);
-    const g = new ConsumerGroups(seam([[batch(0), batch(1)], [batch(2), batch(3), batch(4)]]), [{ name: 'c', start: { from: 'earliest' }, 'fetch.max.bytes': 1 << 20, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 100, startAt: 0, membership: 'assigned', count: 1 }], { topic: 't', partitions: [0], ledger, loadStartMs: 0, signal: new AbortController().signal });
+    const g = new ConsumerGroups(seam([[batch(0), batch(1)], [batch(2), batch(3), batch(4)]]), [{ name: 'c', start: { from: 'earliest' }, 'fetch.max.bytes': 1 << 20, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 100, startAt: 0, membership: 'assigned', count: 1 }], { topic: 't', partitions: [0], ledger, loadStarted: Promise.resolve(0), signal: new AbortController().signal });
     await new Promise((r) => setTimeout(r, 20));
     const [r] = await g.finish();
     expect(r).toMatchObject({ name: 'c', start: 'earliest', records: 20, bytes: 500, fetches: 2, lag: { max: 40, end: 20 } });
@@ -56,7 +56,7 @@ describe('consumer groups', () => {
   it('flags an offset served again, acknowledged records skipped, and records never acknowledged', async () => {
     const ledger = ledgerOf(10);
     const neverAcked: ServedBatch = { baseOffset: 40, lastOffset: 43, producerId: 100, baseSequence: 40, records: 4 };
-    const g = new ConsumerGroups(seam([[batch(0), batch(1)], [batch(4), batch(5), batch(6)], [batch(7), batch(8), batch(9), neverAcked], 0, [batch(0)]]), [{ name: 'c', start: { from: 'earliest' }, 'fetch.max.bytes': 1 << 20, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 100, startAt: 0, membership: 'assigned', count: 1 }], { topic: 't', partitions: [0], ledger, loadStartMs: 0, signal: new AbortController().signal });
+    const g = new ConsumerGroups(seam([[batch(0), batch(1)], [batch(4), batch(5), batch(6)], [batch(7), batch(8), batch(9), neverAcked], 0, [batch(0)]]), [{ name: 'c', start: { from: 'earliest' }, 'fetch.max.bytes': 1 << 20, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 100, startAt: 0, membership: 'assigned', count: 1 }], { topic: 't', partitions: [0], ledger, loadStarted: Promise.resolve(0), signal: new AbortController().signal });
     await new Promise((r) => setTimeout(r, 20));
     const [r] = await g.finish();
     // Batches 2 and 3 (8 acknowledged records) passed over; 4 records never acknowledged; offset 0 served again after a reset.
@@ -65,6 +65,6 @@ describe('consumer groups', () => {
 
   it('refuses a driver without a consumer', () => {
     const http = { driver: 'http' } as unknown as ClusterClient;
-    expect(() => new ConsumerGroups(http, [{ name: 'c', start: { from: 'latest' }, 'fetch.max.bytes': 1, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 0, startAt: 0, membership: 'assigned', count: 1 }], { topic: 't', partitions: [0], ledger: ledgerOf(1), loadStartMs: 0, signal: new AbortController().signal })).toThrow('workload.consumers: the http driver has no consumer (use workload.driver: kafka)');
+    expect(() => new ConsumerGroups(http, [{ name: 'c', start: { from: 'latest' }, 'fetch.max.bytes': 1, 'fetch.min.bytes': 1, 'fetch.max.wait.ms': 0, startAt: 0, membership: 'assigned', count: 1 }], { topic: 't', partitions: [0], ledger: ledgerOf(1), loadStarted: Promise.resolve(0), signal: new AbortController().signal })).toThrow('workload.consumers: the http driver has no consumer (use workload.driver: kafka)');
   });
 });

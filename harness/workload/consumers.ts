@@ -127,6 +127,8 @@ export class ConsumerGroups {
   private readonly runs: Array<Promise<void>> = [];
   private readonly stop = new AbortController();
   private readonly groups: Group[] = [];
+  /** Set once the load's clock started (before any group starts). */
+  private loadStartMs = 0;
 
   constructor(
     private readonly client: ClusterClient,
@@ -135,7 +137,11 @@ export class ConsumerGroups {
       topic: string;
       partitions: number[];
       ledger: AckLedger;
-      loadStartMs: number;
+      /**
+       * When the load's clock started (the driver's onLoadStart: after its connections opened, so
+       * `startAt` and the per-second lag share the probes' and the load's time axis).
+       */
+      loadStarted: Promise<number>;
       signal: AbortSignal;
       beforeGroupStart?: (name: string) => Promise<void>;
       /** The brokers' CPU ms so far (host processes), null where it cannot be read. */
@@ -186,7 +192,9 @@ export class ConsumerGroups {
   }
 
   private async runGroup(g: Group): Promise<void> {
-    const wait = g.spec.startAt * 1000 - (Date.now() - this.o.loadStartMs);
+    const loadStartMs = await this.o.loadStarted;
+    this.loadStartMs = loadStartMs;
+    const wait = g.spec.startAt * 1000 - (Date.now() - loadStartMs);
     if (wait > 0) await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, wait);
       this.stop.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
@@ -226,7 +234,7 @@ export class ConsumerGroups {
 
   /** membership group: `count` members of one new consumer group; the coordinator assigns them the partitions. */
   private async runMembers(g: Group): Promise<void> {
-    const groupId = `durolab-${g.spec.name}-${this.o.loadStartMs}`;
+    const groupId = `durolab-${g.spec.name}-${this.loadStartMs}`;
     const byPartition = new Map(g.parts.map((p) => [p.partition, p]));
     const r = g.result;
     await Promise.all(
@@ -294,7 +302,7 @@ export class ConsumerGroups {
     const lag = g.parts.reduce((a, p) => a + p.lag, 0);
     if (lag === 0 && g.catchUp === null && g.spec.start.from !== 'latest' && g.startMs !== null && g.parts.every((p) => p.answered)) g.catchUp = this.caughtUp(g, f.atMs);
     r.lag.max = Math.max(r.lag.max, g.parts.reduce((a, p) => a + p.lagAsked, 0));
-    const t = Math.floor((f.atMs - this.o.loadStartMs) / 1000);
+    const t = Math.floor((f.atMs - this.loadStartMs) / 1000);
     let sec = r.perSecond[r.perSecond.length - 1];
     if (!sec || sec.t !== t) r.perSecond.push((sec = { t, records: 0, lag }));
     sec.records += records;

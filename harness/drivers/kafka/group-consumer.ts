@@ -5,7 +5,9 @@
 // does. Each Fetch it sends is seen through the library's diagnostics channel
 // `plt:kafka:consumer:fetches`: request to answer timed, and per partition of the answer its
 // batches (cut into ledger batches by the identity header), bytes, high watermark and the
-// offset it was asked from, handed over as the assigned-partition consumer's answers are.
+// offset it was asked from, handed over as the assigned-partition consumer's answers are. The
+// library parses the batches itself and does not check their CRCs, so a group member counts no
+// corrupt batch (`corrupt` 0); the assigned-partition consumer and the checker's read-back do.
 import diagnostics from 'node:diagnostics_channel';
 import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes } from '@platformatic/kafka';
 import { IdentityRuns, ID_HEADER, decodeIdentity } from './identity.ts';

@@ -101,6 +101,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     throw err;
   }
   const loadStartMs = Date.now();
+  opts.onLoadStart?.(loadStartMs);
   const measureStartMs = loadStartMs + opts.warmupSec * 1000;
   const endMs = measureStartMs + opts.durationSec * 1000;
 
