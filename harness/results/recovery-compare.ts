@@ -46,9 +46,9 @@ function logRecoveryOf(t: Trial): number | null {
 
 const nonNull = (xs: Array<number | null>): number[] => xs.filter((x): x is number => x !== null);
 
-/** One row per cell whose trials restarted a broker after a fault (a kill or a power cut); [] otherwise. */
+/** One row per cell whose trials timed a broker's restart after a fault (a kill or a power cut); [] otherwise. */
 export function recoveryCompareRows(run: RunResult): RecoveryCompareRow[] {
-  const cells = run.cells.filter((c) => c.status !== 'skipped' && (c.trials ?? []).some((t) => t.fault && t.fault.recovery.length > 0));
+  const cells = run.cells.filter((c) => c.status !== 'skipped' && (c.trials ?? []).some((t) => restartOf(t) !== null));
   const groupOf = (c: CellResult) => JSON.stringify(Object.entries(c.params).filter(([k]) => k !== 'target').sort());
   const rows = cells.map((c): RecoveryCompareRow => {
     const ts = (c.trials ?? []).filter((t) => t.fault && !t.suspect && t.fault.recovery.length > 0);
