@@ -124,24 +124,28 @@ export class LatencyRecorder {
 
 /** What summarizeLatency gives for a histogram holding exactly these counts of values 0..n-1 (unit buckets: hdr's value is the index). */
 function summarizeFront(counts: Uint32Array, total: number): LatencySummary {
-  const at = (percentile: number): number => {
+  // hdr's rank of a percentile: ceil(p% of the count) with its ulp guard, at least 1.
+  const rank = (percentile: number): number => {
     const fp = (percentile / 100) * total;
-    const want = Math.max(Math.ceil(fp - ulp(fp)), 1);
-    let sum = 0;
-    for (let v = 0; v < counts.length; v++) {
-      sum += counts[v]!;
-      if (sum >= want) return v;
-    }
-    return 0;
+    return Math.max(Math.ceil(fp - ulp(fp)), 1);
   };
+  const percentiles = [50, 90, 99, 99.9, 99.99];
+  const ranks = percentiles.map(rank);
+  const at = percentiles.map(() => 0);
+  // One walk: each percentile is the first value whose running count reaches its rank.
+  let next = 0;
+  let sum = 0;
   let max = 0;
   let weighted = 0;
   for (let v = 0; v < counts.length; v++) {
-    if (counts[v] === 0) continue;
+    const n = counts[v]!;
+    if (n === 0) continue;
+    sum += n;
     max = v;
-    weighted += v * counts[v]!;
+    weighted += v * n;
+    while (next < ranks.length && sum >= ranks[next]!) at[next++] = v;
   }
-  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), p9999: at(99.99), max, mean: Math.round((weighted / total) * 10) / 10, count: total };
+  return { p50: at[0]!, p90: at[1]!, p99: at[2]!, p999: at[3]!, p9999: at[4]!, max, mean: Math.round((weighted / total) * 10) / 10, count: total };
 }
 
 /** Elapsed µs since t0 (a performance.now() reading), as an integer. */

@@ -107,6 +107,9 @@ export function topicId(name: string): Buffer {
   return createHash('sha256').update(`durolab-topic:${name}`).digest().subarray(0, 16);
 }
 
+/** The null topic id (Kafka's Uuid.ZERO_UUID): answers name no topic with it; never written to. */
+const ZERO_TOPIC_ID = Buffer.alloc(16);
+
 /** Topic names by their id (hex): an id is a pure function of its name, so an entry never goes wrong. */
 const topicNamesById = new Map<string, string>();
 
@@ -247,7 +250,7 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
   // v13+ names topics by id: resolved once per request (UNKNOWN_TOPIC_ID per partition when unknown).
   const topics = (body.Topics as Array<{ Topic: string; TopicId?: Buffer; Partitions: FetchPartitionReq[] }>).map((t) => ({
     ...t,
-    Topic: version >= 13 ? (topicNameOf(broker, t.TopicId ?? Buffer.alloc(16)) ?? '') : t.Topic,
+    Topic: version >= 13 ? (topicNameOf(broker, t.TopicId ?? ZERO_TOPIC_ID) ?? '') : t.Topic,
   }));
   const maxWaitMs = Math.min(Math.max(0, body.MaxWaitMs as number), MAX_FETCH_WAIT_MS);
   const minBytes = Math.max(0, body.MinBytes as number);
@@ -278,7 +281,7 @@ export async function fetch(broker: KafkaBrokerView, version: number, body: Stru
     const pinned: FileRegions[] = [];
     const responses = topics.map((t) => ({
       Topic: t.Topic,
-      TopicId: t.TopicId ?? Buffer.alloc(16),
+      TopicId: t.TopicId ?? ZERO_TOPIC_ID,
       Partitions: t.Partitions.map((fp) => {
         const base = { PartitionIndex: fp.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, AbortedTransactions: [], PreferredReadReplica: -1, Records: Buffer.alloc(0) };
         if (t.Topic === '' && version >= 13) {
