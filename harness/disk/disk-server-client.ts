@@ -3,6 +3,7 @@
 // disk's requests (cut, clean shutdown, report, close) as JSON lines.
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { hostClockOffsetUs } from '../../engine/common/clock.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import { findExecutable } from '../vm/prerequisites.ts';
 import { pdeathsigArgv, trackChildProcess, untrackChildProcess } from '../vm/process-registry.ts';
@@ -45,7 +46,9 @@ export class DiskServerProcess {
     return this.child.pid;
   }
 
-  static async start(config: DiskServerConfig, name: string, log?: (line: string) => void): Promise<DiskServerProcess> {
+  /** Starts a disk server on this process's host clock (clockOffsetUs: this process's, unless the config names one). */
+  static async start(disk: Omit<DiskServerConfig, 'clockOffsetUs'> & Partial<Pick<DiskServerConfig, 'clockOffsetUs'>>, name: string, log?: (line: string) => void): Promise<DiskServerProcess> {
+    const config: DiskServerConfig = { clockOffsetUs: hostClockOffsetUs, ...disk };
     const [cmd, ...args] = diskServerCommand();
     const [file, argv] = pdeathsigArgv(findExecutable('setpriv'), cmd!, [...args, '--config', JSON.stringify(config)]);
     const child = execa(file, argv, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, buffer: false, cleanup: true });

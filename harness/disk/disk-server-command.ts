@@ -9,6 +9,10 @@
 //   {"id":3,"op":"report"}         -> NbdDiskReport and summaryLine
 //   {"id":4,"op":"close"}          -> closes the server and exits 0
 // It exits when stdin closes (its harness is gone) and runs under pdeathsig besides.
+// Its write log is stamped on the harness's host clock: it adopts the harness's clock offset
+// (config clockOffsetUs) before the disk exists, so crash states compare those stamps with the
+// ack ledger's times with no offset between two processes in between (engine/common/clock.ts).
+import { adoptHostClockOffset } from '../../engine/common/clock.ts';
 import { NbdDisk, type NbdDiskOptions } from './nbd-disk.ts';
 
 export interface DiskServerConfig {
@@ -19,6 +23,12 @@ export interface DiskServerConfig {
   writeLogPath: string | null;
   /** Serve the file as it is (a crash state's image): no mkfs. */
   existing?: boolean;
+  /**
+   * The harness's hostClockOffsetUs (DiskServerProcess.start sends it), adopted before anything
+   * is stamped. null: the server keeps the offset it derived itself (only the clock-skew test's
+   * "before", harness/disk/clock-skew.test.ts).
+   */
+  clockOffsetUs: number | null;
 }
 
 export interface DiskServerReady {
@@ -45,6 +55,13 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`disk-server --config: expected JSON, ${(err as Error).message}\n`);
     return 2;
+  }
+  if (config.clockOffsetUs !== null) {
+    if (!Number.isSafeInteger(config.clockOffsetUs)) {
+      process.stderr.write(`disk-server --config: clockOffsetUs: expected the harness's host clock offset (integer µs) or null, got ${JSON.stringify(config.clockOffsetUs)}\n`);
+      return 2;
+    }
+    adoptHostClockOffset(config.clockOffsetUs);
   }
   const disk = await NbdDisk.create({
     file: config.file,

@@ -7,9 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hostClockUs } from '../../engine/common/clock.ts';
 import { DEFAULT_DISK_SPEC, type DiskSpec } from './disk-spec.ts';
 import { FUSE_EXPORT_NAME, HostDisk, hostDiskPrerequisiteProblem, QSD_MARKER, sweepOrphanedHostDisks } from './host-disk.ts';
 import { missingRequirement } from '../../test/requirements.ts';
+import { readWriteLog } from './write-log.ts';
 import { findProcessesMatching } from '../vm/process-registry.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-host-disk-test-'));
@@ -46,10 +48,17 @@ describe('host fault disk (qemu-storage-daemon FUSE export, loop, ext4)', () => 
   it('keeps what was flushed across a cut, loses what was not, and nothing written after the cut reaches the disk', async (ctx) => {
     const why = hostDiskPrerequisiteProblem();
     if (why) missingRequirement(ctx, why);
-    const disk = await HostDisk.create({ dir: path.join(work, 'cut'), sizeMiB: 64, spec: volatile, seed: 7, name: 'test disk' });
+    // The disk server's own clock 50 ms off (clock-skew.test.ts): it stamps on the harness's anyway.
+    process.env.DUROLAB_TEST_CLOCK_SKEW_US = '50000';
+    const disk = await HostDisk.create({ dir: path.join(work, 'cut'), sizeMiB: 64, spec: volatile, seed: 7, name: 'test disk' }).finally(() => delete process.env.DUROLAB_TEST_CLOCK_SKEW_US);
     const fuseFile = disk.fuseFile;
     try {
+      const t0 = hostClockUs();
       writeFile(path.join(disk.mountPoint, 'synced'), 64 * 1024, true);
+      const t1 = hostClockUs();
+      // fdatasync's FLUSH went through the kernel, the FUSE export and the disk server: its write-log stamps lie within the harness's window.
+      const flushes = readWriteLog(disk.writeLogPath!).records.filter((r) => r.op === 'flush');
+      expect(flushes.some((r) => r.submitUs >= t0 && r.completeUs <= t1), `FLUSH stamps ${flushes.map((r) => r.completeUs - t0).join(', ')} us after the harness's t0; the window is ${t1 - t0} us`).toBe(true);
       writeFile(path.join(disk.mountPoint, 'unsynced'), 64 * 1024, false);
       const flushesBefore = (await disk.report()).report.counters.flushes;
       expect(flushesBefore).toBeGreaterThan(0);

@@ -4,7 +4,6 @@
 // range, unknown and refused options. The backing file is a real file and is read back.
 import { execa } from 'execa';
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, type TestContext } from 'vitest';
@@ -12,7 +11,8 @@ import { missingRequirement } from '../../test/requirements.ts';
 import { findExecutable } from '../vm/prerequisites.ts';
 import { DiskFaults } from './disk-faults.ts';
 import { DEFAULT_DISK_SPEC, type ErrorRule } from './disk-spec.ts';
-import { CMD, IHAVEOPT, NBD_ERR, OPT, REP, REQUEST_MAGIC, SocketReader, TF } from './nbd-protocol.ts';
+import { CMD, NBD_ERR, OPT, REP, REQUEST_MAGIC, TF } from './nbd-protocol.ts';
+import { exportNameRequest, rawNbdClient } from './nbd-raw-client.ts';
 import { NbdServer } from './nbd-server.ts';
 import { VolatileCacheStore } from './volatile-cache.ts';
 import { readWriteLog, requireComplete, WriteLogWriter } from './write-log.ts';
@@ -153,55 +153,17 @@ describe('NBD server with qemu-io', () => {
   });
 });
 
-/** A minimal client for what qemu-io never sends. */
-async function rawClient(socketPath: string) {
-  const sock = net.createConnection(socketPath);
-  await new Promise<void>((r, j) => sock.once('connect', r).once('error', j));
-  const reader = new SocketReader(sock);
-  const greet = await reader.read(18);
-  expect(greet.readUInt16BE(16) & 1).toBe(1);
-  sock.write(Buffer.from([0, 0, 0, 3]));
-  const option = async (opt: number, data: Buffer = Buffer.alloc(0)) => {
-    const h = Buffer.alloc(16);
-    h.writeBigUInt64BE(IHAVEOPT, 0);
-    h.writeUInt32BE(opt, 8);
-    h.writeUInt32BE(data.length, 12);
-    sock.write(Buffer.concat([h, data]));
-    const replies: Array<{ type: number; data: Buffer }> = [];
-    for (;;) {
-      const rh = await reader.read(20);
-      const rd = await reader.read(rh.readUInt32BE(16));
-      replies.push({ type: rh.readUInt32BE(12), data: rd });
-      if (rh.readUInt32BE(12) !== REP.SERVER && rh.readUInt32BE(12) !== REP.INFO) return replies;
-    }
-  };
-  const request = async (type: number, offset: bigint, length: number) => {
-    const b = Buffer.alloc(28);
-    b.writeUInt32BE(REQUEST_MAGIC, 0);
-    b.writeUInt16BE(type, 6);
-    b.write('cookie!!', 8, 'latin1');
-    b.writeBigUInt64BE(offset, 16);
-    b.writeUInt32BE(length, 24);
-    sock.write(type === CMD.WRITE ? Buffer.concat([b, Buffer.alloc(length)]) : b);
-    const r = await reader.read(16);
-    expect(r.toString('latin1', 8, 16)).toBe('cookie!!');
-    return r.readUInt32BE(4);
-  };
-  return { sock, reader, option, request };
-}
-
 describe('NBD server with a raw client', () => {
   it('answers LIST, INFO, refuses structured replies and unknown options, and GOes into transmission', async () => {
     const d = await serve();
-    const c = await rawClient(d.server.socketPath);
+    const c = await rawNbdClient(d.server.socketPath);
     const list = await c.option(OPT.LIST);
     expect(list.map((r) => r.type)).toEqual([REP.SERVER, REP.ACK]);
     expect(list[0]!.data.toString('utf8', 4)).toBe('durolab');
     expect((await c.option(OPT.STRUCTURED_REPLY)).map((r) => r.type)).toEqual([REP.ERR_UNSUP]);
     expect((await c.option(99)).map((r) => r.type)).toEqual([REP.ERR_UNSUP]);
-    const nameReq = (name: string) => Buffer.concat([Buffer.from([0, 0, 0, name.length]), Buffer.from(name), Buffer.from([0, 0])]);
-    expect((await c.option(OPT.INFO, nameReq('nope'))).map((r) => r.type)).toEqual([REP.ERR_UNKNOWN]);
-    const go = await c.option(OPT.GO, nameReq(''));
+    expect((await c.option(OPT.INFO, exportNameRequest('nope'))).map((r) => r.type)).toEqual([REP.ERR_UNKNOWN]);
+    const go = await c.option(OPT.GO, exportNameRequest(''));
     expect(go.map((r) => r.type)).toEqual([REP.INFO, REP.INFO, REP.ACK]);
     const flags = go[0]!.data.readUInt16BE(10);
     for (const f of [TF.HAS_FLAGS, TF.SEND_FLUSH, TF.SEND_FUA, TF.SEND_TRIM]) expect(flags & f).toBe(f);
@@ -232,7 +194,7 @@ describe('NBD server with a raw client', () => {
 
   it('ABORT ends the handshake with an ACK', async () => {
     const d = await serve();
-    const c = await rawClient(d.server.socketPath);
+    const c = await rawNbdClient(d.server.socketPath);
     expect((await c.option(OPT.ABORT)).map((r) => r.type)).toEqual([REP.ACK]);
     await d.server.idle();
     expect(d.problems).toEqual([]);

@@ -15,9 +15,11 @@ import { extractDirs } from './extract.ts';
 import { requireExecutable } from '../../vm/prerequisites.ts';
 
 /**
- * The ledger as it stood at `cutMs`: acknowledgements after it are pending again. Ack times are
- * whole milliseconds of Date.now() (the true instant is up to 1 ms later), so an ack counts as
- * before the cut only when its millisecond ended by then: never a false loss from rounding.
+ * The ledger as it stood at `cutMs` (host clock ms, a crash point's time from the write log):
+ * acknowledgements after it are pending again. Ack times are whole milliseconds of Date.now()
+ * (the true instant is up to 1 ms later; Date.now() and the host clock agree to that rounding
+ * unless the wall clock was stepped, which trial.ts refuses: engine/common/clock.ts), so an ack
+ * counts as before the cut only when its millisecond ended by then: never a false loss from rounding.
  */
 export function ledgerAsOf(ledger: AckLedger, cutMs: number): AckLedger {
   const partitions = ledger.partitions();

@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { hostClockUs } from '../../../engine/common/clock.ts';
+import { hostClockUs, wallClockStepMs } from '../../../engine/common/clock.ts';
 import { checkLedger } from '../../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import type { ClientDriver, ProduceResult } from '../../drivers/types.ts';
@@ -71,6 +71,21 @@ export interface CrashStatesTrial {
   steps: Record<string, number>;
 }
 
+/**
+ * The ack ledger's times are Date.now() (the drivers stamp them); the write log's and the cut's
+ * are host clock (the disk server is on the harness's: disk-server-command.ts). The two agree to
+ * Date.now()'s whole-ms rounding (ledgerAsOf allows for it) unless the wall clock was stepped
+ * since the harness started (engine/common/clock.ts): refused beyond half a millisecond.
+ */
+function requireLedgerOnHostClock(when: string): void {
+  const stepMs = wallClockStepMs();
+  if (stepMs > 0.5 || stepMs < -1.5) {
+    throw new Error(
+      `crash-states trial: ${when}, the wall clock (Date.now(), the ack ledger's times) was ${stepMs.toFixed(1)} ms off the host clock (the write log's times) where (-1, 0] ms was expected: it was stepped (NTP, settimeofday) since the harness started, so acknowledgements and crash points would not compare; run again`,
+    );
+  }
+}
+
 export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<CrashStatesTrial> {
   const log = o.log ?? (() => {});
   if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
@@ -96,6 +111,7 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     const leaders = new Map([...(await cluster.leaders(o.cluster.topic))].map(([p, b]) => [p, b.id]));
     const stop = new AbortController();
     loadStartMs = Date.now();
+    requireLedgerOnHostClock('when the load started');
     const loadRun = client.produce({
       topic: o.cluster.topic,
       leaders,
@@ -116,6 +132,7 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     if (!cluster.powerCut) throw new Error(`crash-states trial: target ${o.target.kind} has no power cut`);
     const cut = await cluster.powerCut([brokerId]);
     cutUs = hostClockUs();
+    requireLedgerOnHostClock('at the cut');
     cutAtMs = cut.atMs;
     // States built from a write log that stopped early would be wrong: a full log fails the trial, naming the node and its log.
     const full = Object.values(cut.diskAtCut ?? {}).map((d) => (d as { writeLogFull?: string }).writeLogFull).filter(Boolean);
