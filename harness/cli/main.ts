@@ -79,6 +79,10 @@ const commands: Record<string, Command> = {
     summary: "the source articles' claims, each with its verdict computed from the latest run of its scenario",
     load: () => import('../claims/claims-command.ts'),
   },
+  recount: {
+    summary: "a run's acknowledged records re-counted from the disk images its trials kept: served, on a disk but not served, on no disk",
+    load: () => import('../recount/recount-command.ts'),
+  },
   audit: {
     summary: "a live cluster's topics over the Kafka protocol: each one's durability class, its risks, and what the lab measured for the same settings",
     load: () => import('../audit/audit-command.ts'),

@@ -5,6 +5,7 @@ import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import { TRIAL_STEPS, cycleBreakdowns } from '../results/trial-steps.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
+import { RECOUNT_CAPTION, RECOUNT_HEADERS, recountCells, recountRowsOf } from '../recount/recount-rows.ts';
 
 export interface CellTrialStats {
   cell: string;
@@ -59,6 +60,13 @@ export function trialSummary(run: RunResult): string {
   const out = ['faults (per cell over its trials; acked lost = acknowledged records missing after recovery):', renderTable(headers, rows, (i) => i > 0 && i !== 3)];
   const predicted = predictionSummary(run);
   if (predicted) out.push(predicted);
+  const recounted = recountRowsOf(run);
+  if (recounted.length) {
+    out.push(`recount (${RECOUNT_CAPTION}):`, renderTable(RECOUNT_HEADERS, recounted.map(recountCells), (i) => i >= 3 && i < RECOUNT_HEADERS.length - 1));
+    for (const r of recounted) if (r.problem) out.push(`  ${r.cell} trial ${r.trial + 1}: cannot recount: ${r.problem}`);
+  }
+  const evidence = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.evidence?.incomplete).map((t) => `  ${c.id} trial ${t.index + 1}: EVIDENCE INCOMPLETE: ${t.evidence!.incomplete!.join('; ')}`));
+  if (evidence.length) out.push('kept disk images:', ...evidence);
   const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}`));
   if (notes.length) out.push('suspect trials:', ...notes);
   const integrity = run.cells.flatMap((c) => {

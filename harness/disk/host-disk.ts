@@ -402,9 +402,10 @@ export class HostDisk {
 
   /**
    * Ends the disk. clean: unmount (ext4 writes back and flushes), stop the daemon, and the drive
-   * writes back what its cache holds; otherwise as after a cut. The image is removed; the write log stays.
+   * writes back what its cache holds; otherwise as after a cut. The image is removed (handed to
+   * `keepImage` first, which may move it away as evidence); the write log stays.
    */
-  async close(opts: { clean: boolean } = { clean: true }): Promise<void> {
+  async close(opts: { clean: boolean; keepImage?: (image: string) => Promise<void> } = { clean: true }): Promise<void> {
     if (this.closed) return;
     const problems: string[] = [];
     try {
@@ -425,6 +426,8 @@ export class HostDisk {
       live.delete(this);
       this.lastReport = await this.server.report().catch(() => this.lastReport);
       await this.server.close();
+      // A crash state's image (opts.image) is the caller's: never kept or moved from here.
+      if (opts.keepImage && !this.opts.image) await opts.keepImage(this.imagePath).catch((e: Error) => problems.push(e.message));
       rmSync(this.imagePath, { force: true });
       // Never a recursive remove through a mount that is still there (it would delete its files).
       if (!mounts().some((m) => m.point.startsWith(this.runDir))) rmSync(this.runDir, { recursive: true, force: true });

@@ -21,4 +21,6 @@ export interface FaultCellOptions {
   driver: ClientDriver;
   /** The cell's Kafka producer settings (the workload's with the cell's over them). */
   producer?: Readonly<Record<string, unknown>>;
+  /** --keep-data: keep every trial's disk evidence (crash states: the base image beside the write log). */
+  keepData?: boolean;
 }

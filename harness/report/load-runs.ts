@@ -178,6 +178,23 @@ const cell = z.object({
           .object({ sent: z.number(), acked: z.number(), failed: z.number(), pending: z.number(), neverSent: z.number(), unconfirmed: z.number() })
           .optional(),
         replicas: replicas.optional(),
+        evidence: z.object({ dir: z.string(), keptBecause: z.array(z.string()), incomplete: z.array(z.string()).optional() }).optional(),
+        recount: z
+          .union([
+            z.object({
+              acked: z.number(),
+              served: z.number(),
+              onDiskNotServed: z.number(),
+              notServedOnBroker: z.record(z.string(), z.number()).optional(),
+              onNoDisk: z.number(),
+              checkServed: z.number(),
+              corruptBatches: z.number(),
+              tornTails: z.number(),
+              images: z.number(),
+            }),
+            z.object({ problem: z.string() }),
+          ])
+          .optional(),
       }),
     )
     .optional(),

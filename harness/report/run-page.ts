@@ -12,6 +12,7 @@ import { CHARTS_JS, pageHead, SORT_JS } from './page-assets.ts';
 import { environmentTable, expectationsTable, lossTable, summaryTable } from './tables.ts';
 import { cycleSection } from './cycle-section.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
+import { recountTable } from './recount-section.ts';
 import { recoveryTable } from './recovery-section.ts';
 import { predictionTable } from './prediction-section.ts';
 import { frontierCharts, frontierSection } from './frontier-section.ts';
@@ -89,6 +90,7 @@ function lossFigures(run: RunResult, chart: Chart | null): string {
     `<div class="table-wrap">${lossDistributionTable(run)}</div>` +
     recoveryTable(run) +
     predictionTable(run) +
+    recountTable(run) +
     (chart ? chartBlock(chart) : '<p class="muted" id="loss-window-none">No trial lost an acknowledged record, so there is no loss window to draw.</p>')
   );
 }

@@ -181,6 +181,27 @@ export interface RecoverySteps {
   isrShort?: string;
 }
 
+/** A trial's acknowledged records as a second reader finds them on the brokers' disks (harness/recount/recount.ts). */
+export interface RecountFigures {
+  acked: number;
+  /** In a final image: what the recovered cluster kept and served. */
+  served: number;
+  /** In some broker's cut image but in no final image: thrown away by the system's own recovery or leader election. */
+  onDiskNotServed: number;
+  /** Of those, how many each broker's cut image held (a record on several counts for each): where the discarded copies were. */
+  notServedOnBroker?: Record<string, number>;
+  /** In no cut image: never made durable (lost with a page cache or a volatile disk cache). */
+  onNoDisk: number;
+  /** The check's served count (acked - ackedLost); differing from `served` is a finding. */
+  checkServed: number;
+  /** Batches whose CRC or framing failed on the images. */
+  corruptBatches: number;
+  /** Segments ending in a batch cut short (torn tails; a recovery truncates them), over all images read. */
+  tornTails: number;
+  /** Images read: cut and final, over the brokers. */
+  images: number;
+}
+
 export interface Trial {
   index: number;
   ledger: LedgerSummary;
@@ -188,6 +209,10 @@ export interface Trial {
   /** Something makes this trial's figures doubtful (a guest workload that had stopped, no acks just before the cut, a fault that never fired). */
   suspect?: boolean;
   note?: string;
+  /** The trial's disk images kept for a re-count (harness/runner/trial-evidence.ts): its directory under the cell's, why, and copies that could not be made. */
+  evidence?: { dir: string; keptBecause: string[]; incomplete?: string[] };
+  /** Every acknowledged record classified from the kept disk images alone (`durolab recount`, harness/recount). */
+  recount?: RecountFigures | { problem: string };
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */
   cycleMs?: number;
   /** The same wall time step by step (image staging, boot, broker start, ..., stop), summing to cycleMs. */

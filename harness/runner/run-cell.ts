@@ -37,6 +37,8 @@ import { processesCpuMs, processFootprint, type ProcessFootprint } from '../prob
 import { ensureOpenFiles } from '../targets/partition-limits.ts';
 import { cacheHitRatio, consumerLine, dropPageCache, producerP99Around, sumConsumerChecks } from './consumer-lines.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
+import { CHECK_FILE, LEDGER_FILE, TrialEvidence, recountKept, remarkableTrial, writeFailedCheck, writeLedger } from './trial-evidence.ts';
+import type { DisksManifest } from '../disk/disk-evidence.ts';
 
 export async function runCell(
   opts: RunOptions,
@@ -70,6 +72,7 @@ export async function runCell(
       target: opts.target,
       driver,
       ...(producer ? { producer } : {}),
+      ...(opts.keepData ? { keepData: true } : {}),
     });
   }
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
@@ -100,6 +103,9 @@ export async function runCell(
       break;
     }
     const repDir = path.join(cellDir, `rep-${rep + 1}`);
+    const evidence = new TrialEvidence(repDir, { cell: cell.id, trial: rep, topic: scenario.cluster.topic, driver: driver.name }, opts.keepData === true);
+    let cutAtMs: number | null = null;
+    let keptDisks: DisksManifest | null = null;
     const trialStartMs = Date.now();
     const clock = new TrialClock();
     let cluster: RunningCluster | null = null;
@@ -113,7 +119,15 @@ export async function runCell(
     let figuresWatch: BrokerFiguresWatch | null = null;
     try {
       log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
-      cluster = await opts.target.start({ cluster: scenario.cluster, settings, workDir: repDir, signal: opts.signal, seed: trialSeed(opts.baseSeed ?? 0, index, rep) });
+      cluster = await opts.target.start({
+        cluster: scenario.cluster,
+        settings,
+        workDir: repDir,
+        signal: opts.signal,
+        seed: trialSeed(opts.baseSeed ?? 0, index, rep),
+        // On the host route's fault disks a cut keeps each disk's image as it left it (trial-evidence.ts).
+        ...(caps.faultDisk === 'host' ? { disks: { evidence: { trialDir: repDir, target: opts.target.kind } } } : {}),
+      });
       accelerator = cluster.accelerator;
       clock.lapSplit(cluster.startSteps?.steps ?? {}, 'brokerStart');
       Object.assign(clock.detail, cluster.startSteps?.detail);
@@ -282,11 +296,14 @@ export async function runCell(
         break;
       } else if (driven?.fired) {
         const fired = driven.fired;
+        cutAtMs = fired.cut.atMs;
         const acks = ackFiguresAt(ledger, fired.cut.atMs);
         log(
           `rep ${rep + 1}: ${fired.plan.fault.kind} of broker ${fired.targets.join(', ')} at ${((fired.cut.atMs - loadStartMs) / 1000).toFixed(2)} s ` +
             `(${fired.plan.whenText}${fired.plan.seed !== undefined ? `, seed ${fired.plan.seed}` : ''}), ${acks.ackedBeforeCut.toLocaleString('en-US')} records acknowledged; recovering`,
         );
+        // The ledger is evidence before the check starts: a check that fails cannot lose it.
+        writeLedger(repDir, ledger);
         const { recovery, check } = await recoverAndCheck({
           cluster: cluster as FaultableCluster,
           client,
@@ -296,6 +313,10 @@ export async function runCell(
           replicationFactor: rf,
           timeoutMs: caps.recoveryTimeoutMs,
           clock,
+        }).catch((err: unknown) => {
+          const message = writeFailedCheck(repDir, 'recovery and check after the fault', err);
+          evidence.keep('the recovery or check failed');
+          throw new Error(`rep ${rep + 1}: recovery or check after the fault failed (${message}); evidence kept in ${repDir} (${LEDGER_FILE}, ${CHECK_FILE}, broker logs, disk images)`);
         });
         const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
         // The device's flushes over the window the brokers' counters cover: up to the reading's answer.
@@ -332,7 +353,8 @@ export async function runCell(
       trial.errors = load.errors;
       trial.requests = requestCounts(ledger);
       replicas = addReplicaAgreements(replicas, trial.replicas);
-      writeFileAtomic(path.join(repDir, 'ledger.ndjson'), [...ledger.toNdjson()].join(''));
+      writeLedger(repDir, ledger);
+      evidence.keep(...remarkableTrial(trial));
       clock.lap('check');
       trial.cycleMs = Date.now() - trialStartMs;
       trials.push(trial);
@@ -359,7 +381,9 @@ export async function runCell(
         await loadPromise.catch(() => undefined);
       }
       if (sampler) await sampler.stop().catch(() => undefined);
+      evidence.beforeStop(cluster);
       if (cluster) await cluster.stop();
+      keptDisks = evidence.afterStop(cluster, cutAtMs);
       if (!opts.keepData && cluster) for (const b of cluster.brokers) rmSync(b.dataDir, { recursive: true, force: true });
     }
     // The cycle includes stopping the cluster: that is what the next trial waits for.
@@ -368,6 +392,7 @@ export async function runCell(
       clock.lap('stop');
       last.timing = clock.finish();
       last.cycleMs = last.timing.totalMs;
+      if (keptDisks) await recountKept(last, keptDisks, { cellDir, trialDir: repDir, driver, log: (line) => log(`rep ${rep + 1}: ${line}`) });
     }
   }
   const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';

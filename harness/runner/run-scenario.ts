@@ -19,6 +19,9 @@ import { skippedCell } from './cell-result.ts';
 import { diskModelIdFor } from '../results/disk-models.ts';
 import { FAULTS } from '../faults/registry.ts';
 import { runCell } from './run-cell.ts';
+import { checkEvidenceSpace, type EvidenceSpaceNeed } from './trial-evidence.ts';
+import { capabilitiesOf } from '../targets/registry.ts';
+import { cellFaultDisk } from '../targets/host-fault-disks.ts';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -85,6 +88,10 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     cells: [],
     expectations: [],
   };
+  if (opts.keepData) {
+    const space = checkEvidenceSpace(evidenceSpaceNeed(scenario, opts.target.kind), opts.resultsDir);
+    if (space) log(space);
+  }
   let runFile = store.save(run);
   const sysctls = new HostSysctls();
   const caps = opts.target.capabilities;
@@ -162,4 +169,21 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
 function cellDriverName(settings: ResolvedSettings, workloadDriver: DriverName): DriverName {
   const d = settings.values.driver;
   return d === 'http' || d === 'kafka' ? d : workloadDriver;
+}
+
+/** Trials that keep disk images (host-route fault disks under a fault that cuts power) and one trial's images at most. */
+function evidenceSpaceNeed(scenario: Scenario, defaultTarget: TargetKind): EvidenceSpaceNeed {
+  const fault = scenario.faults[0];
+  if (!fault || FAULTS[fault.kind].needs !== 'cut-power' || FAULTS[fault.kind].runCell) return { trials: 0, perTrialBytes: 0 };
+  let trials = 0;
+  let perTrialBytes = 0;
+  for (const cell of scenario.matrix) {
+    if (capabilitiesOf(cellTargetKind(cell.params, defaultTarget)).faultDisk !== 'host') continue;
+    const settings = cellSettings(scenario, cell);
+    if (settings.values.measure === 'throughput') continue;
+    trials += scenario.workload.repetitions;
+    const disk = cellFaultDisk(scenario.vm, settings.values);
+    perTrialBytes = Math.max(perTrialBytes, 2 * scenario.cluster.brokers * disk.sizeMiB * 1024 * 1024);
+  }
+  return { trials, perTrialBytes };
 }

@@ -12,6 +12,7 @@ import type { VmOptions } from '../scenario/types.ts';
 import { HostDisk, type AttachTiming } from '../disk/host-disk.ts';
 import type { NbdDiskReport } from '../disk/nbd-disk.ts';
 import type { CutOutcome } from '../disk/volatile-cache.ts';
+import { cutImageName, finalImageName, keepImageCopy, keepImageMove, type BrokerDiskEvidence, type KeptImage } from '../disk/disk-evidence.ts';
 
 export interface HostFaultDiskConfig {
   /** The cell's disk (the scenario's vm.disk: block with the cell's vm.disk.* settings). */
@@ -42,6 +43,12 @@ export interface HostFaultDiskStart {
   record?: boolean;
   /** Per broker id, an existing disk image to serve as it is (no mkfs, no write log). */
   images?: Record<number, string>;
+  /**
+   * Keep evidence under the trial's directory (harness/disk/disk-evidence.ts): each cut disk's
+   * image as the cut left it, copied before a restart touches it; the final images when asked
+   * (keepFinalImages) before the cluster stops.
+   */
+  evidence?: { trialDir: string; target: string };
 }
 
 /** A recorded broker disk: the crash-state builder's inputs (the host route's here, a VM's in vm-recorded-disk.ts). */
@@ -71,12 +78,22 @@ export interface HostDiskAtCut {
   counters: NbdDiskReport['counters'];
   /** The write log passed its bound (vm.disk.writeLogLimit): from then on writes were refused (ENOSPC); the message names the log. */
   writeLogFull?: string;
+  /** The image as the cut left it, kept under the trial's directory (HostFaultDiskStart.evidence). */
+  image?: KeptImage;
+  /** Why that image could not be kept. */
+  imageProblem?: string;
 }
 
 export class HostFaultDisks {
+  /** What each broker's disk left as evidence so far (HostFaultDiskStart.evidence). */
+  private readonly kept = new Map<number, BrokerDiskEvidence>();
+  private readonly evidenceProblems: string[] = [];
+  private keepFinal = false;
+
   private constructor(
     private readonly disks: Map<number, HostDisk>,
     readonly config: HostFaultDiskConfig,
+    private readonly evidence: HostFaultDiskStart['evidence'] | undefined,
   ) {}
 
   /** A fresh disk per broker id, under workDir/broker-<id>/ (image) and mounted; closed again if any fails. */
@@ -116,7 +133,7 @@ export class HostFaultDisks {
       await Promise.all([...disks.values()].map((d) => d.close({ clean: false }).catch(() => undefined)));
       throw failed.reason;
     }
-    return new HostFaultDisks(disks, config);
+    return new HostFaultDisks(disks, config, start.images ? undefined : start.evidence);
   }
 
   private disk(id: number): HostDisk {
@@ -152,9 +169,55 @@ export class HostFaultDisks {
         const cut = await this.disk(id).detach();
         const r = await this.disk(id).report();
         out[id] = { route: 'host', cut, counters: r.report.counters, ...(r.writeLogFull ? { writeLogFull: `${this.disk(id).name}: ${r.writeLogFull}` } : {}) };
+        Object.assign(out[id], await this.keepCutImage(id));
       }),
     );
     return out;
+  }
+
+  /** The image as the cut (and the disk's onCut policy) left it, copied before anything attaches it again. */
+  private async keepCutImage(id: number): Promise<Pick<HostDiskAtCut, 'image' | 'imageProblem'>> {
+    if (!this.evidence) return {};
+    const entry = this.evidenceOf(id);
+    const kept = await keepImageCopy(this.disk(id).imagePath, this.evidence.trialDir, cutImageName(id));
+    if ('problem' in kept) {
+      this.evidenceProblems.push(`broker ${id}: ${kept.problem}`);
+      return { imageProblem: kept.problem };
+    }
+    entry.cut = kept;
+    return { image: kept };
+  }
+
+  private evidenceOf(id: number): BrokerDiskEvidence {
+    let e = this.kept.get(id);
+    if (!e) {
+      e = {
+        brokerId: id,
+        target: this.evidence?.target ?? '',
+        fileSystem: 'ext4',
+        dataDirOnDisk: `/${HOST_DISK_DATA_DIR}`,
+        diskModel: hostDiskModelId(diskModelId(this.config.spec), false),
+        sizeMiB: this.config.sizeMiB,
+        mountOptions: this.config.mountOptions,
+      };
+      this.kept.set(id, e);
+    }
+    return e;
+  }
+
+  /** Keep every disk's final image when the cluster stops (evidence only; the stop's cleanliness is recorded). */
+  keepFinalImages(): void {
+    if (this.evidence) this.keepFinal = true;
+  }
+
+  /** Whether the final images will be kept at close (a cluster stops its brokers gracefully then). */
+  get keepsFinalImages(): boolean {
+    return this.keepFinal;
+  }
+
+  /** The evidence kept so far: per broker, its images; the copies that could not be made. */
+  evidenceKept(): { brokers: BrokerDiskEvidence[]; incomplete: string[] } {
+    return { brokers: [...this.kept.values()].sort((a, b) => a.brokerId - b.brokerId), incomplete: [...this.evidenceProblems] };
   }
 
   /** Attaches a cut broker's disk again (journal replay); a disk still attached is left as it is. */
@@ -180,8 +243,16 @@ export class HostFaultDisks {
 
   /** Ends every disk: clean (unmount, the drives write back) after a clean stop of the brokers. */
   async close(clean: boolean): Promise<void> {
-    const r = await Promise.allSettled([...this.disks.values()].map((d) => d.close({ clean })));
+    const r = await Promise.allSettled([...this.disks].map(([id, d]) => d.close({ clean, ...(this.keepFinal ? { keepImage: (image: string) => this.keepFinalImage(id, image, clean) } : {}) })));
     const failed = r.find((x): x is PromiseRejectedResult => x.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  private async keepFinalImage(id: number, image: string, clean: boolean): Promise<void> {
+    const entry = this.evidenceOf(id);
+    entry.finalStop = clean ? 'clean' : 'killed';
+    const kept = await keepImageMove(image, this.evidence!.trialDir, finalImageName(id));
+    if ('problem' in kept) this.evidenceProblems.push(`broker ${id}: ${kept.problem}`);
+    else entry.final = kept;
   }
 }

@@ -11,6 +11,7 @@ import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type RecordedDisk } from './host-fault-disks.ts';
 
 interface HealthAnswer {
@@ -135,6 +136,14 @@ class ProcessCluster implements FaultableCluster {
     return this.cluster.broker(brokerId).url;
   }
 
+  keepFinalDiskImages(): void {
+    this.disks?.keepFinalImages();
+  }
+
+  diskEvidence(): { brokers: BrokerDiskEvidence[]; incomplete: string[] } {
+    return this.disks?.evidenceKept() ?? { brokers: [], incomplete: [] };
+  }
+
   async stop(): Promise<void> {
     await this.cluster.stop();
     await this.disks?.close(this.cluster.brokers.every((b) => !b.running));
@@ -166,12 +175,14 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
       const disks = opts.faultDisk
         ? await HostFaultDisks.create(ids, path.join(o.workDir, 'disks'), cellFaultDisk(opts.vm, settings.values), o.seed ?? 0, opts.log ?? (() => undefined), 'durolab broker', o.disks)
         : null;
-      // The engine keeps a broker's data in <dir>/broker-<id>: there, a link to its disk.
+      // The engine keeps a broker's data in <dir>/broker-<id>: there, a link to its disk. On fault
+      // disks <dir> is workDir/cluster: workDir/broker-<id>/ holds the disk's evidence (cut.img, final.img).
+      const clusterDir = disks ? path.join(o.workDir, 'cluster') : o.workDir;
       if (disks) {
-        mkdirSync(o.workDir, { recursive: true });
+        mkdirSync(clusterDir, { recursive: true });
         for (const id of ids) {
           mkdirSync(disks.dataDirOf(id), { recursive: true });
-          symlinkSync(disks.dataDirOf(id), path.join(o.workDir, `broker-${id}`));
+          symlinkSync(disks.dataDirOf(id), path.join(clusterDir, `broker-${id}`));
         }
       }
       const disksMs = Date.now() - t0;
@@ -179,7 +190,7 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
       try {
         cluster = await startCluster({
         brokers: spec.brokers,
-        dir: o.workDir,
+        dir: clusterDir,
         port: 0,
         firstBrokerId: ids[0]!,
         topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],

@@ -6,6 +6,7 @@ import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
 import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
+import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 
@@ -50,6 +51,13 @@ export interface RunningCluster {
   readonly startSteps?: ClusterStartSteps;
   /** Started with disks.record: a broker's base image and write log (the crash-state builder's inputs; host-fault-disks.ts, vm-recorded-disk.ts). */
   recordedDisk?(brokerId: number): RecordedDisk | null;
+  /**
+   * Started with disks.evidence: keep every broker's final image at stop() (the brokers then stop
+   * gracefully, however long it takes), beside the cut images the cut already kept.
+   */
+  keepFinalDiskImages?(): void;
+  /** Started with disks.evidence: the images kept so far and the copies that could not be made (harness/disk/disk-evidence.ts). */
+  diskEvidence?(): { brokers: BrokerDiskEvidence[]; incomplete: string[] };
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
   stop(): Promise<void>;

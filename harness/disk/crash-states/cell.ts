@@ -52,6 +52,7 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
       policy: fields.onCut,
       seed,
       boot: fields.boot,
+      keepBaseImage: o.keepData === true,
       log: o.log,
       signal: o.signal,
       workload: { recordBytes: w.recordBytes, recordsPerBatch: w.recordsPerBatch, connections: w.connections, pipelining: w.pipelining, ...(o.producer ? { producer: o.producer } : {}) },

@@ -22,6 +22,7 @@ import type { FaultableCluster, Target } from '../../targets/types.ts';
 import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { ledgerAsOf } from './check-state.ts';
+import { keepCrashStateEvidence } from './crash-state-evidence.ts';
 import { buildAndCheckCrashStates, chooseBooted, logConfigOf, verifyBootedStates, type CrashStatesBreakdown } from './run.ts';
 import type { OnCutPolicy } from './plan.ts';
 
@@ -47,6 +48,8 @@ export interface CrashStatesTrialOptions {
   clockUncertaintyMs?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** Keep the base image beside the write log (workDir/base.img) whatever the states show (--keep-data). */
+  keepBaseImage?: boolean;
 }
 
 export interface CrashStatesTrial {
@@ -201,7 +204,14 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     })
     .finally(() => checker?.close());
   lap('states');
-  const { booted, disagreements } = await verifyBootedStates(outcome, (image, row) => bootAndRead(o, brokerId, image, row, ledger, log), o.signal).finally(scratchGone);
+  const { booted, disagreements } = await verifyBootedStates(outcome, (image, row) => bootAndRead(o, brokerId, image, row, ledger, log), o.signal)
+    .catch(async (err: unknown) => {
+      await scratchGone();
+      throw err;
+    })
+    .finally(() => fs.rm(states, { recursive: true, force: true }));
+  // The base image and the write log rebuild every state: the base is kept when asked or when booted states disagree.
+  await keepCrashStateEvidence({ trialDir: o.workDir, baseImage, writeLog, dataDirOnDisk, result: outcome.result, ledger, keepBase: o.keepBaseImage === true || disagreements.length > 0 });
   lap('boot');
   return {
     result: outcome.result,

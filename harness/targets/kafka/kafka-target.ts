@@ -22,11 +22,14 @@ import { ensureKafkaRuntime } from './kafka-runtime.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
+import type { BrokerDiskEvidence } from '../../disk/disk-evidence.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from '../host-fault-disks.ts';
 
 const START_TIMEOUT_MS = 60_000;
 /** SIGTERM to SIGKILL when a whole cluster stops (stop()). */
 const CLUSTER_STOP_GRACE_MS = 2000;
+/** The same when the final disk images are kept: a whole quorum's clean shutdown takes ~6 s here. */
+const EVIDENCE_STOP_GRACE_MS = 30_000;
 
 /** Bytes of a topic's partition logs (.log files) under a data dir, per partition. */
 function logBytes(dataDir: string, topic: string): Map<number, number> {
@@ -256,13 +259,23 @@ export class KafkaCluster implements FaultableCluster {
     return this.disks?.recordedDisk(brokerId) ?? null;
   }
 
+  keepFinalDiskImages(): void {
+    this.disks?.keepFinalImages();
+  }
+
+  diskEvidence(): { brokers: BrokerDiskEvidence[]; incomplete: string[] } {
+    return this.disks?.evidenceKept() ?? { brokers: [], incomplete: [] };
+  }
+
   async stop(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = null;
     // All at once: each broker's controlled shutdown needs the quorum, which is stopping too. A
     // whole quorum's clean shutdown takes 5.7-6.0 s here (three nodes; Raft's graceful resignation
     // waits), for data no check reads after the cell: a node still going after 2 s is killed.
-    const how = await Promise.all(this.nodes.map((n) => n.stop(CLUSTER_STOP_GRACE_MS)));
+    // Final images kept as evidence must be a clean stop's (Kafka's own shutdown: flush, checkpoints).
+    const grace = this.disks?.keepsFinalImages ? EVIDENCE_STOP_GRACE_MS : CLUSTER_STOP_GRACE_MS;
+    const how = await Promise.all(this.nodes.map((n) => n.stop(grace)));
     // The disks after their JVMs: a clean unmount writes back and flushes what is left.
     await this.disks?.close(how.every((h) => h === 'clean'));
     // The comma-free symlinks (commaFreePath), not the data they point to.
