@@ -34,7 +34,10 @@ options:
   --allow-host-sysctl   let cells change the host's vm.dirty_* sysctls (root; restored afterwards)
   --results-dir D       where runs are written (default: <repo>/results)
   --reports-dir D       where reports are written (default: <repo>/reports)
-  --keep-data           keep the brokers' data directories after each cell
+  --keep-data           keep the brokers' data directories after each cell and, on the host
+                        route's fault disks, every trial's cut and final disk images
+                        (broker-N/cut.img, final.img, disks.json) for \`durolab recount\`;
+                        without it only suspect trials and failed checks keep theirs
   --seed N              base seed of random fault times (each trial's seed is derived and recorded)
   --no-report           skip the HTML report
   --summary FORMAT      text (default), markdown or json: markdown and json print only the
