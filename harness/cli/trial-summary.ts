@@ -11,6 +11,8 @@ export interface CellTrialStats {
   trials: number;
   faulted: number;
   suspect: number;
+  /** Attempts that could not be judged and were run again (Trial.replacedBy). */
+  replaced: number;
   ackedLost: Distribution | null;
   /** Over trials that lost something (a trial without loss has no window). */
   lossWindowSec: Distribution | null;
@@ -26,6 +28,7 @@ function cellTrialStats(c: CellResult): CellTrialStats {
     trials: trials.length,
     faulted: trials.filter((t) => t.fault).length,
     suspect: trials.filter((t) => t.suspect).length,
+    replaced: trials.filter((t) => t.replacedBy !== undefined).length,
     ackedLost: distribution(trials.map((t) => t.ledger.ackedLost)),
     lossWindowSec: distribution(trials.map((t) => t.fault?.lossWindowSec).filter((v): v is number => typeof v === 'number')),
     cycleSec: distribution(trials.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number').map((ms) => ms / 1000)),
@@ -48,7 +51,7 @@ export function trialSummary(run: RunResult): string {
   const headers = ['cell', 'trials', 'acked lost min/med/max', 'lost per trial', 'loss window s min/med/max', 'recovery s med', 'trial cycle s min/med/max', 'suspect'];
   const rows = stats.map((s) => [
     s.cell,
-    String(s.trials),
+    s.replaced ? `${s.trials} (${s.replaced} replaced)` : String(s.trials),
     dist(s.ackedLost, int),
     s.perTrialLost.map(int).join(', '),
     dist(s.lossWindowSec, sec),
@@ -59,7 +62,7 @@ export function trialSummary(run: RunResult): string {
   const out = ['faults (per cell over its trials; acked lost = acknowledged records missing after recovery):', renderTable(headers, rows, (i) => i > 0 && i !== 3)];
   const predicted = predictionSummary(run);
   if (predicted) out.push(predicted);
-  const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}`));
+  const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy})` : ''}`));
   if (notes.length) out.push('suspect trials:', ...notes);
   const integrity = run.cells.flatMap((c) => {
     const l = c.ledger;
