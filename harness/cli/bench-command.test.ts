@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { RunResult } from '../results/types.ts';
+import { readRunJson } from '../report/load-runs.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'bin/durolab.mjs');
@@ -80,14 +81,14 @@ describe('durolab bench', () => {
     expect(brokerPids()).toEqual([]);
   }, 120_000);
 
-  it('a fault that never fires: the per-trial expectation is NOT EVALUATED and the exit code is 3', async () => {
+  it('a fault that never fires: the trial is run again within extraTrials, both attempts kept, the expectations NOT EVALUATED, exit 3', async () => {
     const file = scenarioFile(
       'unfired',
       `question: Does a kill that never comes lose anything?
 target: process
 cluster: { brokers: 1, topic: unfired, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 }
 settings: { flush: never, acks: 1 }
-workload: { recordBytes: 256, recordsPerBatch: 4, connections: 2, pipelining: 1, rate: closed, warmup: 0s, duration: 2s, repetitions: 1 }
+workload: { recordBytes: 256, recordsPerBatch: 4, connections: 2, pipelining: 1, rate: closed, warmup: 0s, duration: 2s, repetitions: 1, extraTrials: 1 }
 faults:
   - kind: process-kill
     target: all
@@ -99,23 +100,58 @@ expectations:
     );
     const results = path.join(work, 'unfired-results');
     const reports = path.join(work, 'unfired-reports');
-    const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', results, '--reports-dir', reports], { reject: false, timeout: 90_000 });
+    const r = await execa(process.execPath, [cli, 'bench', file, '--results-dir', results, '--reports-dir', reports], { reject: false, timeout: 120_000 });
     expect(r.exitCode, r.stderr + r.stdout).toBe(3);
-    expect(r.stdout).toContain('NOT EVALUATED  ackedLost == 0 in every trial: not evaluated (');
-    expect(r.stdout).toMatch(/NOT EVALUATED {2}ackedLost == 0 in every trial: not evaluated \(base trial 0: the fault \(after 1000000000 acknowledged records\) never fired: the load ended first/);
-    // a cell-level figure of a fault scenario whose every trial missed its fault judges nothing either
-    expect(r.stdout).toContain('NOT EVALUATED  corrupt == 0: not evaluated (base: no trial is evaluable (trial 0: the fault');
+    const out = r.stdout + r.stderr;
+    expect(out).toMatch(/rep 1 cannot be judged \(the fault \(after 1000000000 acknowledged records\) never fired: .*\): running it again \(extra attempt 1 of 1 for this cell\)/);
+    expect(out).toContain('rep 2 (extra attempt 1 of 1, in place of rep 1): starting 1 broker(s)');
+    expect(out).toContain('rep 2 cannot be judged (the fault (after 1000000000 acknowledged records) never fired');
+    expect(out).toContain('no extra attempt is left (workload.extraTrials 1)');
+    // The replaced attempt is named and left out; the last one, unjudged and unreplaced, holds the verdict back.
+    expect(r.stdout).toMatch(
+      /NOT EVALUATED {2}ackedLost == 0 in every trial: not evaluated \(base trial 0 \(replaced by trial 1\): the fault \(after 1000000000 acknowledged records\) never fired: the load ended first with [\d,]+ records acknowledged; base trial 1: the fault \(after 1000000000 acknowledged records\) never fired: the load ended first/,
+    );
+    // a cell-level figure of a fault scenario whose trial missed its fault judges nothing either
+    expect(r.stdout).toContain('NOT EVALUATED  corrupt == 0: not evaluated (base: 0, but not every trial can be judged (trial 1: the fault');
     expect(r.stdout).toContain('verdict: NOT EVALUATED (2 of 2 expectation(s) lacked the evidence to judge; none failed); exit 3');
+    // The fault summary counts both attempts and says which one was replaced.
+    expect(r.stdout).toMatch(/^base\s+2 \(1 replaced\)\s/m);
+    expect(r.stdout).toMatch(/^ {2}base trial 0: the fault .* never fired: .* \(replaced by trial 1\)$/m);
     const run = JSON.parse(readFileSync(path.join(results, 'unfired', 'latest', 'run.json'), 'utf8')) as RunResult;
-    expect(run.cells[0].ledger.acked).toBeGreaterThan(0);
-    expect(run.cells[0].trials?.[0]).toMatchObject({ suspect: true });
-    expect(run.cells[0].trials?.[0].fault).toBeUndefined();
+    const cell = run.cells[0]!;
+    expect(cell.trials).toHaveLength(2);
+    const [first, second] = cell.trials!;
+    expect(first).toMatchObject({ index: 0, replacedBy: 1, suspect: true });
+    expect(first!.replaces).toBeUndefined();
+    expect(second).toMatchObject({ index: 1, replaces: 0, suspect: true });
+    expect(second!.replacedBy).toBeUndefined();
+    for (const t of cell.trials!) {
+      expect(t.fault).toBeUndefined();
+      expect(t.ledger.acked).toBeGreaterThan(0);
+    }
+    // The cell's ledger sums both attempts; its throughput is the judged (last) attempt's.
+    expect(cell.ledger.acked).toBe(first!.ledger.acked + second!.ledger.acked);
+    expect(cell.repetitions!.map((f) => [f.trial, f.replaced ?? false])).toEqual([
+      [0, true],
+      [1, false],
+    ]);
+    expect(cell.throughput.recordsPerSec).toBe(cell.repetitions![1]!.recordsPerSec);
+    // The report's reader of run.json keeps the attempt marks.
+    const read = await readRunJson(path.join(results, 'unfired', 'latest', 'run.json'));
+    expect(read.cells[0]!.trials!.map((t) => [t.replacedBy, t.replaces])).toEqual([
+      [1, undefined],
+      [undefined, 0],
+    ]);
+    expect(read.cells[0]!.repetitions!.map((f) => f.replaced)).toEqual([true, undefined]);
+    // Each attempt has its own evidence directory.
+    const cellDir = path.join(results, 'unfired', 'latest', 'cells', '01-base');
+    for (const rep of ['rep-1', 'rep-2']) expect(readFileSync(path.join(cellDir, rep, 'ledger.ndjson'), 'utf8').length).toBeGreaterThan(0);
     expect(run.expectations.map((e) => e.state)).toEqual(['not-evaluated', 'not-evaluated']);
     const html = readFileSync(path.join(reports, 'unfired', run.runId, 'index.html'), 'utf8');
     expect(html).toContain('data-state="not-evaluated"');
     expect(html).toContain('why not evaluated:');
     expect(brokerPids()).toEqual([]);
-  }, 120_000);
+  }, 150_000);
 
   it('every cell skipped: nothing measured, expectations NOT EVALUATED, exit 3', async () => {
     const file = scenarioFile('all-skipped', `requiresRoot: true\n${tiny().replace('matrix:\n  acks: [1, all]', 'matrix:\n  vm.dirty_ratio: [5, 10]')}`);

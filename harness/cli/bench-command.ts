@@ -29,7 +29,7 @@ record, writes results/<scenario>/<run id>/run.json and reports/<scenario>/<run 
 
 options:
   --duration S          override the workload's measured seconds per cell
-  --repeat N            override the repetitions per cell
+  --repeat N            override the repetitions (judged trials) per cell
   --driver NAME         override workload.driver (${DRIVER_NAMES.join(' | ')}), e.g. acks-all through a Kafka client
   --allow-host-sysctl   let cells change the host's vm.dirty_* sysctls (root; restored afterwards)
   --results-dir D       where runs are written (default: <repo>/results)
@@ -62,10 +62,18 @@ ${KAFKA_LIBRARY_NAMES.map((l) => `  ${l.padEnd(14)}${KAFKA_LIBRARIES[l].package}
 
 Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.
 
-Each expectation ends PASS, FAIL or NOT EVALUATED (with the reason): an "in every trial"
-expectation leaves out trials whose fault did not fire or that are suspect, a loss figure
-(ackedLost, offsetChanged, inconsistentOffsets, outOfOrder, hwWentBack) leaves out cells and
-trials with 0 acknowledged records, and an expectation over skipped cells judges nothing.
+Each expectation ends PASS, FAIL or NOT EVALUATED (with the reason), its trials and cells
+merged as Jepsen merges validity, false > unknown > true: a figure that breaks the expectation
+in any trial fails it, even a trial whose fault did not fire or that is suspect (the reason
+names the trial and its doubt); otherwise a trial that cannot be judged (fault did not fire,
+suspect) makes an "in every trial" expectation, and a ledger figure of its cell, NOT EVALUATED;
+only when every trial was judged and held does it pass. Such a trial is run again, up to
+workload.extraTrials (default 2) more attempts per cell, so repetitions: 3 means three judged
+trials where the machine allows; every attempt stays in run.json (cells[].trials, rep-N
+directories), a replaced one marked replacedBy: its violation still fails, its doubt no longer
+counts. A loss figure (ackedLost, offsetChanged, inconsistentOffsets, outOfOrder, hwWentBack)
+leaves out cells and trials with 0 acknowledged records, and an expectation over skipped cells
+judges nothing.
 
 exit codes:
   0    every expectation passed (or none is stated) and some cell was measured

@@ -12,6 +12,8 @@ export interface CellTrialStats {
   trials: number;
   faulted: number;
   suspect: number;
+  /** Attempts that could not be judged and were run again (Trial.replacedBy). */
+  replaced: number;
   ackedLost: Distribution | null;
   /** Over trials that lost something (a trial without loss has no window). */
   lossWindowSec: Distribution | null;
@@ -27,6 +29,7 @@ function cellTrialStats(c: CellResult): CellTrialStats {
     trials: trials.length,
     faulted: trials.filter((t) => t.fault).length,
     suspect: trials.filter((t) => t.suspect).length,
+    replaced: trials.filter((t) => t.replacedBy !== undefined).length,
     ackedLost: distribution(trials.map((t) => t.ledger.ackedLost)),
     lossWindowSec: distribution(trials.map((t) => t.fault?.lossWindowSec).filter((v): v is number => typeof v === 'number')),
     cycleSec: distribution(trials.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number').map((ms) => ms / 1000)),
@@ -49,7 +52,7 @@ export function trialSummary(run: RunResult): string {
   const headers = ['cell', 'trials', 'acked lost min/med/max', 'lost per trial', 'loss window s min/med/max', 'recovery s med', 'trial cycle s min/med/max', 'suspect'];
   const rows = stats.map((s) => [
     s.cell,
-    String(s.trials),
+    s.replaced ? `${s.trials} (${s.replaced} replaced)` : String(s.trials),
     dist(s.ackedLost, int),
     s.perTrialLost.map(int).join(', '),
     dist(s.lossWindowSec, sec),
@@ -67,7 +70,7 @@ export function trialSummary(run: RunResult): string {
   }
   const evidence = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.evidence?.incomplete).map((t) => `  ${c.id} trial ${t.index + 1}: EVIDENCE INCOMPLETE: ${t.evidence!.incomplete!.join('; ')}`));
   if (evidence.length) out.push('kept disk images:', ...evidence);
-  const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}`));
+  const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy})` : ''}`));
   if (notes.length) out.push('suspect trials:', ...notes);
   const integrity = run.cells.flatMap((c) => {
     const l = c.ledger;

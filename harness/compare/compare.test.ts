@@ -45,6 +45,14 @@ describe('compare', () => {
     expect(html.match(/data-difference="within noise"/g)?.length).toBeGreaterThan(0);
   });
 
+  it("a replaced attempt's figures are kept in run.json but are in no band", () => {
+    const a = ioRun('run-1', { buffered: [100, 120] });
+    a.cells[0]!.repetitions!.splice(1, 0, { trial: 1, replaced: true, recordsPerSec: 9000, mbPerSec: 9, p50Us: 1, p99Us: 2, p999Us: 3 });
+    const rate = compareRuns([a, ioRun('run-2', { buffered: [100, 120] })]).cells[0]!.figures.find((f) => f.name === 'recordsPerSec')!;
+    expect(rate.values[0]).toMatchObject({ min: 100, max: 120, n: 2, over: 'repetitions' });
+    expect(rate.differences[1]).toBe('within noise');
+  });
+
   it('one repetition has no band; a cell missing in a run says so', () => {
     expect(difference({ min: 1, median: 1, max: 1, n: 1, over: 'cell' }, { min: 5, median: 5, max: 5, n: 1, over: 'cell' })).toBe('no band');
     const a = ioRun('run-1', { buffered: [100] });

@@ -79,7 +79,8 @@ function band(xs: number[], over: Figure['over']): Figure | null {
 /** One figure of a cell, with its band; null when the cell has none to give (not measured, no fault trial for a loss figure). */
 export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
   if (!isMeasuredCell(cell)) return null;
-  const reps = cell.repetitions ?? [];
+  // A replaced attempt's figures are kept in run.json but are not the cell's (harness/runner/trial-attempts.ts).
+  const reps = (cell.repetitions ?? []).filter((r) => !r.replaced);
   const fromReps = (pick: (r: NonNullable<CellResult['repetitions']>[number]) => number, fallback: number) =>
     reps.length > 1 ? band(reps.map(pick), 'repetitions') : single(fallback);
   const faulted = (cell.trials ?? []).some((t) => t.fault);

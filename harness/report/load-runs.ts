@@ -166,6 +166,8 @@ const cell = z.object({
     .array(
       z.object({
         index: z.number(),
+        replacedBy: z.number().optional(),
+        replaces: z.number().optional(),
         ledger,
         fault: fault.optional(),
         suspect: z.boolean().optional(),
@@ -200,7 +202,7 @@ const cell = z.object({
     .optional(),
   accelerator: z.enum(['kvm', 'tcg']).optional(),
   repetitions: z
-    .array(z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), p50Us: z.number(), p99Us: z.number(), p999Us: z.number(), steadiness: steadiness.optional() }))
+    .array(z.object({ trial: z.number().optional(), replaced: z.boolean().optional(), recordsPerSec: z.number(), mbPerSec: z.number(), p50Us: z.number(), p99Us: z.number(), p999Us: z.number(), steadiness: steadiness.optional() }))
     .optional(),
   steadiness: steadiness.optional(),
 });

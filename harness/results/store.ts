@@ -13,6 +13,11 @@ export function newRunId(now = new Date()): string {
   return `${iso}-${Math.random().toString(16).slice(2, 6)}`;
 }
 
+/** Where a cell's attempt `index` (Trial.index, from 0) keeps its evidence: rep-1, rep-2, ... in attempt order. */
+export function trialDir(cellDir: string, index: number): string {
+  return path.join(cellDir, `rep-${index + 1}`);
+}
+
 export class RunStore {
   readonly dir: string;
   readonly scenarioDir: string;

@@ -203,7 +203,20 @@ export interface RecountFigures {
 }
 
 export interface Trial {
+  /**
+   * The attempt's number in its cell, in the order they ran, from 0; its evidence (ledger,
+   * check.json, broker logs) is in the cell's rep-<index + 1> directory (results/store.ts trialDir).
+   */
   index: number;
+  /**
+   * Set on an attempt that could not be judged (its fault did not fire, it is suspect) and was
+   * run again within workload.extraTrials: the index of the attempt run in its place. Its
+   * figures stay here; a violation in it still fails an expectation, its doubt does not make one
+   * NOT EVALUATED (harness/scenario/evaluate-expectations.ts).
+   */
+  replacedBy?: number;
+  /** Set on an attempt run in place of one that could not be judged: that attempt's index. */
+  replaces?: number;
   ledger: LedgerSummary;
   fault?: FaultOutcome;
   /** Something makes this trial's figures doubtful (a guest workload that had stopped, no acks just before the cut, a fault that never fired). */
@@ -232,6 +245,10 @@ export interface Trial {
 
 /** One repetition's own figures (the cell's throughput is their median; the spread is the noise band). */
 export interface RepetitionFigures {
+  /** The attempt (Trial.index) these figures are of (absent in run.json files written before attempts were kept). */
+  trial?: number;
+  /** The attempt was replaced (Trial.replacedBy): its figures are kept but not in the cell's medians and bands. */
+  replaced?: boolean;
   recordsPerSec: number;
   mbPerSec: number;
   p50Us: number;

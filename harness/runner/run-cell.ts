@@ -1,6 +1,8 @@
 // One matrix cell of a scenario run (run-scenario.ts): for each repetition a fresh cluster,
 // probes, load with an ack ledger, the fault if the scenario has one, then recovery and the
-// checker; the repetitions' figures merged into the cell's CellResult.
+// checker; the repetitions' figures merged into the cell's CellResult. A trial that cannot be
+// judged (the fault did not fire, suspect) is run again within workload.extraTrials
+// (trial-attempts.ts); every attempt is kept.
 import { rmSync } from 'node:fs';
 import fsp, { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -39,6 +41,9 @@ import { cacheHitRatio, consumerLine, dropPageCache, producerP99Around, sumConsu
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 import { CHECK_FILE, LEDGER_FILE, TrialEvidence, recountKept, remarkableTrial, writeFailedCheck, writeLedger } from './trial-evidence.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
+import { faultOfCell } from '../scenario/trial-judgement.ts';
+import { trialDir } from '../results/store.ts';
+import { TrialAttempts, markReplacedFigures } from './trial-attempts.ts';
 
 export async function runCell(
   opts: RunOptions,
@@ -57,7 +62,7 @@ export async function runCell(
   const cellDir = store.cellDir(index, cell.id);
   // A fault kind whose cell is its own trial (crash states) runs it through the same target and driver.
   // measure: throughput (a frontier's performance cell) runs without the scenario's fault.
-  const cellFault = settings.values.measure === 'throughput' ? undefined : scenario.faults[0];
+  const cellFault = faultOfCell(scenario.faults, settings.values);
   const ownCell = cellFault ? FAULTS[cellFault.kind].runCell : undefined;
   if (ownCell) {
     const producer = cellProducer(w.producer, settings)?.producer;
@@ -75,6 +80,13 @@ export async function runCell(
       ...(opts.keepData ? { keepData: true } : {}),
     });
   }
+  // What a replaced attempt contributes: its trial (ledger, errors, fault outcome) and its own
+  // figures (repetitions[], marked replaced) are kept, and the cell's sums (ledger, errors,
+  // replicas, poll checks) count it, so a loss in it shows; the cell's medians and merged latency
+  // (throughput, latencyUs, steadiness, compare's bands) are over the attempts not replaced.
+  // The first attempt's run, replaced or not, gives the cell's timeseries, preload and process
+  // footprint (figures of a load that ran); broker figures are the last attempt's.
+  const loadLatencies: Array<{ trial: number; us: hdr.Histogram; corrected?: hdr.Histogram }> = [];
   const merged = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
   const mergedCorrected = w.rate ? hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 }) : null;
   const errors: Record<string, number> = {};
@@ -97,12 +109,13 @@ export async function runCell(
   const consumerRuns: NonNullable<CellResult['consumers']> = [];
   let preload: PreloadResult | null = null;
 
-  for (let rep = 0; rep < w.repetitions; rep++) {
+  const attempts = new TrialAttempts(w.repetitions, w.extraTrials, cellFault !== undefined);
+  for (let rep = 0; attempts.wanted; rep++) {
     if (opts.signal.aborted) {
       interrupted = true;
       break;
     }
-    const repDir = path.join(cellDir, `rep-${rep + 1}`);
+    const repDir = trialDir(cellDir, rep);
     const evidence = new TrialEvidence(repDir, { cell: cell.id, trial: rep, topic: scenario.cluster.topic, driver: driver.name }, opts.keepData === true);
     let cutAtMs: number | null = null;
     let keptDisks: DisksManifest | null = null;
@@ -118,7 +131,7 @@ export async function runCell(
     let beforeFault: FiguresReading | null = null;
     let figuresWatch: BrokerFiguresWatch | null = null;
     try {
-      log(`rep ${rep + 1}/${w.repetitions}: starting ${scenario.cluster.brokers} broker(s)`);
+      log(`${attempts.label(rep)}: starting ${scenario.cluster.brokers} broker(s)`);
       cluster = await opts.target.start({
         cluster: scenario.cluster,
         settings,
@@ -258,10 +271,9 @@ export async function runCell(
         const killToExit = Object.values((driven.fired.cut as { killToExitMs?: Record<number, number> }).killToExitMs ?? {});
         if (killToExit.length) clock.detail.killToExitMs = Math.max(...killToExit);
       } else clock.lap('load');
-      if (series?.cost) log(`rep ${rep + 1}/${w.repetitions}: ${describeProbeCost(series.cost, series.intervalMs)}`);
+      if (series?.cost) log(`${attempts.label(rep)}: ${describeProbeCost(series.cost, series.intervalMs)}`);
       interrupted ||= opts.signal.aborted;
-      merged.add(load.latencyUs);
-      if (mergedCorrected && load.correctedLatencyUs) mergedCorrected.add(load.correctedLatencyUs);
+      loadLatencies.push({ trial: rep, us: load.latencyUs, ...(load.correctedLatencyUs ? { corrected: load.correctedLatencyUs } : {}) });
       addCounts(errors, load.errors);
       addCounts(errorsAfterFault, load.errorsAfterFault);
       const deviceScope = caps.guestProbes ? `guest disk of broker ${probedBroker}` : "host disk under the data dirs: every broker's, and anything else on it";
@@ -270,6 +282,7 @@ export async function runCell(
       mbps.push(load.measuredBytes / load.measuredSec / 1e6);
       const repLatency = summarizeLatency(load.latencyUs);
       repFigures.push({
+        trial: rep,
         recordsPerSec: rps[rps.length - 1],
         mbPerSec: mbps[mbps.length - 1],
         p50Us: repLatency.p50,
@@ -392,8 +405,16 @@ export async function runCell(
       clock.lap('stop');
       last.timing = clock.finish();
       last.cycleMs = last.timing.totalMs;
-      if (keptDisks) await recountKept(last, keptDisks, { cellDir, trialDir: repDir, driver, log: (line) => log(`rep ${rep + 1}: ${line}`) });
+      if (keptDisks) await recountKept(last, keptDisks, { cellDir, trialDir: repDir, driver, log: (line) => log(`${attempts.label(rep)}: ${line}`) });
     }
+    const again = attempts.settle(rep, last?.index === rep ? last : null, opts.signal.aborted);
+    if (again) log(again);
+  }
+  // rps, mbps and reqps are pushed with repFigures, one entry per attempt that ran the load.
+  const judged = markReplacedFigures(trials, repFigures);
+  for (const l of judged(loadLatencies)) {
+    merged.add(l.us);
+    if (mergedCorrected && l.corrected) mergedCorrected.add(l.corrected);
   }
   const status: CellResult['status'] = interrupted ? 'interrupted' : 'ok';
   return {
@@ -401,7 +422,7 @@ export async function runCell(
     params: cell.params,
     status,
     ...(interrupted ? { note: 'interrupted (Ctrl-C): figures cover the part that ran' } : {}),
-    throughput: { recordsPerSec: median(rps) ?? 0, mbPerSec: median(mbps) ?? 0, requestsPerSec: median(reqps) ?? 0 },
+    throughput: { recordsPerSec: median(judged(rps)) ?? 0, mbPerSec: median(judged(mbps)) ?? 0, requestsPerSec: median(judged(reqps)) ?? 0 },
     latencyUs: summarizeLatency(merged),
     ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
     errors,
@@ -411,7 +432,7 @@ export async function runCell(
     broker,
     histograms: { latencyUs: encodeHistogram(merged), ...(mergedCorrected ? { correctedLatencyUs: encodeHistogram(mergedCorrected) } : {}) },
     repetitions: repFigures,
-    ...withSteadiness(repFigures),
+    ...withSteadiness(judged(repFigures)),
     timeseries,
     trials,
     ...(accelerator ? { accelerator } : {}),

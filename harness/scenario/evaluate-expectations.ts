@@ -1,12 +1,17 @@
-// Evaluating expectations on a run's cells: each ends PASS, FAIL or NOT EVALUATED. A part of
-// an expectation (a cell, a trial, a pair of cells) that lacks the evidence to judge it is left
-// out and named: a trial whose fault did not fire or that is suspect, a cell or trial with 0
-// acknowledged records for a loss figure, a cell whose consumers consumed nothing or stopped on
-// an error for a poll check, a skipped cell. An expectation with no part left to
-// judge is NOT EVALUATED; any judged part failing makes it FAIL.
+// Evaluating expectations on a run's cells: each ends PASS, FAIL or NOT EVALUATED, its parts (a
+// cell, a trial, a pair of cells) merged as Jepsen merges validity, false > unknown > true. A
+// part that broke its bound fails the expectation, even in a trial whose fault did not fire or
+// that is suspect (the detail names the trial and why it is in doubt); a trial that cannot be
+// judged and was not replaced by another attempt (workload.extraTrials, harness/runner/run-cell.ts)
+// makes it NOT EVALUATED; it passes only when every part was judged and held. Parts with nothing
+// to judge and nothing in doubt are left out and named: a cell or trial with 0 acknowledged
+// records for a loss figure, RF 1 for replica divergence, a cell whose consumers consumed
+// nothing or stopped on an error for a poll check, a skipped cell, a replaced attempt that held.
+// An expectation with no part judged is NOT EVALUATED.
 import type { CellResult, ExpectationResult, ExpectationState, Trial } from '../results/types.ts';
 import { DEFAULT_SETTINGS, SETTINGS, overlaySettings, type SettingValue } from './settings.ts';
 import type { CompareOp, Condition, Expectation, Scenario } from './types.ts';
+import { faultOfCell, whyUnjudged } from './trial-judgement.ts';
 
 /** Ledger figures that only mean something when records were acknowledged: with 0 acked they are not evaluated. */
 const NEEDS_ACKS = new Set(['ledger.ackedLost', 'ledger.offsetChanged', 'ledger.inconsistentOffsets', 'ledger.outOfOrder', 'ledger.hwWentBack']);
@@ -87,20 +92,24 @@ function notMeasured(cell: CellResult): string {
   return `${cell.id}: not measured (${cell.status}${cell.note ? `: ${cell.note}` : ''})`;
 }
 
-/** One part of an expectation (a cell, a trial, a cell pair): it held, it did not, or it could not be judged. */
+/**
+ * One part of an expectation (a cell, a trial, a cell pair), merged as Jepsen merges validity
+ * (false > unknown > true): bad, it did not hold, whether or not its trial could be judged;
+ * unknown, it held (or has no figure) in a trial that cannot be judged (the fault did not fire,
+ * suspect) and that no later attempt replaced; ok, judged and held; leftOut, nothing there to
+ * judge and nothing in doubt (0 acknowledged records, RF 1, a skipped cell, consumers that
+ * consumed nothing, a replaced attempt that held), named but not counted.
+ */
 interface Verdict {
-  state: 'ok' | 'bad' | 'na';
-  /** na only: the part was a cell skipped on purpose. */
+  state: 'ok' | 'bad' | 'unknown' | 'leftOut';
+  /** leftOut only: the part was a cell skipped on purpose. */
   skippedCell?: boolean;
   text: string;
 }
 
-/** Why a trial's figures cannot judge an expectation, or null when they can. */
-export function trialNotEvaluable(trial: Trial, hasFault: boolean): string | null {
-  // The runner's note says why (the load ended first, Ctrl-C); without one, say what is missing.
-  if (hasFault && !trial.fault) return `trial ${trial.index}: ${trial.note ?? 'the fault did not fire'}`;
-  if (trial.suspect) return `trial ${trial.index}: suspect (${trial.note ?? 'no reason recorded'})`;
-  return null;
+/** A trial the detail names with its doubt: "trial 2: suspect (...)", and the attempt that replaced it. */
+function doubtText(t: Trial, why: string): string {
+  return `trial ${t.index}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy})` : ''}: ${why}`;
 }
 
 const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was promised that could be lost or moved`;
@@ -109,43 +118,65 @@ const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was 
 const noReplicas = (path: string, who: string, ledger: { replicasDiverged?: number }) =>
   path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1)` : null;
 
+/** Ledger figures a trial holds nothing to judge by (0 acknowledged records, RF 1): left out, not in doubt. */
+const trialLeftOut = (path: string, t: Trial) =>
+  (NEEDS_ACKS.has(path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null) ?? noReplicas(path, `trial ${t.index}`, t.ledger);
+
 function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict[] {
   const trials = cell.trials ?? [];
   if (trials.length === 0) return [{ state: 'bad', text: `${cell.id}: no trials recorded` }];
-  const judged: string[] = [];
-  const skipped: string[] = [];
-  let ok = true;
+  // The figures of the judged trials and of every trial that broke the bound, in trial order.
+  const figures: string[] = [];
+  let broken = false;
+  const notJudged: Verdict[] = [];
   for (const t of trials) {
-    const why =
-      trialNotEvaluable(t, hasFault) ??
-      (NEEDS_ACKS.has(e.left.path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null) ??
-      noReplicas(e.left.path, `trial ${t.index}`, t.ledger);
-    if (why) {
-      skipped.push(why);
+    const leftOut = trialLeftOut(e.left.path, t);
+    if (leftOut) {
+      notJudged.push({ state: 'leftOut', text: `${cell.id} ${leftOut}` });
       continue;
     }
+    const why = whyUnjudged(t, hasFault);
     const v = lookup({ ledger: t.ledger }, e.left.path);
-    if (v === undefined || !compare(v, e.op, bound)) ok = false;
-    judged.push(v === undefined ? 'not recorded' : formatNumber(v));
+    const violated = v !== undefined && !compare(v, e.op, bound);
+    if (why !== null && !violated) {
+      notJudged.push({ state: t.replacedBy === undefined ? 'unknown' : 'leftOut', text: `${cell.id} ${doubtText(t, why)}` });
+      continue;
+    }
+    broken ||= violated || v === undefined;
+    figures.push(`${v === undefined ? 'not recorded' : formatNumber(v)}${why !== null ? ` (${doubtText(t, why)})` : ''}`);
   }
-  const out: Verdict[] = [];
-  if (judged.length) out.push({ state: ok ? 'ok' : 'bad', text: `${cell.id}: trials ${judged.join(', ')}${statusNote(cell)}` });
-  for (const why of skipped) out.push({ state: 'na', text: `${cell.id} ${why}` });
-  return out;
+  const judged: Verdict[] = figures.length ? [{ state: broken ? 'bad' : 'ok', text: `${cell.id}: trials ${figures.join(', ')}${statusNote(cell)}` }] : [];
+  return [...judged, ...notJudged];
 }
 
-/** A cell's own figure can be judged only if the cell acknowledged something (loss figures) and, with a fault, some trial's fault fired. */
-function cellNotEvaluable(path: string, cell: CellResult, hasFault: boolean): string | null {
+/** A cell figure with nothing to judge and nothing in doubt (consumers that consumed nothing, 0 acknowledged records for a loss figure, RF 1). */
+function cellLeftOut(path: string, cell: CellResult): string | null {
   if (path.startsWith('consumerChecks.')) return consumersNotEvaluable(cell);
   if (!path.startsWith('ledger.')) return null;
   if (NEEDS_ACKS.has(path) && cell.ledger.acked === 0) return noAcks(cell.id);
-  const unreplicated = noReplicas(path, cell.id, cell.ledger);
-  if (unreplicated) return unreplicated;
-  const trials = cell.trials ?? [];
-  if (hasFault && trials.length > 0 && trials.every((t) => trialNotEvaluable(t, hasFault))) {
-    return `${cell.id}: no trial is evaluable (${trials.map((t) => trialNotEvaluable(t, hasFault)).join('; ')})`;
-  }
-  return null;
+  return noReplicas(path, cell.id, cell.ledger);
+}
+
+/** A cell's ledger sums every attempt: the trials among them that cannot be judged, with why. */
+function cellDoubts(path: string, cell: CellResult, hasFault: boolean): Array<{ trial: Trial; why: string }> {
+  if (!path.startsWith('ledger.')) return [];
+  return (cell.trials ?? []).flatMap((trial) => {
+    const why = whyUnjudged(trial, hasFault);
+    return why === null ? [] : [{ trial, why }];
+  });
+}
+
+/**
+ * A cell figure's verdict: a figure that broke its bound is bad whatever the doubt, naming the
+ * trials in doubt it counts; one that held is unknown while a trial it counts cannot be judged
+ * and was not replaced.
+ */
+function cellFigureVerdict(text: string, held: boolean, doubts: Array<{ trial: Trial; why: string }>): Verdict {
+  const named = (ds: typeof doubts) => ds.map((d) => doubtText(d.trial, d.why)).join('; ');
+  if (!held) return { state: 'bad', text: doubts.length ? `${text} (counting ${named(doubts)})` : text };
+  const open = doubts.filter((d) => d.trial.replacedBy === undefined);
+  if (open.length) return { state: 'unknown', text: `${text}, but not every trial can be judged (${named(open)})` };
+  return { state: 'ok', text };
 }
 
 /** Poll checks judge what was consumed: nothing consumed, or a group that stopped on an error, is no evidence. */
@@ -158,42 +189,29 @@ function consumersNotEvaluable(cell: CellResult): string | null {
 }
 
 function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): ExpectationResult {
-  const withParams = cells.map((cell) => ({ cell, params: paramsOfResult(scenario, cell) }));
+  // A cell that measures throughput runs without the scenario's fault: its trials have none to miss.
+  const withParams = cells.map((cell) => {
+    const params = paramsOfResult(scenario, cell);
+    return { cell, params, hasFault: faultOfCell(scenario.faults, params) !== undefined };
+  });
   const leftCells = withParams.filter((c) => matchesWhere(c.params, e.left.where));
-  const hasFault = scenario.faults.length > 0;
 
-  if (cells.length === 0) return result(e, [{ state: 'na', text: 'no cells were run' }]);
+  if (cells.length === 0) return result(e, [{ state: 'leftOut', text: 'no cells were run' }]);
   if (leftCells.length === 0) {
     const detail = `${e.expression}: failed (${whereText(e.left.where)} matches no cell; cells: ${cells.map((c) => c.id).join('; ')})`;
     return { expression: e.expression, passed: false, state: 'fail', detail };
   }
 
   const verdicts: Verdict[] = [];
-  for (const { cell, params } of leftCells) {
-    if (cell.status === 'skipped') {
-      verdicts.push({ state: 'na', skippedCell: true, text: notMeasured(cell) });
-      continue;
-    }
-    if (!MEASURED.has(cell.status)) {
-      verdicts.push({ state: 'bad', text: notMeasured(cell) });
+  for (const { cell, params, hasFault } of leftCells) {
+    const unmeasured = measuredOrNot(cell);
+    if (unmeasured) {
+      verdicts.push(unmeasured);
       continue;
     }
     if (e.right.kind === 'number') {
-      if (e.everyTrial) {
-        verdicts.push(...trialVerdicts(e, cell, hasFault, e.right.value));
-        continue;
-      }
-      const why = cellNotEvaluable(e.left.path, cell, hasFault);
-      if (why) {
-        verdicts.push({ state: 'na', text: why });
-        continue;
-      }
-      const v = metricValue(cell, e.left.path);
-      if (v === undefined) {
-        verdicts.push({ state: 'bad', text: `${cell.id}: ${e.left.path} not recorded` });
-        continue;
-      }
-      verdicts.push({ state: compare(v, e.op, e.right.value) ? 'ok' : 'bad', text: `${cell.id}: ${formatNumber(v)}${statusNote(cell)}` });
+      if (e.everyTrial) verdicts.push(...trialVerdicts(e, cell, hasFault, e.right.value));
+      else verdicts.push(cellVerdict(e, cell, hasFault, e.right.value));
       continue;
     }
 
@@ -209,24 +227,21 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
       verdicts.push({ state: 'bad', text: `${cell.id}: no cell ${whereText(metric.where)} with the same other settings` });
       continue;
     }
-    const leftWhy = cellNotEvaluable(e.left.path, cell, hasFault);
+    const leftWhy = cellLeftOut(e.left.path, cell);
     if (leftWhy) {
-      verdicts.push({ state: 'na', text: leftWhy });
+      verdicts.push({ state: 'leftOut', text: leftWhy });
       continue;
     }
     const lv = metricValue(cell, e.left.path);
     for (const r of partners) {
-      if (r.cell.status === 'skipped') {
-        verdicts.push({ state: 'na', skippedCell: true, text: notMeasured(r.cell) });
+      const unmeasuredPartner = measuredOrNot(r.cell);
+      if (unmeasuredPartner) {
+        verdicts.push(unmeasuredPartner);
         continue;
       }
-      if (!MEASURED.has(r.cell.status)) {
-        verdicts.push({ state: 'bad', text: notMeasured(r.cell) });
-        continue;
-      }
-      const rightWhy = cellNotEvaluable(metric.path, r.cell, hasFault);
+      const rightWhy = cellLeftOut(metric.path, r.cell);
       if (rightWhy) {
-        verdicts.push({ state: 'na', text: rightWhy });
+        verdicts.push({ state: 'leftOut', text: rightWhy });
         continue;
       }
       const rv = metricValue(r.cell, metric.path);
@@ -237,28 +252,47 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
       }
       const scaled = factor * rv;
       const rhs = factor === 1 ? `${r.cell.id} ${formatNumber(rv)}` : `${formatNumber(factor)} * ${r.cell.id} ${formatNumber(rv)} = ${formatNumber(scaled)}`;
-      verdicts.push({ state: compare(lv, e.op, scaled) ? 'ok' : 'bad', text: `${cell.id} ${formatNumber(lv)} ${e.op} ${rhs}` });
+      const doubts = [...cellDoubts(e.left.path, cell, hasFault), ...cellDoubts(metric.path, r.cell, r.hasFault)];
+      verdicts.push(cellFigureVerdict(`${cell.id} ${formatNumber(lv)} ${e.op} ${rhs}`, compare(lv, e.op, scaled), doubts));
     }
   }
   return result(e, verdicts);
 }
 
+/** A skipped cell is left out; a cell that failed to run fails the expectation; null for a measured cell. */
+function measuredOrNot(cell: CellResult): Verdict | null {
+  if (cell.status === 'skipped') return { state: 'leftOut', skippedCell: true, text: notMeasured(cell) };
+  if (!MEASURED.has(cell.status)) return { state: 'bad', text: notMeasured(cell) };
+  return null;
+}
+
+/** A cell's own figure against a number. */
+function cellVerdict(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict {
+  const why = cellLeftOut(e.left.path, cell);
+  if (why) return { state: 'leftOut', text: why };
+  const v = metricValue(cell, e.left.path);
+  if (v === undefined) return { state: 'bad', text: `${cell.id}: ${e.left.path} not recorded` };
+  return cellFigureVerdict(`${cell.id}: ${formatNumber(v)}${statusNote(cell)}`, compare(v, e.op, bound), cellDoubts(e.left.path, cell, hasFault));
+}
+
 /**
- * FAIL when any judged part fails; PASS when every judged part holds and at least one was
- * judged; NOT EVALUATED when no part could be judged. Parts left out are named either way.
+ * Merged as Jepsen merges validity, false > unknown > true: FAIL when any part broke its bound
+ * (a trial in doubt included); NOT EVALUATED when a part could not be judged (a trial whose
+ * fault did not fire or that is suspect, not replaced by another attempt) or none was judged;
+ * PASS when every part was judged and held. Parts left out are named either way.
  */
 function result(e: Expectation, verdicts: Verdict[]): ExpectationResult {
-  const texts = (state: Verdict['state']) => verdicts.filter((v) => v.state === state).map((v) => v.text);
-  const [ok, bad, na] = [texts('ok'), texts('bad'), texts('na')];
-  const state: ExpectationState = bad.length > 0 ? 'fail' : ok.length > 0 ? 'pass' : 'not-evaluated';
-  const reason = na.length ? na.join('; ') : undefined;
+  const texts = (...states: Array<Verdict['state']>) => verdicts.filter((v) => states.includes(v.state)).map((v) => v.text);
+  const [ok, bad, unknown, notJudged] = [texts('ok'), texts('bad'), texts('unknown'), texts('unknown', 'leftOut')];
+  const state: ExpectationState = bad.length > 0 ? 'fail' : unknown.length > 0 || ok.length === 0 ? 'not-evaluated' : 'pass';
+  const reason = notJudged.length ? notJudged.join('; ') : undefined;
   const left = reason ? `; not evaluated: ${reason}` : '';
+  const body = (parts: string[]) => (e.right.kind === 'number' ? `cells ${parts.join('; ')}` : parts.join('; '));
   let detail: string;
   if (state === 'not-evaluated') {
-    detail = `${e.expression}: not evaluated (${reason ?? 'nothing to judge'})`;
+    detail = `${e.expression}: not evaluated (${reason ?? 'nothing to judge'}${ok.length ? `; held in ${body(ok)}` : ''})`;
   } else if (state === 'pass') {
-    const body = e.right.kind === 'number' ? `cells ${ok.join('; ')}` : ok.join('; ');
-    detail = `${e.expression}: passed (${body}${left})`;
+    detail = `${e.expression}: passed (${body(ok)}${left})`;
   } else {
     detail = `${e.expression}: failed (failing ${bad.join('; ')}${ok.length ? `; passing ${ok.join('; ')}` : ''}${left})`;
   }

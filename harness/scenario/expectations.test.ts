@@ -283,7 +283,7 @@ describe('verdict states', () => {
     note: 'the fault (after 1000000000 acked) never fired: the load ended first with 1,000 records acknowledged',
   });
 
-  it('an every-trial expectation leaves out trials whose fault did not fire, and is NOT EVALUATED when none fired', () => {
+  it('an every-trial expectation is NOT EVALUATED while a trial whose fault did not fire stands unreplaced, and FAIL when it broke the bound', () => {
     const s = scenario(['ackedLost == 0 in every trial'], FAULT);
     const [none] = evaluateExpectations(s, fourCells(Object.fromEntries(fourCells().map((c) => [c.id, { trials: [unfired(0), unfired(1)] }]))));
     expect(none.state).toBe('not-evaluated');
@@ -291,32 +291,97 @@ describe('verdict states', () => {
     expect(none.reason).toContain('io=buffered,flush=never trial 0: the fault (after 1000000000 acked) never fired: the load ended first');
     expect(none.detail).toMatch(/^ackedLost == 0 in every trial: not evaluated \(/);
 
+    // One trial of each cell judged and held, one never faulted: unknown wins over true.
     const mixed = fourCells(Object.fromEntries(fourCells().map((c) => [c.id, { trials: [faulted(0), unfired(1)] }])));
-    mixed[0].trials![1].ledger = { ...CLEAN, ackedLost: 7 }; // an unfired trial's figures judge nothing, either way
     const [some] = evaluateExpectations(s, mixed);
-    expect(some.state).toBe('pass');
-    expect(some.detail).toContain('io=buffered,flush=never: trials 0');
-    expect(some.detail).toContain('not evaluated: io=buffered,flush=never trial 1: the fault (after 1000000000 acked) never fired');
+    expect(some.state).toBe('not-evaluated');
+    expect(some.reason).toContain('io=buffered,flush=never trial 1: the fault (after 1000000000 acked) never fired');
+    expect(some.detail).toContain('held in cells io=buffered,flush=never: trials 0');
     // without a note from the runner, the reason still says what is missing
     delete mixed[0].trials![1].note;
-    expect(evaluateExpectations(s, mixed)[0].detail).toContain('io=buffered,flush=never trial 1: the fault did not fire');
+    expect(evaluateExpectations(s, mixed)[0].reason).toContain('io=buffered,flush=never trial 1: the fault did not fire');
+
+    // An unfired trial that lost acknowledged records: false wins over unknown.
+    mixed[0].trials![1] = { ...unfired(1), ledger: { ...CLEAN, ackedLost: 7 } };
+    const [lost] = evaluateExpectations(s, mixed);
+    expect(lost.state).toBe('fail');
+    expect(lost.detail).toContain('failing io=buffered,flush=never: trials 0, 7 (trial 1: the fault (after 1000000000 acked) never fired: the load ended first');
   });
 
-  it('a suspect trial is left out even when its fault fired', () => {
+  it('a suspect trial that lost acknowledged records fails the expectation, naming the trial and its suspicion; one that lost nothing leaves it NOT EVALUATED', () => {
     const s = scenario(['ackedLost == 0 where io == direct in every trial'], FAULT);
-    const suspect = { ...faulted(1), ledger: { ...CLEAN, ackedLost: 5 }, suspect: true, note: 'no acknowledgement in the last 1.4 s' };
-    const [r] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials: [faulted(0), suspect] }, 'io=direct,flush=per-batch': { trials: [suspect] } }));
-    expect(r.state).toBe('pass');
-    expect(r.reason).toBe(
-      'io=direct,flush=never trial 1: suspect (no acknowledgement in the last 1.4 s); io=direct,flush=per-batch trial 1: suspect (no acknowledgement in the last 1.4 s)',
+    const suspect = (ackedLost: number) => ({ ...faulted(1), ledger: { ...CLEAN, ackedLost }, suspect: true, note: 'no acknowledgement in the last 1.4 s' });
+    const [lost] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials: [faulted(0), suspect(5)] }, 'io=direct,flush=per-batch': { trials: [faulted(0)] } }));
+    expect(lost.state).toBe('fail');
+    expect(lost.passed).toBe(false);
+    expect(lost.detail).toBe(
+      'ackedLost == 0 where io == direct in every trial: failed (failing io=direct,flush=never: trials 0, 5 (trial 1: suspect (no acknowledgement in the last 1.4 s)); passing io=direct,flush=per-batch: trials 0)',
     );
+
+    const [doubt] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials: [faulted(0), suspect(0)] }, 'io=direct,flush=per-batch': { trials: [faulted(0)] } }));
+    expect(doubt.state).toBe('not-evaluated');
+    expect(doubt.reason).toBe('io=direct,flush=never trial 1: suspect (no acknowledgement in the last 1.4 s)');
+    expect(doubt.detail).toContain('held in cells io=direct,flush=never: trials 0; io=direct,flush=per-batch: trials 0');
   });
 
-  it('a cell-level loss figure in a fault scenario is NOT EVALUATED when no trial of the cell faulted', () => {
-    const s = scenario(['ackedLost == 0 where flush == never'], FAULT);
-    const [r] = evaluateExpectations(s, fourCells({ 'io=buffered,flush=never': { trials: [unfired(0)] }, 'io=direct,flush=never': { trials: [unfired(0)] } }));
-    expect(r.state).toBe('not-evaluated');
-    expect(r.reason).toContain('io=buffered,flush=never: no trial is evaluable');
+  it('an attempt replaced by a judged one does not hold the expectation back; a replaced attempt that broke the bound still fails it', () => {
+    const s = scenario(['ackedLost == 0 where io == direct in every trial', 'ackedLost == 0 where io == direct'], FAULT);
+    const replaced = (ackedLost: number) => ({ ...unfired(0), ledger: { ...CLEAN, ackedLost }, replacedBy: 1 });
+    const cells = (ackedLost: number) =>
+      fourCells({
+        'io=direct,flush=never': { trials: [replaced(ackedLost), { ...faulted(1), replaces: 0 }], ledger: { ...CLEAN, ackedLost } },
+        'io=direct,flush=per-batch': { trials: [faulted(0)] },
+      });
+    const [perTrial, cellLevel] = evaluateExpectations(s, cells(0));
+    expect(perTrial.state).toBe('pass');
+    expect(perTrial.detail).toContain('io=direct,flush=never: trials 0');
+    expect(perTrial.detail).toContain('not evaluated: io=direct,flush=never trial 0 (replaced by trial 1): the fault (after 1000000000 acked) never fired');
+    expect(cellLevel.state).toBe('pass');
+
+    const [lostPerTrial, lostCell] = evaluateExpectations(s, cells(3));
+    expect(lostPerTrial.state).toBe('fail');
+    expect(lostPerTrial.detail).toContain('failing io=direct,flush=never: trials 3 (trial 0 (replaced by trial 1): the fault (after 1000000000 acked) never fired');
+    expect(lostCell.state).toBe('fail');
+    expect(lostCell.detail).toContain('failing io=direct,flush=never: 3 (counting trial 0 (replaced by trial 1): the fault (after 1000000000 acked) never fired');
+  });
+
+  it('a cell-level ledger figure merges its trials the same way: broken is FAIL naming the trial in doubt, held with a trial in doubt is NOT EVALUATED', () => {
+    const s = scenario(['ackedLost == 0 where flush == never', 'corrupt == 0 where flush == never'], FAULT);
+    const suspect = { ...faulted(1), suspect: true, note: 'recovery found a broker still down' };
+    const [none] = evaluateExpectations(s, fourCells({ 'io=buffered,flush=never': { trials: [unfired(0)] }, 'io=direct,flush=never': { trials: [unfired(0)] } }));
+    expect(none.state).toBe('not-evaluated');
+    expect(none.reason).toContain('io=buffered,flush=never: 0, but not every trial can be judged (trial 0: the fault (after 1000000000 acked) never fired');
+
+    const cells = fourCells({
+      'io=buffered,flush=never': { trials: [faulted(0), { ...suspect, ledger: { ...CLEAN, ackedLost: 4 } }], ledger: { ...CLEAN, ackedLost: 4 } },
+      'io=direct,flush=never': { trials: [faulted(0), faulted(1)] },
+    });
+    const [lost, corrupt] = evaluateExpectations(s, cells);
+    expect(lost.state).toBe('fail');
+    expect(lost.detail).toBe(
+      'ackedLost == 0 where flush == never: failed (failing io=buffered,flush=never: 4 (counting trial 1: suspect (recovery found a broker still down)); passing io=direct,flush=never: 0)',
+    );
+    // corrupt held in both cells, but one of them counts a suspect trial: unknown wins over true.
+    expect(corrupt.state).toBe('not-evaluated');
+    expect(corrupt.reason).toBe('io=buffered,flush=never: 0, but not every trial can be judged (trial 1: suspect (recovery found a broker still down))');
+    expect(corrupt.detail).toContain('held in cells io=direct,flush=never: 0');
+    // A figure that is not the ledger's (throughput) does not depend on the trials' doubt.
+    const [rps] = evaluateExpectations(scenario(['throughput.recordsPerSec > 0 where flush == never'], FAULT), cells);
+    expect(rps.state).toBe('pass');
+  });
+
+  it('a cell that measures throughput runs without the fault: its trials have none to miss', () => {
+    const s = compileScenario(
+      `question: q\ntarget: process\ncluster: { brokers: 1 }\nmatrix:\n  measure: [throughput, loss]\n${FAULT.replace('target: all', 'target: 0')}expectations:\n  - ackedLost == 0 in every trial\n`,
+      'x.yaml',
+      { defaultName: 'x' },
+    );
+    const [perf, loss] = s.matrix.map((c) => cell(c.id, c.params));
+    perf!.trials = [{ index: 0, ledger: { ...CLEAN } }];
+    loss!.trials = [faulted(0)];
+    expect(evaluateExpectations(s, [perf!, loss!])[0]!.state).toBe('pass');
+    loss!.trials = [unfired(0)];
+    expect(evaluateExpectations(s, [perf!, loss!])[0]!.state).toBe('not-evaluated');
   });
 
   it('a loss figure is NOT EVALUATED for a cell with 0 acknowledged records; other figures still are', () => {

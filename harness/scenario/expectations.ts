@@ -15,7 +15,7 @@ import { SETTINGS, SETTING_NAMES } from './settings.ts';
 import type { CompareOp, Condition, Expectation, MetricRef, Operand } from './types.ts';
 
 // Evaluation lives in evaluate-expectations.ts; these names stay importable from here.
-export { effectiveParams, evaluateExpectations, formatNumber, trialNotEvaluable } from './evaluate-expectations.ts';
+export { effectiveParams, evaluateExpectations, formatNumber } from './evaluate-expectations.ts';
 
 const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'inconsistentOffsets', 'replicasDisagree', 'replicasDiverged', 'hwWentBack', 'lostBeyondPrediction'];
 const LATENCY_FIELDS = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count'];

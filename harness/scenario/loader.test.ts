@@ -280,7 +280,8 @@ describe('overrides', () => {
     expect(s.workload.durationSec).toBe(2);
     expect(s.workload.repetitions).toBe(4);
     const plain = loadScenario(writeScenario(VALID));
-    expect(plain.workload).toMatchObject({ durationSec: 5, repetitions: 1, warmupSec: 1 });
+    expect(plain.workload).toMatchObject({ durationSec: 5, repetitions: 1, warmupSec: 1, extraTrials: 2 });
+    expect(loadScenario(writeScenario(VALID.replace('workload:', 'workload:\n  extraTrials: 0'))).workload.extraTrials).toBe(0);
   });
 
   it('bad override values are refused', () => {
@@ -381,6 +382,15 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     path: 'settings.segment.bytes',
     expected: /^a size from 61 bytes to 2GiB-1/,
     found: "'64 kilobytes'",
+  },
+  {
+    name: 'too many extra trials',
+    text: `question: q\nworkload:\n  extraTrials: 21\n`,
+    line: 3,
+    column: 16,
+    path: 'workload.extraTrials',
+    expected: /^an integer from 0 to 20$/,
+    found: '21',
   },
   {
     name: 'fractional byte size',

@@ -71,7 +71,7 @@ describe('durolab scenario', () => {
     expect(await main(['show', 'power-cut-all', '--dir', SCENARIOS, '--duration', '8'])).toBe(0);
     const text = out.join('\n');
     expect(text).toContain('power-cut-all (');
-    expect(text).toContain('1 s warm-up + 8 s, 3 repetition(s)');
+    expect(text).toContain('1 s warm-up + 8 s, 3 repetition(s), up to 2 extra attempt(s) per cell in place of trials that cannot be judged');
     expect(text).toContain('  flush=per-batch  [flush per batch]');
     expect(text).toContain('io=buffered flush=per-batch sync=fdatasync acks=all segment=1GiB/7d index=10MiB/every 4KiB min.isr=2');
     expect(text).toContain('fault: power-cut of all, between 2 and 5 s');

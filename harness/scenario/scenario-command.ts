@@ -29,7 +29,8 @@ function describe(s: Scenario): string {
     `question: ${s.question}`,
     `cluster: ${s.cluster.brokers} broker(s), topic ${s.cluster.topic}, ${s.cluster.partitions} partition(s), RF ${s.cluster.replicationFactor}, min ISR ${s.cluster.minInsyncReplicas}`,
     `workload: ${formatSize(w.recordBytes)} records x ${w.recordsPerBatch}/batch, ${w.connections} connection(s) x ${w.pipelining} in flight, ` +
-      `${w.rate === null ? 'closed loop' : `${w.rate} batches/s`}, ${w.warmupSec} s warm-up + ${w.durationSec} s, ${w.repetitions} repetition(s)`,
+      `${w.rate === null ? 'closed loop' : `${w.rate} batches/s`}, ${w.warmupSec} s warm-up + ${w.durationSec} s, ${w.repetitions} repetition(s), ` +
+      `up to ${w.extraTrials} extra attempt(s) per cell in place of trials that cannot be judged`,
   ];
   if (s.vm) lines.push(`vm: accelerator ${s.vm.accelerator}, ${s.vm.memoryMiB} MiB, disk ${s.vm.diskMiB} MiB, mount options '${s.vm.mountOptions}'`);
   lines.push(`cells (${s.matrix.length}):`);

@@ -91,6 +91,8 @@ export const workloadSchema = z.strictObject({
   warmup: seconds('a duration >= 0 (seconds, or a string like 500ms, 2s)', (s) => s >= 0).default(1),
   duration: seconds('a duration > 0 (seconds, or a string like 5s, 1m)', (s) => s > 0).default(5),
   repetitions: intBetween(1, 1000).default(1),
+  /** Attempts a cell may add to replace trials that cannot be judged (fault did not fire, suspect); see run-cell.ts. */
+  extraTrials: intBetween(0, 20).default(2),
   driver: driverNameSchema.default(DEFAULT_DRIVER),
   producer: kafkaProducerSchema.optional(),
   /** Consumers read while the producers write (harness/workload/consumer-spec.ts; driver kafka). */

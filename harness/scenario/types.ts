@@ -46,7 +46,13 @@ export interface WorkloadSpec {
   rate: number | null;
   warmupSec: number;
   durationSec: number;
+  /** Judged trials wanted per cell (performance runs: repetitions of the load). */
   repetitions: number;
+  /**
+   * More attempts a cell may run, over all its trials, in place of trials that cannot be judged
+   * (the fault did not fire, suspect): each replaced attempt stays in run.json, marked replacedBy.
+   */
+  extraTrials: number;
   /** The client driver the load and the checker go through (harness/drivers/registry.ts). */
   driver: DriverName;
   /** `workload.producer:` (driver kafka): the Kafka producer's settings. */

@@ -309,6 +309,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
         warmupSec: s.workload.warmup,
         durationSec: opts.durationSec ?? s.workload.duration,
         repetitions: opts.repeat ?? s.workload.repetitions,
+        extraTrials: s.workload.extraTrials,
         driver: driver ?? s.workload.driver,
         ...(producer ? { producer: producer as NonNullable<Scenario['workload']['producer']> } : {}),
         consumers: consumerSpecs(s.workload.consumers),

@@ -5,7 +5,6 @@
 // ledger is the worst state's (so `ackedLost == 0` reads "no crash state loses an acknowledged
 // record"); a booted state disagreeing with its host check fails the cell.
 import * as hdr from 'hdr-histogram-js';
-import path from 'node:path';
 import { summarizeLatency } from '../../../engine/common/latency.ts';
 import { median } from '../../../engine/common/stats.ts';
 import type { FaultCellOptions } from '../../faults/fault-cell.ts';
@@ -14,6 +13,7 @@ import { planFault } from '../../faults/schedule.ts';
 import type { CellResult, CrashStateRow, Trial } from '../../results/types.ts';
 import { summariseCrashStates } from './run.ts';
 import { runCrashStatesTrial, type CrashStatesTrial } from './trial.ts';
+import { trialDir } from '../../results/store.ts';
 
 /** What a fault kind's own cell gets (harness/faults/fault-cell.ts). */
 export type CrashStatesCellOptions = FaultCellOptions;
@@ -38,7 +38,7 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     if (plan.atMs === null) throw new Error('fault crash-states: when must be at or between (the cut time), not afterAcked');
     const t0 = Date.now();
     const seed = (fields.seed + rep * 7919) >>> 0;
-    const workDir = path.join(o.cellDir, `rep-${rep + 1}`);
+    const workDir = trialDir(o.cellDir, rep);
     const where = o.target.capabilities.faultDisk === 'host' ? "on the host's fault disk" : "on its VM's recorded disk";
     o.log(`rep ${rep + 1}/${w.repetitions}: recorded ${o.target.kind} trial ${where}, cut ${plan.whenText} (${(plan.atMs / 1000).toFixed(2)} s), then ${fields.states} crash states (${fields.onCut}, seed ${seed})`);
     const t: CrashStatesTrial = await runCrashStatesTrial({

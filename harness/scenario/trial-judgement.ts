@@ -1,0 +1,19 @@
+// Whether a trial can judge an expectation: one rule for the evaluator (evaluate-expectations.ts),
+// which merges a trial it cannot judge as unknown, and for the runner (harness/runner/run-cell.ts),
+// which runs such a trial again within workload.extraTrials.
+import type { Trial } from '../results/types.ts';
+import type { SettingValue } from './settings.ts';
+import type { Fault } from './types.ts';
+
+/** The fault a cell runs under: the scenario's, except in a cell that measures throughput (measure: throughput). */
+export function faultOfCell(faults: readonly Fault[], values: Readonly<Record<string, SettingValue>>): Fault | undefined {
+  return values.measure === 'throughput' ? undefined : faults[0];
+}
+
+/** Why a trial's figures cannot judge an expectation (its cell's fault did not fire in it, it is suspect), or null when they can. */
+export function whyUnjudged(trial: Trial, hasFault: boolean): string | null {
+  // The runner's note says why (the load ended first, Ctrl-C); without one, say what is missing.
+  if (hasFault && !trial.fault) return trial.note ?? 'the fault did not fire';
+  if (trial.suspect) return `suspect (${trial.note ?? 'no reason recorded'})`;
+  return null;
+}
