@@ -80,9 +80,9 @@ function existingParent(dir: string): string {
 }
 
 /** Copies `image` sparse to `trialDir/file` when the results disk has room; the copy or the reason it was not made. */
-export async function keepImageCopy(image: string, trialDir: string, file: string): Promise<KeptImage | { problem: string }> {
+export async function keepImageCopy(image: string, trialDir: string, file: string, reserve = EVIDENCE_RESERVE_BYTES): Promise<KeptImage | { problem: string }> {
   const dest = path.join(trialDir, file);
-  const why = noRoomFor(trialDir, allocatedBytes(image), `copy of ${image} to ${dest}`);
+  const why = noRoomFor(trialDir, allocatedBytes(image), `copy of ${image} to ${dest}`, reserve);
   if (why) return { problem: why };
   mkdirSync(path.dirname(dest), { recursive: true });
   try {
