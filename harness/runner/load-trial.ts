@@ -1,7 +1,7 @@
 // A repetition without a fault (or whose fault never fired): once the load ended, wait for the
 // replicas, read every partition back from its leader as a consumer would, and check the ledger.
 import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
-import { checkLedger } from '../checker/checker.ts';
+import { checkLedger, ledgerSummaryOfReport } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { Trial } from '../results/types.ts';
@@ -19,17 +19,7 @@ export async function checkAfterLoad(args: { client: ClusterClient; topic: strin
   const report = checkLedger(ledger, logs);
   const trial: Trial = {
     index: args.index,
-    ledger: {
-      acked: report.acked,
-      ackedLost: report.ackedLost,
-      duplicates: report.duplicates,
-      outOfOrder: report.outOfOrder,
-      corrupt: report.corrupt,
-      unackedPresent: report.unackedPresent,
-      lostOffsetsSample: report.lostOffsetsSample,
-      offsetChanged: report.offsetChanged,
-      inconsistentOffsets: report.inconsistentOffsets,
-    },
+    ledger: ledgerSummaryOfReport(report),
   };
   const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf);
   if (agreement) {

@@ -207,6 +207,7 @@ export async function runCell(
             loadDone: loadPromise,
             stopLoad: () => stopForFault.abort(),
             signal: opts.signal,
+            client,
             beforeInject: async () => {
               clock.lap('load');
               try {
@@ -402,7 +403,8 @@ function withSteadiness(reps: RepetitionFigures[]): Pick<CellResult, 'steadiness
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'lostBeyondPrediction') =>
+  type Optional = 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'hwNotMeasured' | 'ackedWithoutOffset' | 'lostBeyondPrediction';
+  const sum = (k: Optional) =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
@@ -417,6 +419,8 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('replicasDisagree'),
     ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
+    ...sum('hwNotMeasured'),
+    ...sum('ackedWithoutOffset'),
     ...sum('lostBeyondPrediction'),
   };
 }

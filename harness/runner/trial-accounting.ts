@@ -50,6 +50,8 @@ export function faultLine(t: Trial): string {
   const extra = [
     t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
     t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
+    t.ledger.hwWentBack === undefined ? `HW going back not measured (${f.hwNotMeasuredWhy ?? 'no HW before the fault'})` : '',
+    t.ledger.ackedWithoutOffset ? `${t.ledger.ackedWithoutOffset} acknowledged without an offset` : '',
     t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
   ].filter(Boolean);
   const s = f.recoverySteps;

@@ -105,6 +105,15 @@ export function trialNotEvaluable(trial: Trial, hasFault: boolean): string | nul
 
 const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was promised that could be lost or moved`;
 
+/** hwWentBack is measured only where each partition's HW before the fault is known (harness/checker/after-fault.ts). */
+function hwNotMeasured(path: string, who: string, ledger: { hwWentBack?: number; hwNotMeasured?: number }, why?: string): string | null {
+  if (path !== 'ledger.hwWentBack') return null;
+  if (why) return `${who}: HW going back not measured (${why})`;
+  if (ledger.hwNotMeasured) return `${who}: HW going back not measured in ${ledger.hwNotMeasured} trial(s)`;
+  if (ledger.hwWentBack === undefined) return `${who}: HW going back not measured (no fault fired, or a run.json from before it was measured)`;
+  return null;
+}
+
 /** replicasDiverged is measured only where there are replicas to compare (RF > 1). */
 const noReplicas = (path: string, who: string, ledger: { replicasDiverged?: number }) =>
   path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1)` : null;
@@ -119,7 +128,8 @@ function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, boun
     const why =
       trialNotEvaluable(t, hasFault) ??
       (NEEDS_ACKS.has(e.left.path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null) ??
-      noReplicas(e.left.path, `trial ${t.index}`, t.ledger);
+      noReplicas(e.left.path, `trial ${t.index}`, t.ledger) ??
+      hwNotMeasured(e.left.path, `trial ${t.index}`, t.ledger, t.fault?.hwNotMeasuredWhy);
     if (why) {
       skipped.push(why);
       continue;
@@ -139,7 +149,7 @@ function cellNotEvaluable(path: string, cell: CellResult, hasFault: boolean): st
   if (path.startsWith('consumerChecks.')) return consumersNotEvaluable(cell);
   if (!path.startsWith('ledger.')) return null;
   if (NEEDS_ACKS.has(path) && cell.ledger.acked === 0) return noAcks(cell.id);
-  const unreplicated = noReplicas(path, cell.id, cell.ledger);
+  const unreplicated = noReplicas(path, cell.id, cell.ledger) ?? hwNotMeasured(path, cell.id, cell.ledger);
   if (unreplicated) return unreplicated;
   const trials = cell.trials ?? [];
   if (hasFault && trials.length > 0 && trials.every((t) => trialNotEvaluable(t, hasFault))) {

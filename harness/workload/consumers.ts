@@ -9,7 +9,7 @@
 import { newLatencyHistogram, summarizeLatency, type LatencySummary } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import type { ClusterClient, TailFetch } from '../drivers/types.ts';
-import type { AckLedger } from './ledger.ts';
+import { ackedOffsetOf, type AckLedger } from './ledger.ts';
 import { startText, type ConsumerSpec } from './consumer-spec.ts';
 
 export interface ConsumerGroupResult {
@@ -359,8 +359,9 @@ function skippedAcked(consumed: Array<{ partition: number; from: number; to: num
     for (const b of ledger.batches(p)) {
       if (b.status !== 'acked') continue;
       for (let i = 0; i < b.records; i++) {
-        const o = b.recordOffsets?.[i] ?? b.baseOffset + i;
-        if (o >= lo && o <= hi && !seen.has(o)) skipped++;
+        // A record acknowledged without an offset (or not acknowledged) has no offset to have been skipped at.
+        const o = ackedOffsetOf(b, i);
+        if (o !== null && o >= lo && o <= hi && !seen.has(o)) skipped++;
       }
     }
   }
