@@ -62,7 +62,8 @@ Ctrl-C stops the brokers, keeps the finished cells and marks the run incomplete.
 Each expectation ends PASS, FAIL or NOT EVALUATED (with the reason): an "in every trial"
 expectation leaves out trials whose fault did not fire or that are suspect, a loss figure
 (ackedLost, offsetChanged, inconsistentOffsets, outOfOrder, hwWentBack) leaves out cells and
-trials with 0 acknowledged records, and an expectation over skipped cells judges nothing.
+trials with 0 acknowledged records, hwWentBack leaves out trials where the HW before the fault
+could not be read (not measured), and an expectation over skipped cells judges nothing.
 
 exit codes:
   0    every expectation passed (or none is stated) and some cell was measured
