@@ -84,6 +84,24 @@ export function catchUpMedians(groups: readonly ConsumerGroupResult[]): { mbPerS
   };
 }
 
+/**
+ * Medians over repetitions of a group's latency and lag figures, each over the repetitions that
+ * measured it: a latency over those with at least one sample, the lag over those with a fetch
+ * answered. null where none did (a group that never fetched), shown as '-', never as 0.
+ */
+export function measuredMedians(groups: readonly ConsumerGroupResult[]): { fetchP99Us: number | null; e2eP50Us: number | null; e2eP99Us: number | null; lagMax: number | null; lagEnd: number | null } {
+  const fetched = groups.filter((g) => g.fetchLatencyUs.count > 0);
+  const e2e = groups.filter((g) => g.endToEndUs.count > 0);
+  const answered = groups.filter((g) => g.fetches > 0);
+  return {
+    fetchP99Us: median(fetched.map((g) => g.fetchLatencyUs.p99)),
+    e2eP50Us: median(e2e.map((g) => g.endToEndUs.p50)),
+    e2eP99Us: median(e2e.map((g) => g.endToEndUs.p99)),
+    lagMax: median(answered.map((g) => g.lag.max)),
+    lagEnd: median(answered.map((g) => g.lag.end)),
+  };
+}
+
 export interface CatchUp {
   sec: number;
   bytes: number;
