@@ -6,7 +6,7 @@ import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { Trial } from '../results/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
-import { replicaAgreement } from './trial-accounting.ts';
+import { addAgreementTo, replicaAgreement } from './trial-accounting.ts';
 
 export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; index: number; signal?: AbortSignal }): Promise<Trial> {
   const { client, topic, leaders, ledger } = args;
@@ -22,10 +22,7 @@ export async function checkAfterLoad(args: { client: ClusterClient; topic: strin
     ledger: ledgerSummaryOfReport(report),
   };
   const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf);
-  if (agreement) {
-    trial.replicas = agreement;
-    trial.ledger.replicasDiverged = agreement.diverged;
-  }
+  addAgreementTo(trial, agreement);
   if (!caught.caughtUp) {
     trial.suspect = true;
     trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;

@@ -26,7 +26,7 @@ import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, emptyLedger } from './cell-result.ts';
 import { BrokerFiguresWatch, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
-import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { addAgreementTo, addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
 import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
@@ -318,10 +318,7 @@ export async function runCell(
         const beyond = beyondPredictionText(trial.fault!.predicted);
         log(`rep ${rep + 1}: predicted at risk ${trial.fault!.predicted.atRisk.toLocaleString('en-US')} (${trial.fault!.predicted.rule}); lost ${check.report.ackedLost.toLocaleString('en-US')}${beyond ? `; BEYOND PREDICTION: ${beyond}` : ''}`);
         trial.errorsAfterFault = load.errorsAfterFault;
-        if (agreement) {
-          trial.replicas = agreement;
-          trial.ledger.replicasDiverged = agreement.diverged;
-        }
+        addAgreementTo(trial, agreement);
       } else {
         trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep, signal: opts.signal });
         if (driven && !opts.signal.aborted) {

@@ -116,7 +116,7 @@ function hwNotMeasured(path: string, who: string, ledger: { hwWentBack?: number;
 
 /** replicasDiverged is measured only where there are replicas to compare (RF > 1). */
 const noReplicas = (path: string, who: string, ledger: { replicasDiverged?: number }) =>
-  path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1)` : null;
+  path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1, or no follower's stored bytes read)` : null;
 
 function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict[] {
   const trials = cell.trials ?? [];
