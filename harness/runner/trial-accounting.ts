@@ -70,5 +70,5 @@ export function faultLine(t: Trial): string {
   const stages = s
     ? `restart ${sec(s.restartMs)}, leaders ${sec(s.electionMs)}, caught up ${sec(s.catchUpMs)}, ${s.isrMs === null ? `ISR short: ${s.isrShort ?? ''}` : `ISR whole ${sec(s.isrMs)} later`}; `
     : '';
-  return `${window}; recovery ${f.recoverMs === undefined ? "-" : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+  return `${window}; recovery ${f.recoverMs === undefined ? '-' : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
 }
