@@ -1,7 +1,10 @@
 // The full check after a fault and recovery: the host's ack ledger (outside the blast radius)
 // against what the recovered leaders serve to a consumer, every replica's log hash up to the
-// lowest HW, and each leader's HW against the highest HW a produce answer reported before the
-// fault (an HW a client was told must not go back).
+// lowest HW, and each leader's HW against the highest HW known before the fault (an HW a client
+// was told, or could have read, must not go back): what a produce answer reported (the http
+// driver's answers carry it) or what the leaders answered just before the fault (a driver with
+// highWatermarks: the kafka driver's ListOffsets). A partition whose HW before the fault is
+// known from neither leaves the figure not measured (null), never a silent 0.
 import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import type { ClusterClient } from '../drivers/types.ts';
@@ -13,15 +16,37 @@ export interface FaultCheck {
   report: CheckReport;
   /** Partitions whose replicas disagree below the lowest replica HW. */
   replicasDisagree: number;
-  /** Offsets the HW went back by, summed over partitions. */
-  hwWentBack: number;
-  /** Sums over partitions (one partition: that partition's figures). */
-  hwBefore: number;
+  /** Offsets the HW went back by, summed over partitions; null when some partition's HW before the fault is not known (hwNotMeasured says why). */
+  hwWentBack: number | null;
+  /** Why hwWentBack is null (the first partition's reason, and how many partitions). */
+  hwNotMeasured: string | null;
+  /** Sums over partitions (one partition: that partition's figures); hwBefore null when not measured. */
+  hwBefore: number | null;
   hwAfter: number;
+  /** hwBefore -1: not known before the fault. */
   partitions: Array<PartitionAgreement & { hwBefore: number; servedHw: number }>;
   timeline: LossTimeline;
 }
 
+/** How long the HW reading before a fault may hold the fault back (it runs beside the broker figures' reading, bounded at 2 s). */
+export const HW_BEFORE_FAULT_WITHIN_MS = 1500;
+
+/**
+ * Reads each partition's HW through the driver just before the fault and notes it in the ledger
+ * (maxHw), or why it could not (hwNotRead). A driver without highWatermarks records the HW from
+ * its produce answers instead; nothing is read.
+ */
+export async function recordHwBeforeFault(client: Pick<ClusterClient, 'highWatermarks'>, topic: string, ledger: AckLedger, timeoutMs = HW_BEFORE_FAULT_WITHIN_MS): Promise<void> {
+  if (!client.highWatermarks) return;
+  const partitions = ledger.partitions();
+  const timedOut = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs + 200).unref());
+  const read = await Promise.race([client.highWatermarks(topic, partitions, timeoutMs).catch((err: Error) => err), timedOut]);
+  for (const p of partitions) {
+    const hw = read === null ? { error: `no answer within ${timeoutMs} ms` } : read instanceof Error ? { error: read.message } : (read.get(p) ?? { error: 'no reading' });
+    if (typeof hw === 'number') ledger.noteHw(p, hw);
+    else ledger.hwNotRead(p, `its high watermark could not be read before the fault: ${hw.error}`);
+  }
+}
 export interface AfterFaultOptions {
   /** The client driver connected to the cluster: replicas and the consumer go through it. */
   source: ReplicaSource & Pick<ClusterClient, 'consume'>;
@@ -47,22 +72,27 @@ export async function checkAfterFault(opts: AfterFaultOptions): Promise<FaultChe
   let hwWentBack = 0;
   let hwBefore = 0;
   let hwAfter = 0;
+  const unknown: string[] = [];
   const details = agreement.map((a) => {
     const before = ledger.maxHw(a.partition);
+    const why = ledger.hwUnknownWhy(a.partition);
     const served = logs.find((l) => l.partition === a.partition)?.highWatermark ?? -1;
     const after = Math.max(a.leaderHw, served);
-    if (before >= 0) {
+    hwAfter += after;
+    if (why !== null) unknown.push(`${topic}-${a.partition}: ${why}`);
+    else {
       hwBefore += before;
-      hwAfter += after;
       hwWentBack += Math.max(0, before - after);
     }
-    return { ...a, hwBefore: before, servedHw: served };
+    return { ...a, hwBefore: why === null ? before : -1, servedHw: served };
   });
+  const hwNotMeasured = unknown.length ? `${unknown[0]}${unknown.length > 1 ? ` (and ${unknown.length - 1} more partitions)` : ''}` : null;
   return {
     report,
     replicasDisagree: agreement.filter((a) => !a.agree).length,
-    hwWentBack,
-    hwBefore,
+    hwWentBack: hwNotMeasured === null ? hwWentBack : null,
+    hwNotMeasured,
+    hwBefore: hwNotMeasured === null ? hwBefore : null,
     hwAfter,
     partitions: details,
     timeline: lossTimeline(ledger, report.lost, opts.cutMs),

@@ -10,11 +10,14 @@
 // - duplicates: one record served at several offsets;
 // - out of order: per producer, a record acknowledged before another was sent sits above it;
 // - unacknowledged present: served but never acknowledged (allowed, counted);
+// - acknowledged without an offset: a delivery report with no offset (librdkafka's answer to a
+//   retry the broker found a duplicate of) still acknowledges the record: it must be served
+//   and is found by its identity; the offset checks skip it (counted, ackedWithoutOffset);
 // - corrupt served: batches failing their CRC or framing;
 // - offsetChanged: acknowledged records served, but not at the offset acknowledged.
 // HW went back and replica divergence need the brokers, not only the served batches: they
 // are computed in after-fault.ts and replicas.ts and land in the same LedgerSummary.
-import type { AckLedger, LedgerBatch } from '../workload/ledger.ts';
+import { ackedOffsetOf, recordAcked, type AckLedger, type LedgerBatch } from '../workload/ledger.ts';
 import type { LedgerSummary } from '../results/types.ts';
 
 // Served batches are the client driver's (harness/drivers/types.ts): any driver's consumer yields them.
@@ -25,6 +28,7 @@ export interface LostBatch {
   partition: number;
   baseSequence: number;
   records: number;
+  /** The first acknowledged offset of the batch; -1 when its reports carried none. */
   ackedOffset: number;
   ackMs: number;
 }
@@ -90,6 +94,7 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     outOfOrder: 0,
     corrupt: 0,
     unackedPresent: 0,
+    ackedWithoutOffset: 0,
     lostOffsetsSample: [],
     ackedBatches: 0,
     offsetChanged: 0,
@@ -112,30 +117,44 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     let lostHere = 0;
     const found: Array<{ offset: number; sentMs: number; ackMs: number; stream?: number }> = [];
     for (const batch of ledger.batches(partition)) {
+      // Duplicates are by identity: one record served at several offsets. A client that retries
+      // (the kafka driver's producers do: `retries`, 3 by default) can write a record twice when
+      // an answer is lost, and an idempotent producer must not; the http driver never retries.
+      // Counted whatever the record's answer said; expectations judge them.
       const present = presentRecords(batch, served.bySequence);
-      // The workload never retries, so a record served twice is a broker bug whether or not
-      // its answer arrived.
       report.duplicates += present.duplicates;
       if (batch.status !== 'acked') {
         report.unackedPresent! += present.count;
         continue;
       }
       report.ackedBatches++;
-      report.acked += batch.records;
-      ackedHere += batch.records;
+      let missing = 0;
+      let firstAckedOffset = -1;
       for (let i = 0; i < batch.records; i++) {
-        const ackedOffset = batch.recordOffsets?.[i] ?? batch.baseOffset + i;
         const seq = batch.baseSequence + i;
+        const at = served.bySequence.get(seq);
+        // A batch acknowledged in part: each record keeps its own outcome.
+        if (!recordAcked(batch, i)) {
+          if (at) report.unackedPresent!++;
+          continue;
+        }
+        report.acked++;
+        ackedHere++;
+        if (!at) missing++;
+        const ackedOffset = ackedOffsetOf(batch, i);
+        if (ackedOffset === null) {
+          report.ackedWithoutOffset!++;
+          continue;
+        }
+        if (firstAckedOffset < 0) firstAckedOffset = ackedOffset;
         const there = served.byOffset.get(ackedOffset);
         if (there !== undefined && there !== ownKey(seq)) inconsistent.add(ackedOffset);
-        const at = served.bySequence.get(seq);
         if (at && !at.includes(ackedOffset)) report.offsetChanged++;
       }
-      if (present.count < batch.records) {
-        const missing = batch.records - present.count;
+      if (missing > 0) {
         report.ackedLost += missing;
         lostHere += missing;
-        report.lost.push({ partition, baseSequence: batch.baseSequence, records: missing, ackedOffset: batch.baseOffset, ackMs: batch.ackMs });
+        report.lost.push({ partition, baseSequence: batch.baseSequence, records: missing, ackedOffset: firstAckedOffset, ackMs: batch.ackMs });
       }
       if (present.firstOffset !== null) found.push({ offset: present.firstOffset, sentMs: batch.sentMs, ackMs: batch.ackMs, ...(batch.stream !== undefined ? { stream: batch.stream } : {}) });
     }
@@ -146,13 +165,33 @@ export function checkLedger(ledger: AckLedger, logs: PartitionLog[], opts: { cut
     report.perPartition.push({ partition, acked: ackedHere, ackedLost: lostHere, served: served.byOffset.size, inconsistentOffsets: inconsistent.size });
   }
   // Lowest offsets first: where the lost range of the log begins.
-  report.lostOffsetsSample = [...report.lost].sort((a, b) => a.partition - b.partition || a.ackedOffset - b.ackedOffset).slice(0, sample).map((l) => l.ackedOffset);
+  report.lostOffsetsSample = report.lost
+    .filter((l) => l.ackedOffset >= 0)
+    .sort((a, b) => a.partition - b.partition || a.ackedOffset - b.ackedOffset)
+    .slice(0, sample)
+    .map((l) => l.ackedOffset);
   report.inconsistentOffsetsSample = report.inconsistentOffsetsSample.slice(0, sample);
   if (opts.cutMs !== undefined && report.lost.length > 0) {
     const oldest = Math.min(...report.lost.map((l) => l.ackMs));
     report.lossWindowSec = Math.max(0, (opts.cutMs - oldest) / 1000);
   }
   return report;
+}
+
+/** The checker's figures as run.json's trial ledger holds them (replica and HW figures are added by who measures them). */
+export function ledgerSummaryOfReport(r: CheckReport): LedgerSummary {
+  return {
+    acked: r.acked,
+    ackedLost: r.ackedLost,
+    duplicates: r.duplicates,
+    outOfOrder: r.outOfOrder,
+    corrupt: r.corrupt,
+    unackedPresent: r.unackedPresent,
+    ackedWithoutOffset: r.ackedWithoutOffset,
+    lostOffsetsSample: r.lostOffsetsSample,
+    offsetChanged: r.offsetChanged,
+    inconsistentOffsets: r.inconsistentOffsets,
+  };
 }
 
 /** How many of a batch's records are served, how many extra times, and where its first served record sits. */

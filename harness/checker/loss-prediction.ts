@@ -25,7 +25,7 @@
 // A disk that ignores FLUSH is not in the rules: the settings predict an honest drive, so its
 // loss shows as records lost outside the window.
 import type { Acks, FlushPolicy, IoMode } from '../../engine/settings/values.ts';
-import type { LedgerBatch } from '../workload/ledger.ts';
+import { ackedRecordsOf, type LedgerBatch } from '../workload/ledger.ts';
 import type { LostBatch } from './checker.ts';
 import type { LossPrediction } from '../results/types.ts';
 
@@ -132,16 +132,17 @@ export function predictLoss(i: LossPredictionInput): LossPrediction {
     if (r.kind === 'none') continue;
     if (r.kind === 'all') {
       riskySince.set(partition, -Infinity);
-      atRisk += batches.reduce((a, b) => a + b.records, 0);
+      atRisk += batches.reduce((a, b) => a + ackedRecordsOf(b), 0);
     } else if (r.kind === 'since') {
       const from = i.cutMs - r.ms;
       riskySince.set(partition, from);
-      atRisk += batches.filter((b) => b.ackMs >= from).reduce((a, b) => a + b.records, 0);
+      atRisk += batches.filter((b) => b.ackMs >= from).reduce((a, b) => a + ackedRecordsOf(b), 0);
     } else {
       const top = Math.max(...batches.map((b) => b.baseOffset + b.records - 1));
       const from = top + 1 - r.records;
       riskyOffsetFrom.set(partition, from);
-      for (const b of batches) atRisk += Math.max(0, Math.min(b.records, b.baseOffset + b.records - from));
+      // A batch acknowledged without an offset has no place to judge: at risk.
+      for (const b of batches) atRisk += b.baseOffset < 0 ? ackedRecordsOf(b) : Math.max(0, Math.min(ackedRecordsOf(b), b.baseOffset + b.records - from));
     }
   }
   let beyond = 0;
@@ -151,7 +152,7 @@ export function predictLoss(i: LossPredictionInput): LossPrediction {
     const fromOffset = riskyOffsetFrom.get(l.partition);
     let safe: number;
     if (since !== undefined) safe = l.ackMs >= since ? 0 : l.records;
-    else if (fromOffset !== undefined) safe = Math.max(0, Math.min(l.records, fromOffset - l.ackedOffset));
+    else if (fromOffset !== undefined) safe = l.ackedOffset < 0 ? 0 : Math.max(0, Math.min(l.records, fromOffset - l.ackedOffset));
     else safe = l.records;
     if (safe === 0) continue;
     beyond += safe;

@@ -1,7 +1,7 @@
 // Acknowledged and lost records binned by acknowledgement time relative to the cut: the
 // report's loss-window chart. Bounded size whatever the load: the bin widens so a trial never
 // has more than MAX_BINS bins.
-import type { AckLedger } from '../workload/ledger.ts';
+import { ackedRecordsOf, type AckLedger } from '../workload/ledger.ts';
 import type { LostBatch } from './checker.ts';
 
 const MAX_BINS = 300;
@@ -31,7 +31,7 @@ export function lossTimeline(ledger: AckLedger, lost: LostBatch[], cutMs: number
     return b;
   };
   for (const p of ledger.partitions()) {
-    for (const b of ledger.batches(p)) if (b.status === 'acked') at(bin(b.ackMs)).acked += b.records;
+    for (const b of ledger.batches(p)) if (b.status === 'acked') at(bin(b.ackMs)).acked += ackedRecordsOf(b);
   }
   for (const l of lost) at(bin(l.ackMs)).lost += l.records;
   return { binMs, bins: [...bins.values()].sort((a, b) => a.t - b.t) };

@@ -72,7 +72,8 @@ workload.extraTrials (default 2) more attempts per cell, so repetitions: 3 means
 trials where the machine allows; every attempt stays in run.json (cells[].trials, rep-N
 directories), a replaced one marked replacedBy: its violation still fails, its doubt no longer
 counts. A loss figure (ackedLost, offsetChanged, inconsistentOffsets, outOfOrder, hwWentBack)
-leaves out cells and trials with 0 acknowledged records, and an expectation over skipped cells
+leaves out cells and trials with 0 acknowledged records, hwWentBack leaves out trials where the
+HW before the fault could not be read (not measured), and an expectation over skipped cells
 judges nothing.
 
 exit codes:

@@ -39,6 +39,16 @@ describe('durolab bench: an idempotent producer across a leader kill', () => {
     expect(cell!.trials?.[0]?.fault).toBeDefined();
     expect(cell!.ledger.acked).toBeGreaterThan(0);
     expect(cell!.ledger).toMatchObject({ duplicates: 0, ackedLost: 0, corrupt: 0 });
+    // The HW before the kill, read through the kafka driver (ListOffsets), against the new
+    // leader's after recovery: measured, not a default 0 (acks=all: it must not go back).
+    const fault = cell!.trials![0]!.fault!;
+    expect(fault.hwNotMeasuredWhy).toBeUndefined();
+    expect(fault.hwBeforeCut).toBeGreaterThan(0);
+    expect(fault.hwAfterRecovery).toBeGreaterThanOrEqual(fault.hwBeforeCut!);
+    expect(cell!.trials![0]!.ledger.hwWentBack).toBe(0);
+    // Acknowledgements without an offset (a retry the new leader found a duplicate of) are counted, within acked.
+    expect(typeof cell!.trials![0]!.ledger.ackedWithoutOffset).toBe('number');
+    expect(cell!.trials![0]!.ledger.ackedWithoutOffset).toBeLessThanOrEqual(cell!.trials![0]!.ledger.acked);
     // Every producer connection has its own producer id: no sequence answers without a fault.
     expect(cell!.errors ?? {}).toEqual({});
   }, 120_000);

@@ -70,6 +70,8 @@ export function trialSummary(run: RunResult): string {
   }
   const evidence = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.evidence?.incomplete).map((t) => `  ${c.id} trial ${t.index + 1}: EVIDENCE INCOMPLETE: ${t.evidence!.incomplete!.join('; ')}`));
   if (evidence.length) out.push('kept disk images:', ...evidence);
+  const counted = countedApart(run);
+  if (counted) out.push(counted);
   const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy})` : ''}`));
   if (notes.length) out.push('suspect trials:', ...notes);
   const integrity = run.cells.flatMap((c) => {
@@ -88,6 +90,28 @@ export function trialSummary(run: RunResult): string {
   if (cycle) out.push(cycle);
   if (integrity.length) out.push('checker flags (must be 0 for a durable setup; when every replica loses acknowledged records, the HW goes back with them):', ...integrity);
   return out.join('\n');
+}
+
+/**
+ * What the checker counted apart, per cell with fault trials: records acknowledged without an
+ * offset (counted in acked, they must survive), and trials whose HW going back was not measured
+ * (their hwWentBack is absent, not 0); '' when there is neither.
+ */
+export function countedApart(run: RunResult): string {
+  const lines = run.cells
+    .filter((c) => (c.trials ?? []).some((t) => t.fault))
+    .flatMap((c) => {
+      const trials = (c.trials ?? []).filter((t) => t.fault);
+      const withoutOffset = trials.map((t) => t.ledger.ackedWithoutOffset ?? 0);
+      const unmeasured = trials.filter((t) => t.ledger.hwWentBack === undefined);
+      return [
+        withoutOffset.some((n) => n > 0) ? `  ${c.id}: ${int(withoutOffset.reduce((a, b) => a + b, 0))} acknowledged records without an offset (per trial ${withoutOffset.map(int).join(', ')}): counted in acked, found by their identity` : '',
+        unmeasured.length
+          ? `  ${c.id}: HW going back not measured in ${unmeasured.length} of ${trials.length} trials (${unmeasured.map((t) => `trial ${t.index}: ${t.fault?.hwNotMeasuredWhy ?? 'no HW before the fault'}`).join('; ')})`
+          : '',
+      ].filter(Boolean);
+    });
+  return lines.length ? ['counted apart (acknowledged without an offset: a retry the broker found a duplicate of; HW figures not measured are left out, not 0):', ...lines].join('\n') : '';
 }
 
 /** Predicted vs measured loss per cell (trials with a prediction), and every trial that lost beyond it; '' without predictions. */

@@ -42,10 +42,12 @@ export interface ProduceLedger {
   /** A batch is about to be sent; returns its base sequence. */
   send(partition: number, sentMs: number, stream?: number): number;
   /**
-   * The broker acknowledged the batch at this offset; `recordOffsets` gives each record's offset
-   * when a client reported them apart and they are not consecutive.
+   * The broker acknowledged the batch at this offset (< 0: acknowledged without an offset, as
+   * librdkafka reports a retry the broker found a duplicate of); `recordOffsets` gives each
+   * record's own outcome when a client reported them apart (an offset, or the ledger's
+   * ACKED_WITHOUT_OFFSET / RECORD_NOT_ACKED), `error` why the records not acknowledged failed.
    */
-  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number, recordOffsets?: readonly number[]): void;
+  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number, recordOffsets?: readonly number[], error?: string): void;
   /** The broker refused the batch; `error` is Kafka's error name (or the client's, e.g. CLIENT_TIMEOUT). */
   fail(partition: number, baseSequence: number, error: string, atMs: number): void;
   /** The batch's connection never connected: none of it reached a socket (not an unknown outcome). */
@@ -263,6 +265,13 @@ export interface ClusterClient {
   replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
   /** A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the broker holds no replica of the partition. */
   readReplicaLog(brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null>;
+  /**
+   * Each partition's high watermark as its leader reports it now (Kafka: ListOffsets LATEST),
+   * answered within `timeoutMs`; a partition whose reading failed or did not come in time holds
+   * the reason. Read just before a fault, so that an HW going back across it is measured.
+   * Absent on a driver whose produce answers carry the HW (the http driver: the ledger notes it).
+   */
+  highWatermarks?(topic: string, partitions: readonly number[], timeoutMs: number): Promise<Map<number, number | { error: string }>>;
   /** The partition's in-sync replicas as its leader (or the controller's metadata) says now; null while it has no leader. */
   inSyncReplicas(topic: string, partition: number): Promise<number[] | null>;
   /** Figures of every live broker (a broker that does not answer is left out and named in `down`). */

@@ -4,7 +4,7 @@
 // served, and Jepsen's poll checks (in red when not 0).
 import { median } from '../../engine/common/stats.ts';
 import type { RunResult } from '../results/types.ts';
-import { catchUpMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, measuredMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
 import { escapeHtml, fmtInt } from './format.ts';
 
 /** '' without consumers. */
@@ -20,14 +20,17 @@ export function consumersSection(run: RunResult): string {
       const around = gs[0]!.producerP99Us;
       const { mbPerSec: catchUpMBps, brokerCpuMsPerGB: cpuPerGB } = catchUpMedians(gs);
       const num = (v: number) => `<td class="num" data-v="${v}">${fmtInt(v)}</td>`;
+      // Not measured (no sample, no fetch answered): a dash, never 0.
+      const numOr = (v: number | null) => (v === null ? '<td class="num">—</td>' : num(v));
+      const measured = measuredMedians(gs);
       rows.push(
         `<tr><th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th><td>${escapeHtml(name)}</td><td>${escapeHtml(gs[0]!.start)}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}${escapeHtml(membershipText(gs[0]!, true))}</td>` +
           num(m((g) => g.recordsPerSec)) +
           `<td class="num" data-v="${m((g) => g.mbPerSec)}">${m((g) => g.mbPerSec).toFixed(1)}</td>` +
-          num(m((g) => g.fetchLatencyUs.p99)) +
-          num(m((g) => g.endToEndUs.p50)) +
-          num(m((g) => g.endToEndUs.p99)) +
-          num(m((g) => g.lag.max)) +
+          numOr(measured.fetchP99Us) +
+          numOr(measured.e2eP50Us) +
+          numOr(measured.e2eP99Us) +
+          numOr(measured.lagMax) +
           `<td class="num">${around ? `${fmtInt(around.before)} &rarr; ${fmtInt(around.during)}` : '—'}</td>` +
           `<td class="num">${typeof gs[0]!.cacheHitRatio === 'number' ? `${(gs[0]!.cacheHitRatio * 100).toFixed(0)} %` : '—'}</td>` +
           (catchUpMBps === null ? '<td class="num">—</td>' : `<td class="num" data-v="${catchUpMBps}">${catchUpMBps.toFixed(0)}</td>`) +

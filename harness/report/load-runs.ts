@@ -33,6 +33,9 @@ const ledger = z.object({
   replicasDisagree: z.number().optional(),
   replicasDiverged: z.number().optional(),
   hwWentBack: z.number().optional(),
+  hwNotMeasured: z.number().optional(),
+  ackedWithoutOffset: z.number().optional(),
+  lostBeyondPrediction: z.number().optional(),
 });
 
 const timePoint = z.object({
@@ -81,6 +84,7 @@ const fault = z.object({
   liveAtCut: z.boolean().optional(),
   hwBeforeCut: z.number().optional(),
   hwAfterRecovery: z.number().optional(),
+  hwNotMeasuredWhy: z.string().optional(),
   recoverMs: z.number().optional(),
   recoverySteps: z.object({ restartMs: z.number(), electionMs: z.number(), catchUpMs: z.number(), isrMs: z.number().nullable(), isrShort: z.string().optional() }).optional(),
   lossTimeline: z

@@ -5,6 +5,7 @@ import { compileChart } from './charts.ts';
 import { renderRunReport } from './run-page.ts';
 import { lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { powerCutRun, processRun } from './test-fixtures.ts';
+import { trialSummary } from '../cli/trial-summary.ts';
 
 /** powerCutRun's trials with what the fault runner now records: timelines, integrity, suspects. */
 function runWithTimelines(): RunResult {
@@ -20,8 +21,17 @@ function runWithTimelines(): RunResult {
   run.cells[1].trials!.forEach((t) => add(t, 0));
   run.cells[0].trials![1].suspect = true;
   run.cells[0].trials![1].note = 'no acknowledgement in the last 1.4 s before the cut (the load had stalled)';
+  run.cells[0].trials![0].ledger.hwWentBack = 0;
+  run.cells[0].trials![1].ledger.hwWentBack = 0;
   run.cells[0].trials![2].ledger.hwWentBack = 96;
   run.cells[0].trials![2].ledger.replicasDisagree = 1;
+  run.cells[0].trials!.forEach((t, i) => (t.ledger.ackedWithoutOffset = [0, 12, 5][i]));
+  // cell 1's trials measured no HW before the fault (a reading that failed): not measured, not clean-by-default.
+  run.cells[1].trials!.forEach((t) => {
+    delete t.ledger.hwWentBack;
+    t.ledger.hwNotMeasured = 1;
+    t.fault!.hwNotMeasuredWhy = 'hw-0: its high watermark could not be read before the fault: no answer within 1500 ms';
+  });
   return run;
 }
 
@@ -34,11 +44,14 @@ describe('loss section', () => {
     expect(row).toContain('3,100, 2,800, 0');
     expect(row).toContain('(1 suspect)');
     expect(row).toContain('HW went back in 1 of 3 trials (max 96)');
+    expect(row).not.toContain('not measured');
+    // acknowledged without an offset, summed over the trials
+    expect(row).toContain('<td class="num" data-v="17">17</td>');
     expect(row).toContain('replicas disagree below HW in 1 of 3 trials (max 1)');
     expect(row).toContain('21 s / 22 s / 23 s');
     const synced = html.split('<tr>').find((r) => r.includes('vm fdatasync acks=1'))!;
     expect(synced).toContain('0 / 0 / 0');
-    expect(synced).toContain('clean');
+    expect(synced).toMatch(/clean; HW going back not measured in (\d+) of \1 trials/);
   });
 
   it('draws the loss window against the cut as a chart that compiles without warnings', () => {
@@ -78,6 +91,13 @@ describe('loss section', () => {
     expect(t.cycleMs).toBe(22_000);
     expect(t.fault!.lossTimeline!.bins.length).toBe(60);
     expect(back.cells[0].trials![2].ledger.hwWentBack).toBe(96);
+    expect(back.cells[0].trials![1].ledger.ackedWithoutOffset).toBe(12);
+    expect(back.cells[1].trials![0].ledger).toMatchObject({ hwNotMeasured: 1 });
+    expect(back.cells[1].trials![0].fault!.hwNotMeasuredWhy).toContain('could not be read before the fault');
+    // the terminal's fault summary says the same
+    const terminal = trialSummary(back);
+    expect(terminal).toContain('vm buffered acks=1: 17 acknowledged records without an offset (per trial 0, 12, 5)');
+    expect(terminal).toMatch(/vm fdatasync acks=1: HW going back not measured in (\d+) of \1 trials \(trial 0: hw-0: its high watermark could not be read before the fault/);
   });
 
   it('leaves a run without faults without the section extras', () => {

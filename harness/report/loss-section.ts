@@ -60,6 +60,20 @@ function integritySummary(ts: Trial[]): string {
     .join('; ');
 }
 
+/** Fault trials whose HW going back was not measured (its HW before the fault unknown), said beside the integrity text; '' when none. */
+function hwNotMeasuredText(ts: Trial[]): string {
+  const n = ts.filter((t) => t.fault && t.ledger.hwWentBack === undefined).length;
+  return n ? `HW going back not measured in ${n} of ${ts.length} trials` : '';
+}
+
+/** Acknowledged records whose delivery report carried no offset, summed over trials ('—' when no trial recorded the count: an older run.json). */
+function ackedWithoutOffset(ts: Trial[]): { text: string; v: number | '' } {
+  const counts = ts.map((t) => t.ledger.ackedWithoutOffset).filter((v): v is number => typeof v === 'number');
+  if (counts.length === 0) return { text: '—', v: '' };
+  const sum = counts.reduce((a, b) => a + b, 0);
+  return { text: fmtInt(sum), v: sum };
+}
+
 export function hasFaultTrials(run: RunResult): boolean {
   return run.cells.some((c) => faultTrials(c).length > 0);
 }
@@ -74,14 +88,15 @@ export function lossDistributionTable(run: RunResult): string {
     ['trials', 'trials with a fault (suspect ones in brackets)'],
     ['acked lost min / median / max', 'acknowledged records missing after recovery, over the trials'],
     ['lost per trial', ''],
+    ['acked without offset', 'acknowledged records whose delivery report carried no offset (librdkafka reports a retry the broker found a duplicate of that way), over the trials: counted in acked, they must survive and are found by their identity'],
     ['loss window min / median / max', 'how long before the cut the oldest lost record had been acknowledged, over trials that lost records'],
     ['guest dirty at cut (median)', 'nr_dirty in the cut guests just before the cut'],
     ['back in service (median)', 'from the restart (VM: the reboot) until every partition is led again and the replicas caught up'],
     ['truncated (median)', 'bytes recovery cut from the log tails'],
     ['trial cycle min / median / max', 'fresh cluster, load, fault, recovery, check, stop'],
-    ['integrity', 'corrupt batches served, replicas disagreeing below HW, HW gone back, records at another offset: all must be 0'],
+    ['integrity', 'corrupt batches served, replicas disagreeing below HW, HW gone back, records at another offset: all must be 0 (and whether the HW going back was measured)'],
   ]
-    .map(([l, t], i) => `<th scope="col"${i > 0 && i !== 3 && i !== 9 ? ' class="num"' : ''}${t ? ` title="${escapeHtml(t)}"` : ''}>${escapeHtml(l)}</th>`)
+    .map(([l, t], i) => `<th scope="col"${i > 0 && i !== 3 && i !== 10 ? ' class="num"' : ''}${t ? ` title="${escapeHtml(t)}"` : ''}>${escapeHtml(l)}</th>`)
     .join('');
   const rows = cells.map((c) => {
     const ts = faultTrials(c);
@@ -93,6 +108,7 @@ export function lossDistributionTable(run: RunResult): string {
     const cycles = ts.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number');
     const suspect = ts.filter((t) => t.suspect).length;
     const integrity = integritySummary(ts);
+    const unmeasured = hwNotMeasuredText(ts);
     const anyLost = lost.some((n) => n > 0);
     return (
       '<tr>' +
@@ -100,12 +116,13 @@ export function lossDistributionTable(run: RunResult): string {
       `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}</td>` +
       td(dist(lost, fmtInt), anyLost ? 'bad' : '') +
       `<td class="mono">${escapeHtml(lost.map(fmtInt).join(', '))}</td>` +
+      td(ackedWithoutOffset(ts)) +
       td(dist(windows, fmtSeconds)) +
       td(medianCell(dirty, (pages) => fmtBytes(pages * PAGE_BYTES))) +
       td(medianCell(recover, fmtMs)) +
       td(medianCell(truncated, fmtBytes)) +
       td(dist(cycles, fmtMs)) +
-      `<td${integrity ? ' class="bad"' : ''} style="white-space:nowrap">${escapeHtml(integrity || 'clean')}</td>` +
+      `<td${integrity ? ' class="bad"' : ''} style="white-space:nowrap">${escapeHtml([integrity || 'clean', unmeasured].filter(Boolean).join('; '))}</td>` +
       '</tr>'
     );
   });

@@ -30,8 +30,20 @@ export interface LedgerSummary {
   replicasDisagree?: number;
   /** Partitions where some replica's stored batches differ from the leader's below its HW, compared on the host from bytes (must be 0; absent with RF 1). */
   replicasDiverged?: number;
-  /** Offsets by which a leader's HW after recovery is below the highest HW a produce answer reported before the fault, summed over partitions (0 = never went back). */
+  /**
+   * Offsets by which a leader's HW after recovery is below the highest HW known before the fault
+   * (a produce answer's, or the leaders' reading just before it), summed over partitions (0 =
+   * never went back). Absent where it was not measured (hwNotMeasured); a cell's sums its trials that measured it.
+   */
   hwWentBack?: number;
+  /** Fault trials whose HW before the fault is not known for every partition (FaultOutcome.hwNotMeasuredWhy): hwWentBack leaves them out. */
+  hwNotMeasured?: number;
+  /**
+   * Records acknowledged (acks >= 1) whose delivery report carried no offset (librdkafka's report
+   * of a retry the broker found a duplicate of): they count in `acked`, must survive, and are
+   * found by their identity; no offset check applies to them.
+   */
+  ackedWithoutOffset?: number;
   /** Fault trials: acknowledged records lost that the settings' loss window says were safe (must be 0 on an honest disk; FaultOutcome.predicted has the rule). */
   lostBeyondPrediction?: number;
 }
@@ -155,9 +167,11 @@ export interface FaultOutcome {
   lastAckBeforeCutMs?: number | null;
   /** Every cut guest's workload was still running at the cut (VM target). */
   liveAtCut?: boolean;
-  /** Highest HW reported in produce answers before the fault, and the leader's HW once recovered (partition 0 first; summed over partitions). */
+  /** Highest HW known before the fault (produce answers, or the leaders' reading just before it), and the leader's HW once recovered; summed over partitions. */
   hwBeforeCut?: number;
   hwAfterRecovery?: number;
+  /** Why the HW before the fault is not known (hwBeforeCut and ledger.hwWentBack are then absent). */
+  hwNotMeasuredWhy?: string;
   /** From the fault to every partition led again and replicas caught up. */
   recoverMs?: number;
   /** The same recovery stage by stage, and the ISR made whole after it (harness/faults/recover.ts). */

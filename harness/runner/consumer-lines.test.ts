@@ -1,9 +1,9 @@
 // A group's cache hit ratio: 1 - the device's reads / the bytes served, over the seconds it read;
 // a group that caught up is judged over its catch-up only (its tailing afterwards reads memory).
 import { describe, expect, it } from 'vitest';
-import type { CellResult } from '../results/types.ts';
-import type { ConsumerGroupResult } from '../workload/consumers.ts';
-import { cacheHitRatio } from './consumer-lines.ts';
+import type { CellResult, RunResult } from '../results/types.ts';
+import { measuredMedians, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { cacheHitRatio, consumerLine, consumerSummary } from './consumer-lines.ts';
 
 const MB = 1e6;
 // Measured seconds 0..9 (after a 2 s warm-up): the device read 30 MB in second 5, nothing else.
@@ -24,5 +24,44 @@ describe('cache hit ratio', () => {
     expect(cacheHitRatio(group({ bytes: 0 }), timeseries, 2)).toBeNull();
     const noProbes = timeseries.map(({ t, recordsPerSec, p99Us }) => ({ t, recordsPerSec, p99Us })) as CellResult['timeseries'];
     expect(cacheHitRatio(group({}), noProbes, 2)).toBeNull();
+  });
+});
+
+describe('consumer figures nothing measured', () => {
+  const latency = (count: number, p50: number, p99: number) => ({ p50, p90: p99, p99, p999: p99, p9999: p99, max: p99, count });
+  const measured = (over: Partial<ConsumerGroupResult>) =>
+    ({
+      name: 'late',
+      start: 'earliest',
+      membership: 'fetch',
+      partitions: [0],
+      startAtSec: 0,
+      activeSec: 2,
+      records: 1000,
+      bytes: MB,
+      recordsPerSec: 500,
+      mbPerSec: 0.5,
+      fetches: 10,
+      fetchLatencyUs: latency(10, 800, 2000),
+      endToEndUs: latency(1000, 3000, 9000),
+      lag: { max: 400, end: 7 },
+      perSecond: [],
+      checks: { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 },
+      offsetResets: 0,
+      errors: [],
+      catchUp: null,
+      ...over,
+    }) as ConsumerGroupResult;
+  // A repetition whose group never got a fetch answered (its start came after the load ended).
+  const idle = measured({ records: 0, bytes: 0, recordsPerSec: 0, mbPerSec: 0, fetches: 0, fetchLatencyUs: latency(0, 0, 0), endToEndUs: latency(0, 0, 0), lag: { max: 0, end: 0 } });
+
+  it('takes medians over the repetitions that measured each figure, and shows a dash where none did', () => {
+    expect(measuredMedians([measured({}), idle])).toEqual({ fetchP99Us: 2000, e2eP50Us: 3000, e2eP99Us: 9000, lagMax: 400, lagEnd: 7 });
+    expect(measuredMedians([idle])).toEqual({ fetchP99Us: null, e2eP50Us: null, e2eP99Us: null, lagMax: null, lagEnd: null });
+    expect(consumerLine(idle)).toContain('fetch p50/p99 -/- µs, end-to-end p50/p99 -/- µs; lag max -, at the end -');
+    expect(consumerLine(measured({}))).toContain('fetch p50/p99 800/2,000 µs, end-to-end p50/p99 3,000/9,000 µs; lag max 400, at the end 7');
+    const run = { cells: [{ id: 'c', consumers: [{ repetition: 0, groups: [idle] }] }] } as unknown as RunResult;
+    const row = consumerSummary(run).split('\n').find((l) => l.startsWith('c '))!;
+    expect(row.split(/\s{2,}/).slice(5, 10)).toEqual(['-', '-', '-', '-', '-']);
   });
 });

@@ -5,16 +5,20 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import { catchUpMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, measuredMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
+import type { LatencySummary } from '../../engine/common/latency.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
+/** A figure nothing measured (no sample, no fetch answered): '-', never 0. */
+const intOr = (n: number | null) => (n === null ? '-' : int(n));
+const p50p99 = (l: LatencySummary) => (l.count > 0 ? `${int(l.p50)}/${int(l.p99)}` : '-/-');
 
 export function consumerLine(g: ConsumerGroupResult): string {
   const c = g.checks;
   const bad = [c.nonMonotonic ? `${int(c.nonMonotonic)} non-monotonic` : '', c.skipped ? `${int(c.skipped)} acknowledged skipped` : '', c.corrupt ? `${int(c.corrupt)} corrupt` : ''].filter(Boolean);
   return (
     `consumers ${g.name} (start ${g.start}${g.startAtSec ? ` at ${g.startAtSec} s` : ''}${membershipText(g, true)}): ${int(g.records)} records, ${int(g.recordsPerSec)} records/s, ${g.mbPerSec.toFixed(1)} MB/s over ${g.activeSec.toFixed(1)} s; ` +
-    `fetch p50/p99 ${int(g.fetchLatencyUs.p50)}/${int(g.fetchLatencyUs.p99)} µs, end-to-end p50/p99 ${int(g.endToEndUs.p50)}/${int(g.endToEndUs.p99)} µs; lag max ${int(g.lag.max)}, at the end ${int(g.lag.end)}` +
+    `fetch p50/p99 ${p50p99(g.fetchLatencyUs)} µs, end-to-end p50/p99 ${p50p99(g.endToEndUs)} µs; lag max ${g.fetches > 0 ? int(g.lag.max) : '-'}, at the end ${g.fetches > 0 ? int(g.lag.end) : '-'}` +
     (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
     (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
     (typeof g.cacheHitRatio === 'number' ? `; cache hit ratio ${(g.cacheHitRatio * 100).toFixed(0)} %` : '') +
@@ -40,17 +44,18 @@ export function consumerSummary(run: RunResult): string {
       const m = (f: (g: ConsumerGroupResult) => number) => median(gs.map(f)) ?? 0;
       const around = gs[0]!.producerP99Us;
       const catchUp = catchUpMedians(gs);
+      const measured = measuredMedians(gs);
       rows.push([
         c.id,
         name,
         `${gs[0]!.start}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}${membershipText(gs[0]!)}`,
         int(m((g) => g.recordsPerSec)),
         m((g) => g.mbPerSec).toFixed(1),
-        int(m((g) => g.fetchLatencyUs.p99)),
-        int(m((g) => g.endToEndUs.p50)),
-        int(m((g) => g.endToEndUs.p99)),
-        int(m((g) => g.lag.max)),
-        int(m((g) => g.lag.end)),
+        intOr(measured.fetchP99Us),
+        intOr(measured.e2eP50Us),
+        intOr(measured.e2eP99Us),
+        intOr(measured.lagMax),
+        intOr(measured.lagEnd),
         around ? `${int(around.before)} -> ${int(around.during)}` : '-',
         typeof gs[0]!.cacheHitRatio === 'number' ? `${(gs[0]!.cacheHitRatio * 100).toFixed(0)} %` : '-',
         catchUp.mbPerSec === null ? '-' : catchUp.mbPerSec.toFixed(0),

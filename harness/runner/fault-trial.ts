@@ -6,14 +6,15 @@ import type { Acks } from '../../engine/settings/values.ts';
 import type { Fault } from '../scenario/types.ts';
 import type { BrokerRecovery, CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { TrialClock } from './trial-clock.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import { ackedRecordsOf, type AckLedger } from '../workload/ledger.ts';
 import type { LedgerSummary, Trial } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan, type FaultMoment } from '../faults/schedule.ts';
 import { resolveVictims } from '../faults/victims.ts';
 import { injectFault } from '../faults/inject.ts';
 import { FAULTS } from '../faults/registry.ts';
 import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
-import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
+import { checkAfterFault, recordHwBeforeFault, type FaultCheck } from '../checker/after-fault.ts';
+import { ledgerSummaryOfReport } from '../checker/checker.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 
 /** A trial whose last acknowledgement came longer than this before the cut is flagged. */
@@ -39,6 +40,8 @@ export interface DriveOptions {
   stopLoad: () => void;
   /** Runs at the fault's moment, just before it is delivered (broker figures, marking later errors as after the fault). */
   beforeInject?: () => Promise<void>;
+  /** The client driver: beside beforeInject, each partition's HW is read through it into the ledger (a driver whose produce answers carry the HW reads nothing). */
+  client?: Pick<ClusterClient, 'highWatermarks'>;
   signal: AbortSignal;
 }
 
@@ -54,7 +57,7 @@ export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan;
   if (moment !== 'fire') return { plan, moment, fired: null };
   const targets = resolveVictims(opts.fault.target, opts.cluster, opts.topic);
   try {
-    await opts.beforeInject?.();
+    await Promise.all([opts.beforeInject?.(), opts.client ? recordHwBeforeFault(opts.client, opts.topic, opts.ledger) : undefined]);
     const leaders = new Map(opts.ledger.partitions().map((p) => [p, opts.cluster.leaderId(opts.topic, p)]));
     const cut = await injectFault(opts.fault.kind, opts.cluster, targets, opts.topic);
     return { plan, moment, fired: { plan, targets, cut, leaders } };
@@ -78,7 +81,7 @@ export function ackFiguresAt(ledger: AckLedger, cutMs: number): AckFigures {
     for (const b of ledger.batches(p)) {
       if (b.status === 'failed' && b.error === 'KAFKA_STORAGE_ERROR' && b.ackMs <= cutMs) storageErrorTimes.push(b.ackMs);
       if (b.status !== 'acked' || b.ackMs > cutMs) continue;
-      acked += b.records;
+      acked += ackedRecordsOf(b);
       if (b.ackMs > lastAck) lastAck = b.ackMs;
     }
   }
@@ -133,19 +136,11 @@ function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
 }
 
 export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
-  const r = check.report;
   return {
-    acked: r.acked,
-    ackedLost: r.ackedLost,
-    duplicates: r.duplicates,
-    outOfOrder: r.outOfOrder,
-    corrupt: r.corrupt,
-    unackedPresent: r.unackedPresent,
-    lostOffsetsSample: r.lostOffsetsSample,
-    offsetChanged: r.offsetChanged,
-    inconsistentOffsets: r.inconsistentOffsets,
+    ...ledgerSummaryOfReport(check.report),
     replicasDisagree: check.replicasDisagree,
-    hwWentBack: check.hwWentBack,
+    // Not measured: absent (an expectation on it is NOT EVALUATED), counted, never a 0.
+    ...(check.hwWentBack !== null ? { hwWentBack: check.hwWentBack } : { hwNotMeasured: 1 }),
   };
 }
 
@@ -210,8 +205,9 @@ export function faultTrial(args: {
       ...(fired.plan.seed !== undefined ? { seed: fired.plan.seed } : {}),
       lastAckBeforeCutMs: acks.lastAckBeforeCutMs,
       ...(live.length ? { liveAtCut: live.every(Boolean) } : {}),
-      hwBeforeCut: check.hwBefore,
+      ...(check.hwBefore !== null ? { hwBeforeCut: check.hwBefore } : {}),
       hwAfterRecovery: check.hwAfter,
+      ...(check.hwNotMeasured !== null ? { hwNotMeasuredWhy: check.hwNotMeasured } : {}),
       recoverMs: recovery.recoverMs,
       recoverySteps: recovery.steps,
       lossTimeline: check.timeline,

@@ -1,12 +1,12 @@
 // A repetition without a fault (or whose fault never fired): once the load ended, wait for the
 // replicas, read every partition back from its leader as a consumer would, and check the ledger.
 import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
-import { checkLedger } from '../checker/checker.ts';
+import { checkLedger, ledgerSummaryOfReport } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { Trial } from '../results/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
-import { replicaAgreement } from './trial-accounting.ts';
+import { addAgreementTo, replicaAgreement } from './trial-accounting.ts';
 
 export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; index: number; signal?: AbortSignal }): Promise<Trial> {
   const { client, topic, leaders, ledger } = args;
@@ -19,23 +19,10 @@ export async function checkAfterLoad(args: { client: ClusterClient; topic: strin
   const report = checkLedger(ledger, logs);
   const trial: Trial = {
     index: args.index,
-    ledger: {
-      acked: report.acked,
-      ackedLost: report.ackedLost,
-      duplicates: report.duplicates,
-      outOfOrder: report.outOfOrder,
-      corrupt: report.corrupt,
-      unackedPresent: report.unackedPresent,
-      lostOffsetsSample: report.lostOffsetsSample,
-      offsetChanged: report.offsetChanged,
-      inconsistentOffsets: report.inconsistentOffsets,
-    },
+    ledger: ledgerSummaryOfReport(report),
   };
   const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf);
-  if (agreement) {
-    trial.replicas = agreement;
-    trial.ledger.replicasDiverged = agreement.diverged;
-  }
+  addAgreementTo(trial, agreement);
   if (!caught.caughtUp) {
     trial.suspect = true;
     trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;

@@ -28,7 +28,7 @@ import { summarizeLatency } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import { encodeHistogram, mergeTimeseries, emptyLedger } from './cell-result.ts';
 import { BrokerFiguresWatch, brokerFigures, summarizeBrokers, type FiguresReading } from './broker-figures.ts';
-import { addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
+import { addAgreementTo, addCounts, faultLine, replicaAgreement, replicaLine, requestCounts, withDeviceFlushes } from './trial-accounting.ts';
 import { guestSeries, startSampler } from './cell-probes.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
 import type { RunOptions } from './run-scenario.ts';
@@ -234,6 +234,7 @@ export async function runCell(
             loadDone: loadPromise,
             stopLoad: () => stopForFault.abort(),
             signal: opts.signal,
+            client,
             beforeInject: async () => {
               clock.lap('load');
               try {
@@ -351,10 +352,7 @@ export async function runCell(
         const beyond = beyondPredictionText(trial.fault!.predicted);
         log(`rep ${rep + 1}: predicted at risk ${trial.fault!.predicted.atRisk.toLocaleString('en-US')} (${trial.fault!.predicted.rule}); lost ${check.report.ackedLost.toLocaleString('en-US')}${beyond ? `; BEYOND PREDICTION: ${beyond}` : ''}`);
         trial.errorsAfterFault = load.errorsAfterFault;
-        if (agreement) {
-          trial.replicas = agreement;
-          trial.ledger.replicasDiverged = agreement.diverged;
-        }
+        addAgreementTo(trial, agreement);
       } else {
         trial = await checkAfterLoad({ client, topic: scenario.cluster.topic, leaders, ledger, rf, index: rep, signal: opts.signal });
         if (driven && !opts.signal.aborted) {
@@ -448,7 +446,8 @@ function withSteadiness(reps: RepetitionFigures[]): Pick<CellResult, 'steadiness
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  const sum = (k: 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'lostBeyondPrediction') =>
+  type Optional = 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'hwNotMeasured' | 'ackedWithoutOffset' | 'lostBeyondPrediction';
+  const sum = (k: Optional) =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
     acked: a.acked + b.acked,
@@ -463,6 +462,8 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('replicasDisagree'),
     ...sum('replicasDiverged'),
     ...sum('hwWentBack'),
+    ...sum('hwNotMeasured'),
+    ...sum('ackedWithoutOffset'),
     ...sum('lostBeyondPrediction'),
   };
 }

@@ -27,8 +27,19 @@ export async function replicaAgreement(client: ClusterClient, topic: string, par
   return replicaAgreementOf(await compareReplicaBytes(client, topic, partitions));
 }
 
+/**
+ * Puts a trial's replica agreement into it: `replicas`, and `ledger.replicasDiverged` only when
+ * some follower's bytes were compared (no follower read: not measured, not 0).
+ */
+export function addAgreementTo(trial: Trial, agreement: ReplicaAgreement | undefined): void {
+  if (!agreement) return;
+  trial.replicas = agreement;
+  if (agreement.replicas > 0) trial.ledger.replicasDiverged = agreement.diverged;
+}
+
 /** One line for the progress log: what the comparison found. */
 export function replicaLine(r: ReplicaAgreement): string {
+  if (r.replicas === 0) return "replicas not compared from bytes: no follower's stored bytes were read (replicasDiverged not measured)";
   if (r.diverged === 0) return `replicas agree from bytes (${r.compared.toLocaleString('en-US')} batches compared up to offset ${r.agreeUpTo.toLocaleString('en-US')})`;
   const where = (r.partitions ?? []).flatMap((p) => p.divergent.map((d) => `partition ${p.partition} broker ${d.brokerId} at offset ${d.offset}`));
   return `REPLICAS DIVERGE from offset ${r.firstDivergentOffset} (${where.join('; ')})`;
@@ -50,6 +61,8 @@ export function faultLine(t: Trial): string {
   const extra = [
     t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
     t.ledger.hwWentBack ? `HW went back ${t.ledger.hwWentBack}` : '',
+    t.ledger.hwWentBack === undefined ? `HW going back not measured (${f.hwNotMeasuredWhy ?? 'no HW before the fault'})` : '',
+    t.ledger.ackedWithoutOffset ? `${t.ledger.ackedWithoutOffset} acknowledged without an offset` : '',
     t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
   ].filter(Boolean);
   const s = f.recoverySteps;
@@ -57,5 +70,5 @@ export function faultLine(t: Trial): string {
   const stages = s
     ? `restart ${sec(s.restartMs)}, leaders ${sec(s.electionMs)}, caught up ${sec(s.catchUpMs)}, ${s.isrMs === null ? `ISR short: ${s.isrShort ?? ''}` : `ISR whole ${sec(s.isrMs)} later`}; `
     : '';
-  return `${window}; recovery ${sec(f.recoverMs ?? 0)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+  return `${window}; recovery ${f.recoverMs === undefined ? '-' : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
 }

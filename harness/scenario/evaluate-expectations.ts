@@ -114,9 +114,19 @@ function doubtText(t: Trial, why: string): string {
 
 const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was promised that could be lost or moved`;
 
+/** hwWentBack is measured only where each partition's HW before the fault is known (harness/checker/after-fault.ts). */
+function hwNotMeasured(path: string, who: string, ledger: { hwWentBack?: number; hwNotMeasured?: number }, why?: string): string | null {
+  if (path !== 'ledger.hwWentBack') return null;
+  const at = who ? `${who}: ` : '';
+  if (why) return `${at}HW going back not measured (${why})`;
+  if (ledger.hwNotMeasured) return `${at}HW going back not measured in ${ledger.hwNotMeasured} trial(s)`;
+  if (ledger.hwWentBack === undefined) return `${at}HW going back not measured (no fault fired, or a run.json from before it was measured)`;
+  return null;
+}
+
 /** replicasDiverged is measured only where there are replicas to compare (RF > 1). */
 const noReplicas = (path: string, who: string, ledger: { replicasDiverged?: number }) =>
-  path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1)` : null;
+  path === 'ledger.replicasDiverged' && ledger.replicasDiverged === undefined ? `${who}: no replicas compared (replication factor 1, or no follower's stored bytes read)` : null;
 
 /** Ledger figures a trial holds nothing to judge by (0 acknowledged records, RF 1): left out, not in doubt. */
 const trialLeftOut = (path: string, t: Trial) =>
@@ -133,6 +143,12 @@ function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, boun
     const leftOut = trialLeftOut(e.left.path, t);
     if (leftOut) {
       notJudged.push({ state: 'leftOut', text: `${cell.id} ${leftOut}` });
+      continue;
+    }
+    // A figure not measured is in doubt (unknown), not broken.
+    const unmeasured = hwNotMeasured(e.left.path, `trial ${t.index}`, t.ledger, t.fault?.hwNotMeasuredWhy);
+    if (unmeasured) {
+      notJudged.push({ state: t.replacedBy === undefined ? 'unknown' : 'leftOut', text: `${cell.id} ${unmeasured}` });
       continue;
     }
     const why = whyUnjudged(t, hasFault);
@@ -161,7 +177,7 @@ function cellLeftOut(path: string, cell: CellResult): string | null {
 function cellDoubts(path: string, cell: CellResult, hasFault: boolean): Array<{ trial: Trial; why: string }> {
   if (!path.startsWith('ledger.')) return [];
   return (cell.trials ?? []).flatMap((trial) => {
-    const why = whyUnjudged(trial, hasFault);
+    const why = whyUnjudged(trial, hasFault) ?? (trial.fault ? hwNotMeasured(path, '', trial.ledger, trial.fault.hwNotMeasuredWhy) : null);
     return why === null ? [] : [{ trial, why }];
   });
 }
@@ -271,6 +287,8 @@ function cellVerdict(e: Expectation, cell: CellResult, hasFault: boolean, bound:
   const why = cellLeftOut(e.left.path, cell);
   if (why) return { state: 'leftOut', text: why };
   const v = metricValue(cell, e.left.path);
+  const unmeasured = v === undefined ? hwNotMeasured(e.left.path, cell.id, cell.ledger) : null;
+  if (unmeasured) return { state: 'unknown', text: unmeasured };
   if (v === undefined) return { state: 'bad', text: `${cell.id}: ${e.left.path} not recorded` };
   return cellFigureVerdict(`${cell.id}: ${formatNumber(v)}${statusNote(cell)}`, compare(v, e.op, bound), cellDoubts(e.left.path, cell, hasFault));
 }

@@ -437,7 +437,7 @@ describe('verdict states', () => {
     );
     expect(cellLevel.state).toBe('fail');
     expect(cellLevel.detail).toContain('failing io=direct,flush=never: 1');
-    expect(cellLevel.detail).toContain('io=buffered,flush=per-batch: no replicas compared (replication factor 1)');
+    expect(cellLevel.detail).toContain("io=buffered,flush=per-batch: no replicas compared (replication factor 1, or no follower's stored bytes read)");
     expect(perTrial.state).toBe('fail');
     expect(perTrial.detail).toContain('io=direct,flush=never: trials 0, 1');
     const [none] = evaluateExpectations(scenario(['replicasDiverged == 0']), fourCells());

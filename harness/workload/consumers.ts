@@ -9,7 +9,7 @@
 import { newLatencyHistogram, summarizeLatency, type LatencySummary } from '../../engine/common/latency.ts';
 import { median } from '../../engine/common/stats.ts';
 import type { ClusterClient, TailFetch } from '../drivers/types.ts';
-import type { AckLedger } from './ledger.ts';
+import { ackedOffsetOf, type AckLedger } from './ledger.ts';
 import { startText, type ConsumerSpec } from './consumer-spec.ts';
 
 export interface ConsumerGroupResult {
@@ -81,6 +81,24 @@ export function catchUpMedians(groups: readonly ConsumerGroupResult[]): { mbPerS
   return {
     mbPerSec: median(caught.map((x) => x.mbPerSec)),
     brokerCpuMsPerGB: median(caught.map((x) => x.brokerCpuMsPerGB).filter((x): x is number => x !== null)),
+  };
+}
+
+/**
+ * Medians over repetitions of a group's latency and lag figures, each over the repetitions that
+ * measured it: a latency over those with at least one sample, the lag over those with a fetch
+ * answered. null where none did (a group that never fetched), shown as '-', never as 0.
+ */
+export function measuredMedians(groups: readonly ConsumerGroupResult[]): { fetchP99Us: number | null; e2eP50Us: number | null; e2eP99Us: number | null; lagMax: number | null; lagEnd: number | null } {
+  const fetched = groups.filter((g) => g.fetchLatencyUs.count > 0);
+  const e2e = groups.filter((g) => g.endToEndUs.count > 0);
+  const answered = groups.filter((g) => g.fetches > 0);
+  return {
+    fetchP99Us: median(fetched.map((g) => g.fetchLatencyUs.p99)),
+    e2eP50Us: median(e2e.map((g) => g.endToEndUs.p50)),
+    e2eP99Us: median(e2e.map((g) => g.endToEndUs.p99)),
+    lagMax: median(answered.map((g) => g.lag.max)),
+    lagEnd: median(answered.map((g) => g.lag.end)),
   };
 }
 
@@ -359,8 +377,9 @@ function skippedAcked(consumed: Array<{ partition: number; from: number; to: num
     for (const b of ledger.batches(p)) {
       if (b.status !== 'acked') continue;
       for (let i = 0; i < b.records; i++) {
-        const o = b.recordOffsets?.[i] ?? b.baseOffset + i;
-        if (o >= lo && o <= hi && !seen.has(o)) skipped++;
+        // A record acknowledged without an offset (or not acknowledged) has no offset to have been skipped at.
+        const o = ackedOffsetOf(b, i);
+        if (o !== null && o >= lo && o <= hi && !seen.has(o)) skipped++;
       }
     }
   }

@@ -23,9 +23,45 @@ export interface LedgerBatch {
   stream?: number;
   /**
    * Each record's acknowledged offset, when they are not consecutive (a client library split the
-   * batch and other records landed between the parts); otherwise record i is at baseOffset + i.
+   * batch and other records landed between the parts), or when some record's report carried no
+   * offset (ACKED_WITHOUT_OFFSET) or failed while others were acknowledged (RECORD_NOT_ACKED);
+   * otherwise record i is at baseOffset + i. Read them with recordAcked / ackedOffsetOf.
    */
   recordOffsets?: number[];
+}
+
+/**
+ * A recordOffsets entry: the record was acknowledged (acks >= 1) but its delivery report carried
+ * no offset: librdkafka reports a retry the broker recognised as a duplicate of a batch it
+ * already holds (DUPLICATE_SEQUENCE_NUMBER) that way. It is acknowledged and must survive; the
+ * checker finds it by its identity, not by an offset.
+ */
+export const ACKED_WITHOUT_OFFSET = -1;
+/** A recordOffsets entry: this record failed (the batch's `error` says why) while others of its batch were acknowledged. */
+export const RECORD_NOT_ACKED = -2;
+
+/** Whether record i of a batch is acknowledged (a batch acknowledged in part keeps each record's own outcome). */
+export function recordAcked(b: Pick<LedgerBatch, 'status' | 'recordOffsets'>, i: number): boolean {
+  return b.status === 'acked' && b.recordOffsets?.[i] !== RECORD_NOT_ACKED;
+}
+
+/** The acknowledged records of a batch (0 unless acked). */
+export function ackedRecordsOf(b: Pick<LedgerBatch, 'status' | 'records' | 'recordOffsets'>): number {
+  if (b.status !== 'acked') return 0;
+  if (!b.recordOffsets) return b.records;
+  let n = 0;
+  for (let i = 0; i < b.records; i++) if (b.recordOffsets[i] !== RECORD_NOT_ACKED) n++;
+  return n;
+}
+
+/** The offset record i of an acknowledged batch was acknowledged at; null when its report carried none (or it is not acknowledged). */
+export function ackedOffsetOf(b: Pick<LedgerBatch, 'status' | 'baseOffset' | 'recordOffsets'>, i: number): number | null {
+  if (b.status !== 'acked') return null;
+  if (b.recordOffsets) {
+    const o = b.recordOffsets[i]!;
+    return o >= 0 ? o : null;
+  }
+  return b.baseOffset >= 0 ? b.baseOffset + i : null;
 }
 
 export interface LedgerCounts {
@@ -51,8 +87,10 @@ class PartitionColumns {
   /** Acknowledged at non-consecutive offsets: batch index -> each record's offset (rare). */
   recordOffsets = new Map<number, number[]>();
   count = 0;
-  /** Highest high watermark a produce answer reported (-1: none yet). */
+  /** Highest high watermark a produce answer or a reading before the fault reported (-1: none yet). */
   maxHw = -1;
+  /** Why the high watermark before the fault could not be read (null: it was, or nobody tried). */
+  hwUnread: string | null = null;
 
   push(records: number, sentMs: number, stream = -1): number {
     const i = this.count++;
@@ -107,19 +145,28 @@ export class AckLedger {
     return cols.push(this.recordsPerBatch, sentMs, stream ?? -1) * this.recordsPerBatch;
   }
 
-  /** `recordOffsets`: each record's offset, when the client reported them apart (kept only if not consecutive). */
-  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number, recordOffsets?: readonly number[]): void {
+  /**
+   * The batch was acknowledged. `baseOffset` < 0: no record's report carried an offset
+   * (ACKED_WITHOUT_OFFSET for every record). `recordOffsets`: each record's own outcome when the
+   * client reported them apart: an offset, ACKED_WITHOUT_OFFSET, or RECORD_NOT_ACKED (then
+   * `error` names why those failed); kept when not simply consecutive from baseOffset.
+   */
+  ack(partition: number, baseSequence: number, baseOffset: number, ackMs: number, recordOffsets?: readonly number[], error?: string): void {
     const cols = this.columns(partition);
     const i = this.indexOf(cols, partition, baseSequence);
+    if (recordOffsets && recordOffsets.length !== cols.records[i]) {
+      throw new Error(`ledger: partition ${partition} batch ${baseSequence} has ${cols.records[i]} records, acknowledged with ${recordOffsets.length} offsets`);
+    }
+    if (recordOffsets?.every((o) => o === RECORD_NOT_ACKED)) {
+      throw new Error(`ledger: partition ${partition} batch ${baseSequence}: acknowledged with no record acknowledged (a failed batch is ledger.fail)`);
+    }
     cols.status[i] = STATUS_CODE.acked;
     cols.baseOffset[i] = baseOffset;
     cols.ackMs[i] = ackMs;
-    if (recordOffsets && recordOffsets.some((o, k) => o !== baseOffset + k)) {
-      if (recordOffsets.length !== cols.records[i]) {
-        throw new Error(`ledger: partition ${partition} batch ${baseSequence} has ${cols.records[i]} records, acknowledged with ${recordOffsets.length} offsets`);
-      }
-      cols.recordOffsets.set(i, [...recordOffsets]);
-    } else cols.recordOffsets.delete(i);
+    if (recordOffsets && recordOffsets.some((o, k) => o < 0 || o !== baseOffset + k)) cols.recordOffsets.set(i, [...recordOffsets]);
+    else cols.recordOffsets.delete(i);
+    if (error !== undefined && recordOffsets?.includes(RECORD_NOT_ACKED)) cols.errors.set(i, error);
+    else cols.errors.delete(i);
   }
 
   /** The produce answer's `hw`: a broker's HW must never be seen to go back after a fault. */
@@ -128,9 +175,20 @@ export class AckLedger {
     if (hw > cols.maxHw) cols.maxHw = hw;
   }
 
-  /** Highest HW any produce answer of this partition reported, or -1. */
+  /** Highest HW any produce answer (or reading before the fault) of this partition reported, or -1. */
   maxHw(partition: number): number {
     return this.columns(partition).maxHw;
+  }
+
+  /** The reading of this partition's HW just before the fault failed: its going back is not measured. */
+  hwNotRead(partition: number, why: string): void {
+    this.columns(partition).hwUnread = why;
+  }
+
+  /** Why this partition's HW before the fault is not known, or null when a reading or produce answer gave it. */
+  hwUnknownWhy(partition: number): string | null {
+    const cols = this.columns(partition);
+    return cols.hwUnread ?? (cols.maxHw < 0 ? 'no produce answer or reading gave its high watermark before the fault' : null);
   }
 
   /** acks=0: the broker answered before appending, so nothing is promised. */
@@ -186,22 +244,22 @@ export class AckLedger {
         c.sent++;
         const s = STATUS_NAME[cols.status[i]];
         c[s === 'never-sent' ? 'neverSent' : s]++;
-        if (s === 'acked') c.ackedRecords += cols.records[i];
+        if (s === 'acked') c.ackedRecords += ackedRecordsOf({ status: s, records: cols.records[i]!, recordOffsets: cols.recordOffsets.get(i) });
       }
     }
     return c;
   }
 
-  /** Newline-delimited JSON, one batch a line: kept with the run for later re-checking. */
   /** The batch holding one of this ledger's sequences: when it was sent, whether it is acknowledged now; undefined if never sent. */
   sentOf(partition: number, sequence: number): { sentMs: number; acked: boolean } | undefined {
     const cols = this.parts.get(partition);
     if (!cols || sequence < 0) return undefined;
     const i = Math.floor(sequence / this.recordsPerBatch);
     if (i >= cols.count) return undefined;
-    return { sentMs: cols.sentMs[i]!, acked: cols.status[i] === STATUS_CODE.acked };
+    return { sentMs: cols.sentMs[i]!, acked: recordAcked({ status: STATUS_NAME[cols.status[i]!]!, recordOffsets: cols.recordOffsets.get(i) }, sequence % this.recordsPerBatch) };
   }
 
+  /** Newline-delimited JSON, one batch a line: kept with the run for later re-checking. */
   *toNdjson(): Generator<string> {
     for (const p of this.partitions()) for (const b of this.batches(p)) yield JSON.stringify(b) + '\n';
   }

@@ -2,13 +2,15 @@
 // Kafka (target: kafka, external) or durolab's own Kafka listener (target: process). Produce
 // through a client library of libraries.ts (producer.ts), consume for the checker through Fetch
 // (consumer.ts), replicas and figures from Metadata / ListOffsets and the data dirs
-// (replicas.ts); whatever asks a leader finds it through Metadata at the time (leader.ts).
+// (replicas.ts), each partition's HW just before a fault (high-watermarks.ts); whatever asks a
+// leader finds it through Metadata at the time (leader.ts).
 import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
 import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
 import { tailOverKafka } from './tail-consumer.ts';
 import { groupMember } from './group-consumer.ts';
 import { bootstrapOf, runKafkaLoad } from './producer.ts';
 import { servedByIdentity } from './identity.ts';
+import { kafkaHighWatermarks } from './high-watermarks.ts';
 import { metadataFromAny } from './wire.ts';
 import { kafkaBrokerMetrics, kafkaReadReplicaLog, kafkaReplicaDigest, type ReplicaContext } from './replicas.ts';
 
@@ -34,6 +36,7 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
     },
     replicaDigest: (brokerId, topic, partition, upTo) => kafkaReplicaDigest(ctx(), brokerId, topic, partition, upTo),
     readReplicaLog: (brokerId, topic, partition, upTo) => kafkaReadReplicaLog(ctx(), brokerId, topic, partition, upTo),
+    highWatermarks: (topic, partitions, timeoutMs) => kafkaHighWatermarks(bootstrapOf(cluster), address, topic, partitions, timeoutMs),
     inSyncReplicas: async (topic, partition) => {
       const p = (await metadataFromAny(bootstrapOf(cluster), [topic])).partitions.find((x) => x.topic === topic && x.partition === partition);
       return p && p.leader >= 0 ? p.isr : null;

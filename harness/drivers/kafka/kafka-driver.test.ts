@@ -9,7 +9,10 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../../../engine/server/cluster.ts';
 import { tempDir } from '../../../engine/server/test-support.ts';
-import { checkLedger } from '../../checker/checker.ts';
+import { checkLedger, ledgerSummaryOfReport } from '../../checker/checker.ts';
+import { addAgreementTo, replicaAgreement, replicaLine } from '../../runner/trial-accounting.ts';
+import { replicaAgreementOf } from '../../checker/replica-bytes.ts';
+import type { Trial } from '../../results/types.ts';
 import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { AckLedger } from '../../workload/ledger.ts';
@@ -193,6 +196,20 @@ describe('kafka driver, after a leader change', () => {
     const roles = figures.brokers.flatMap((b) => b.partitions.filter((p) => p.topic === 'moved').map((p) => `${b.brokerId}:${p.role}`));
     expect(roles).toContain(`${leader}:leader`);
     expect(roles).not.toContain(`${old}:leader`);
+
+    // Replica agreement from bytes: both followers compared, the trial's replicasDiverged
+    // measured; an agreement that compared no follower leaves it out (not measured), not 0.
+    expect((await waitForReplicasCaughtUp(client, 'moved', [0], 30_000)).caughtUp).toBe(true);
+    const onHost: Trial = { index: 0, ledger: ledgerSummaryOfReport(report) };
+    addAgreementTo(onHost, await replicaAgreement(client, 'moved', [0], 3));
+    expect(onHost.replicas).toMatchObject({ replicas: 2, diverged: 0 });
+    expect(onHost.replicas!.compared).toBeGreaterThan(0);
+    expect(onHost.ledger.replicasDiverged).toBe(0);
+    const none: Trial = { index: 0, ledger: ledgerSummaryOfReport(report) };
+    addAgreementTo(none, replicaAgreementOf([]));
+    expect(none.replicas).toMatchObject({ replicas: 0, compared: 0 });
+    expect(none.ledger.replicasDiverged).toBeUndefined();
+    expect(replicaLine(none.replicas!)).toContain('replicas not compared from bytes');
   }, 90_000);
 
   it('says whom it asked and what Metadata answered when it never finds a leader', async () => {

@@ -28,14 +28,21 @@ export interface KafkaOpenOptions {
   batchBytes?: number;
 }
 
-/** What one send() got back: the batch's base offset (-1: unknown, e.g. acks=0). */
+/**
+ * What one send() got back: the batch's base offset (-1: the answer carried none: acks=0, or with
+ * acks >= 1 a batch acknowledged without an offset, as librdkafka reports a retry the broker
+ * found a duplicate of; it is acknowledged all the same).
+ */
 export interface KafkaSendResult {
   baseOffset: number;
   /**
-   * Each record's offset, when the library acknowledged them at non-consecutive offsets (it
-   * split the ledger batch and another producer's records landed between the parts).
+   * Each record's own outcome, when the library reported them apart and they are not simply
+   * consecutive: an offset (it split the ledger batch and another producer's records landed
+   * between the parts), ACKED_WITHOUT_OFFSET or RECORD_NOT_ACKED (harness/workload/ledger.ts).
    */
   recordOffsets?: number[];
+  /** Some records failed while the others were acknowledged: the first failure (RECORD_NOT_ACKED marks them). */
+  partialError?: unknown;
 }
 
 export interface KafkaRecordOut {

@@ -1,5 +1,6 @@
 // @platformatic/kafka as a client library of the kafka driver (libraries.ts): one send() of
-// recordsPerBatch messages per ledger batch, its answer's base offset acknowledging it.
+// recordsPerBatch messages per ledger batch, its answer's base offset acknowledging it (an answer
+// without the partition's offset still acknowledges it, with acks >= 1: baseOffset -1).
 import { Producer } from '@platformatic/kafka';
 import type { KafkaClientLibrary, KafkaOpenOptions, KafkaProducerHandle, KafkaRecordOut } from './libraries.ts';
 import { ID_HEADER } from './identity.ts';

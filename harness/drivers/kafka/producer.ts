@@ -7,11 +7,13 @@
 // send, integer µs, into HdrHistogram. Nothing here depends on which library runs.
 // acks=0 has no answer: a send is done once written to the socket, its batch is "unconfirmed"
 // in the ledger (never acknowledged), and what is outstanding is bounded by the socket's
-// back-pressure (each library's client), not by answers.
+// back-pressure (each library's client), not by answers. With acks >= 1 a send that succeeded is
+// acknowledged whether or not its report carried an offset (ledgerSendOutcome).
 import * as hdr from 'hdr-histogram-js';
-import type { DriverCluster, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
+import type { Acks } from '../../../engine/settings/values.ts';
+import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
 import { encodeIdentity } from './identity.ts';
-import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, type KafkaProducerHandle, type KafkaRecordOut } from './libraries.ts';
+import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, type KafkaProducerHandle, type KafkaRecordOut, type KafkaSendResult } from './libraries.ts';
 import { DEFAULT_PRODUCER, type KafkaProducerSettings } from './producer-settings.ts';
 
 const MAX_LATENCY_US = 120_000_000;
@@ -36,6 +38,34 @@ export function bootstrapOf(cluster: DriverCluster): string[] {
     throw new Error(`kafka driver: no broker of this cluster has a Kafka protocol listener address (brokers ${cluster.brokers.map((b) => `${b.id} ${b.url}`).join(', ')})`);
   }
   return addrs;
+}
+
+/**
+ * Writes one send's outcome into the ledger; returns the error name to count (a failed send, or
+ * the failed part of a batch acknowledged in part), else null. acks=0: nothing is promised
+ * (unconfirmed). acks >= 1: a send that succeeded is acknowledged even when its report carried
+ * no offset (librdkafka's report of a retry the broker found a duplicate of): it must survive,
+ * and the checker finds it by its identity.
+ */
+export function ledgerSendOutcome(
+  ledger: ProduceLedger,
+  acks: Acks,
+  at: { partition: number; baseSequence: number; atMs: number },
+  outcome: KafkaSendResult | { failed: string },
+  errorName: (err: unknown) => string,
+): string | null {
+  const { partition, baseSequence, atMs } = at;
+  if ('failed' in outcome) {
+    ledger.fail(partition, baseSequence, outcome.failed, atMs);
+    return outcome.failed;
+  }
+  if (acks === 0) {
+    ledger.unconfirmed(partition, baseSequence, atMs);
+    return null;
+  }
+  const partial = outcome.partialError !== undefined ? errorName(outcome.partialError) : undefined;
+  ledger.ack(partition, baseSequence, outcome.baseOffset, atMs, outcome.recordOffsets, partial);
+  return partial ?? null;
 }
 
 export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions): Promise<ProduceResult> {
@@ -138,28 +168,21 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     const producerId = ledger.producerIdOf(partition);
     const records: KafkaRecordOut[] = Array.from({ length: ledger.recordsPerBatch }, (_, i) => ({ value, identity: encodeIdentity(producerId, baseSequence + i) }));
     const t0 = process.hrtime.bigint();
-    let outcome: 'ok' | string;
-    let baseOffset = -1;
-    let recordOffsets: number[] | undefined;
+    let outcome: KafkaSendResult | { failed: string };
     try {
-      const r = await producer.send(opts.topic, partition, records);
-      baseOffset = r.baseOffset;
-      recordOffsets = r.recordOffsets;
-      outcome = 'ok';
+      outcome = await producer.send(opts.topic, partition, records);
     } catch (err) {
-      outcome = library.errorName(err);
+      outcome = { failed: library.errorName(err) };
     }
     if (abandoned) return;
     const doneMs = Date.now();
     const us = Math.max(1, Math.round(Number(process.hrtime.bigint() - t0) / 1000));
-    if (outcome !== 'ok') {
-      ledger.fail(partition, baseSequence, outcome, doneMs);
+    const error = ledgerSendOutcome(ledger, opts.acks, { partition, baseSequence, atMs: doneMs }, outcome, library.errorName);
+    if (error !== null) {
       const into = opts.faultSignal?.aborted ? errorsAfterFault : errors;
-      into[outcome] = (into[outcome] ?? 0) + 1;
-      return;
+      into[error] = (into[error] ?? 0) + 1;
     }
-    if (opts.acks === 0 || baseOffset < 0) ledger.unconfirmed(partition, baseSequence, doneMs);
-    else ledger.ack(partition, baseSequence, baseOffset, doneMs, recordOffsets);
+    if ('failed' in outcome) return;
     if (sentMs >= measureStartMs && doneMs <= endMs + 1000) {
       latencyUs.recordValue(Math.min(us, MAX_LATENCY_US));
       if (correctedLatencyUs) correctedLatencyUs.recordValue(Math.min(MAX_LATENCY_US, Math.max(1, Math.round((doneMs - intendedMs) * 1000))));

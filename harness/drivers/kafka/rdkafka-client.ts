@@ -7,10 +7,11 @@
 //   as one Kafka batch (librdkafka sends when the batch count is reached), and a partly queued
 //   one is not cut before the JS loop has enqueued the rest (microseconds);
 // - every record acknowledged at consecutive offsets: the batch's base offset acknowledges it;
-// - any record failed: the batch failed with that record's error (Kafka's name when the broker
-//   answered one, CLIENT_* for librdkafka's local errors);
-// - acknowledged, but not at consecutive offsets (librdkafka split it and another producer's
-//   records landed between the parts; rare): each record's offset goes to the ledger.
+// - every record failed: the batch failed with the first record's error (Kafka's name when the
+//   broker answered one, CLIENT_* for librdkafka's local errors);
+// - otherwise each record keeps its own outcome in the ledger (settleDeliveries): its offset, no
+//   offset (acknowledged all the same: librdkafka reports a retry the broker found a duplicate
+//   of without one), or failed while the rest of its batch was acknowledged (librdkafka split it).
 //
 // Without idempotence librdkafka retries a failed request as the Java client does (the records
 // may already be in the log: duplicates), and with more than one request in flight a retried
@@ -19,17 +20,39 @@
 import { loadRdkafka, type RdkafkaModule } from '../../../engine/common/rdkafka.ts';
 import { kafkaErrorName } from '../../../engine/protocol/error-codes.ts';
 import { ID_HEADER } from './identity.ts';
+import { ACKED_WITHOUT_OFFSET, RECORD_NOT_ACKED } from '../../workload/ledger.ts';
 import type { KafkaClientLibrary, KafkaOpenOptions, KafkaProducerHandle, KafkaRecordOut, KafkaSendResult } from './libraries.ts';
 
 type RdProducer = InstanceType<RdkafkaModule['Producer']>;
 
+/** One record's delivery report: an error, or an offset (absent or negative: the report carried none). */
+export interface DeliveryReport {
+  error?: unknown;
+  offset?: number;
+}
+
 /** One ledger batch in flight: its records' reports as they arrive. */
 interface Pending {
   left: number;
-  offsets: number[];
-  error: unknown;
+  reports: DeliveryReport[];
   resolve(r: KafkaSendResult): void;
   reject(e: unknown): void;
+}
+
+/**
+ * A ledger batch's outcome from its records' delivery reports: failed (every record failed:
+ * the first error), or acknowledged with each record's own outcome where they differ from
+ * consecutive offsets. A report without an offset and without an error acknowledges its record
+ * (acks >= 1: librdkafka answers a duplicate-sequence retry that way).
+ */
+export function settleDeliveries(reports: readonly DeliveryReport[]): { sent: KafkaSendResult } | { error: unknown } {
+  const failed = reports.find((r) => r.error);
+  if (reports.every((r) => r.error)) return { error: failed?.error ?? new Error('a batch of no records') };
+  const offsets = reports.map((r) => (r.error ? RECORD_NOT_ACKED : typeof r.offset === 'number' && r.offset >= 0 ? r.offset : ACKED_WITHOUT_OFFSET));
+  const base = offsets[0]! >= 0 ? offsets[0]! : -1;
+  if (base >= 0 && offsets.every((o, i) => o === base + i)) return { sent: { baseOffset: base } };
+  if (offsets.every((o) => o === ACKED_WITHOUT_OFFSET)) return { sent: { baseOffset: -1 } };
+  return { sent: { baseOffset: base, recordOffsets: offsets, ...(failed ? { partialError: failed.error } : {}) } };
 }
 
 /** What a message's opaque carries back in its delivery report. */
@@ -94,16 +117,11 @@ async function open(rd: RdkafkaModule, o: KafkaOpenOptions): Promise<KafkaProduc
   });
   producer.on('delivery-report', (err, report) => {
     const { batch, index } = report.opaque as Opaque;
-    if (err) batch.error ??= err;
-    else batch.offsets[index] = report.offset;
+    batch.reports[index] = err ? { error: err } : { offset: report.offset };
     if (--batch.left > 0) return;
-    if (batch.error) return batch.reject(batch.error);
-    const base = batch.offsets[0]!;
-    if (!(base >= 0)) return batch.resolve({ baseOffset: -1 });
-    for (let i = 1; i < batch.offsets.length; i++) {
-      if (batch.offsets[i] !== base + i) return batch.resolve({ baseOffset: base, recordOffsets: batch.offsets });
-    }
-    batch.resolve({ baseOffset: base });
+    const settled = settleDeliveries(batch.reports);
+    if ('error' in settled) batch.reject(settled.error);
+    else batch.resolve(settled.sent);
   });
   await connect(producer, o);
   // Delivery reports from librdkafka's own background thread, not a JS poll timer.
@@ -111,16 +129,19 @@ async function open(rd: RdkafkaModule, o: KafkaOpenOptions): Promise<KafkaProduc
 
   const send = (topic: string, partition: number, records: KafkaRecordOut[]): Promise<KafkaSendResult> =>
     new Promise((resolve, reject) => {
-      const batch: Pending = { left: records.length, offsets: new Array<number>(records.length), error: undefined, resolve, reject };
+      const batch: Pending = { left: records.length, reports: new Array<DeliveryReport>(records.length), resolve, reject };
       for (let i = 0; i < records.length; i++) {
         const r = records[i]!;
         try {
           producer.produce(topic, partition, r.value, null, null, { batch, index: i } satisfies Opaque, [{ [ID_HEADER]: r.identity }]);
         } catch (err) {
           // Refused before it was queued (e.g. queue full): the rest of the batch is not sent.
-          batch.error ??= err;
+          for (let k = i; k < records.length; k++) batch.reports[k] = { error: err };
           batch.left -= records.length - i;
-          if (batch.left === 0) reject(batch.error);
+          if (batch.left > 0) return;
+          const settled = settleDeliveries(batch.reports);
+          if ('error' in settled) reject(settled.error);
+          else resolve(settled.sent);
           return;
         }
       }

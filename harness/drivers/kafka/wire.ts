@@ -288,6 +288,22 @@ export class KafkaWire {
     return p.Offset as number;
   }
 
+  /** ListOffsets of several partitions in one request: each partition's offset, or Kafka's error name for it. */
+  async listOffsets(topic: string, partitions: readonly number[], timestamp: -1 | -2): Promise<Map<number, number | { error: string }>> {
+    const body = await this.request('ListOffsets', {
+      ReplicaId: -1,
+      IsolationLevel: 0,
+      Topics: [{ Name: topic, Partitions: partitions.map((p) => ({ PartitionIndex: p, CurrentLeaderEpoch: -1, Timestamp: timestamp })) }],
+    });
+    const out = new Map<number, number | { error: string }>();
+    for (const p of ((body.Topics as Struct[])[0]?.Partitions as Struct[] | undefined) ?? []) {
+      const code = p.ErrorCode as number;
+      out.set(p.PartitionIndex as number, code === 0 ? (p.Offset as number) : { error: `ListOffsets ${topic}-${p.PartitionIndex as number} on ${this.address}: ${kafkaErrorName(code)}` });
+    }
+    for (const p of partitions) if (!out.has(p)) out.set(p, { error: `ListOffsets ${topic}-${p} on ${this.address}: the answer names no such partition` });
+    return out;
+  }
+
   /** One Fetch of a partition from `offset`: the stored batches' bytes and the high watermark (a long poll with `wait`). */
   async fetch(
     topic: string,
