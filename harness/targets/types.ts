@@ -6,6 +6,7 @@ import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
 import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
+import type { StorageFailure } from '../results/types.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 
@@ -50,6 +51,12 @@ export interface RunningCluster {
   readonly startSteps?: ClusterStartSteps;
   /** Started with disks.record: a broker's base image and write log (the crash-state builder's inputs; host-fault-disks.ts, vm-recorded-disk.ts). */
   recordedDisk?(brokerId: number): RecordedDisk | null;
+  /**
+   * The log dirs the brokers' own logs say failed (a full disk, an I/O error), first per broker and
+   * cause, read with the target's knowledge of its system's log lines. Absent: the target keeps no
+   * broker logs it can read.
+   */
+  storageFailures?(): Promise<StorageFailure[]>;
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
   stop(): Promise<void>;
@@ -114,6 +121,8 @@ export interface CutInfo {
   diskAtCut?: Record<number, unknown>;
   /** move-leader: each partition's planned move (from, to, the leader epoch before). */
   leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
+  /** What the cut brokers' own logs said of failed log dirs up to the cut (RunningCluster.storageFailures). */
+  storageFailures?: StorageFailure[];
 }
 
 /**
