@@ -172,6 +172,12 @@ export interface TargetCapabilities {
    * where only vm.disk, vm.diskMiB and vm.mountOptions apply; null = none.
    */
   faultDisk: 'guest' | 'host' | null;
+  /**
+   * With a fault disk: an upper bound of the MB/s a closed-loop load writes onto one broker's
+   * fault disk, for `scenario check`'s estimate of a load's volume against vm.diskMiB
+   * (harness/scenario/disk-volume-check.ts). A bound, not a measurement of a run.
+   */
+  closedLoopDiskMBps?: number;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
   drivers: readonly DriverName[];
   /**
