@@ -30,7 +30,7 @@ describe('disk volume estimate', () => {
 
   it('peer-crash-states on its old 256 MiB disk and crash-states-io-modes on 256 MiB are refused with the estimate', () => {
     expect(() => compile(text('peer-crash-states').replace('diskMiB: 1024', 'diskMiB: 256'))).toThrow(
-      /vm\.diskMiB: expected a fault disk that holds the load: cell durolab: no flush writes an estimated 478 MiB = 80\.0 MB\/s \(closed loop: the target's fault disk bound\) x 6\.0 s \+ 20 MiB of indexes \(1 replica\(s\) per disk\) onto each broker's disk, over the 218 MiB its filesystem holds \(85 %\): vm\.diskMiB 563 or more/,
+      /vm\.diskMiB: expected a fault disk that holds the load: cell durolab: no flush writes an estimated 707 MiB = 120\.0 MB\/s \(closed loop: the target's fault disk bound\) x 6\.0 s \+ 20 MiB of indexes \(1 replica\(s\) per disk\) onto each broker's disk, over the 218 MiB its filesystem holds \(85 %\): vm\.diskMiB 832 or more/,
     );
     expect(() => compile(text('crash-states-io-modes').replace('diskMiB: 512', 'diskMiB: 256'))).toThrow(/cell buffered, no flush writes an estimated 325 MiB = 40\.0 MB\/s .* x 8\.0 s/);
   });
