@@ -70,14 +70,14 @@ export function brokerErrorFromStorage(e: StorageError): BrokerError {
 /**
  * Anything a storage call threw, as the broker answers it: a BrokerError as is, a StorageError
  * through STORAGE_ERROR_NAMES, a corrupt batch as CORRUPT_MESSAGE, any other failure (an fs
- * error of a checkpoint write) as KAFKA_STORAGE_ERROR with its errno. `context` prefixes the
+ * error of a checkpoint write) as KAFKA_STORAGE_ERROR with its errno and file. `context` prefixes the
  * message of the last two, e.g. "replicate t-0".
  */
 export function asBrokerError(e: unknown, context: string): BrokerError {
   if (e instanceof BrokerError) return e;
   if (e instanceof StorageError) return brokerErrorFromStorage(e);
   if (e instanceof CorruptBatchError) return new BrokerError('CORRUPT_MESSAGE', `${context}: ${e.message}`, { reason: e.reason });
-  const code = (e as NodeJS.ErrnoException)?.code;
+  const { code, path: file } = (e ?? {}) as NodeJS.ErrnoException;
   const msg = e instanceof Error ? e.message : String(e);
-  return new BrokerError('KAFKA_STORAGE_ERROR', `${context}: ${msg}`, code ? { errno: code } : {});
+  return new BrokerError('KAFKA_STORAGE_ERROR', `${context}: ${msg}`, { ...(code ? { errno: code } : {}), ...(file ? { file } : {}) });
 }

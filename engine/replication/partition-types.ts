@@ -2,6 +2,7 @@
 // and the metrics the broker serves at /v1/metrics.
 import type { FileSlice, LogConfig, LogStats } from '../storage/types.ts';
 import type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
+import type { BrokerError } from './errors.ts';
 
 export type PartitionRole = 'leader' | 'follower' | 'none';
 
@@ -30,6 +31,12 @@ export interface PartitionOptions {
   now?: () => number;
   /** AlterPartition: resolves with the controller's accepted state or rejects (fenced). */
   proposeIsr: (req: AlterPartitionRequest) => Promise<PartitionAssignment>;
+  /**
+   * Every KAFKA_STORAGE_ERROR this partition answers or meets (its log going offline, a refused
+   * append, a failed HW checkpoint), with the cause in details (errno, file, dir, atMs): the
+   * broker logs each cause once (engine/server/storage-error-log.ts).
+   */
+  onStorageError?: (e: BrokerError) => void;
 }
 
 export interface ReplicaFetchResult {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Log } from '../storage/index.ts';
-import { asBrokerError, BrokerError, type KafkaErrorName } from './errors.ts';
+import { asBrokerError, BrokerError, brokerErrorFromStorage, type KafkaErrorName } from './errors.ts';
 import { appendFetched, truncateReplica, truncationTarget } from './follower-append.ts';
 import { HighWatermarkCheckpoint } from './hw-checkpoint.ts';
 import { IsrState } from './isr-state.ts';
@@ -80,7 +80,8 @@ export class Partition {
     }
     const dir = path.join(opts.dataDir, `${opts.topic}-${opts.partition}`);
     fs.mkdirSync(dir, { recursive: true });
-    const log = Log.open(dir, opts.logConfig, { now: opts.now });
+    const onStorageError = opts.onStorageError;
+    const log = Log.open(dir, opts.logConfig, { ...(opts.now ? { now: opts.now } : {}), ...(onStorageError ? { onOffline: (e) => onStorageError(brokerErrorFromStorage(e)) } : {}) });
     try {
       return new Partition(opts, log, dir);
     } catch (e) {
@@ -427,5 +428,6 @@ export class Partition {
   private countError(e: unknown): void {
     const name: KafkaErrorName | 'UNKNOWN' = e instanceof BrokerError ? e.code : 'UNKNOWN';
     this.errorCounts.set(name, (this.errorCounts.get(name) ?? 0) + 1);
+    if (name === 'KAFKA_STORAGE_ERROR') this.opts.onStorageError?.(e as BrokerError);
   }
 }

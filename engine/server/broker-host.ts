@@ -62,6 +62,6 @@ export interface BrokerHost {
   kafkaMetrics(): Record<string, unknown> | null;
   /** Event-loop delay since start or the last reset; `reset` starts a new window. */
   eventLoopDelay(reset: boolean): EventLoopDelaySummary;
-  /** Logs at most once per interval per key. */
-  logThrottled(key: string, msg: string, everyMs?: number): void;
+  /** A KAFKA_STORAGE_ERROR answered: the broker logs its cause once per errno and log dir (storage-error-log.ts). */
+  noteStorageError(e: BrokerError): void;
 }

@@ -41,7 +41,7 @@ export function createBrokerHandler(broker: BrokerHost): (req: IncomingMessage, 
       }
       const be = withLeaderUrl(broker, toBrokerError(err));
       stats.errors[be.code] = (stats.errors[be.code] ?? 0) + 1;
-      if (be.code === 'KAFKA_STORAGE_ERROR') broker.logThrottled(be.code, `${req.method} ${req.url}: ${be.message}`);
+      if (be.code === 'KAFKA_STORAGE_ERROR') broker.noteStorageError(be);
       sendError(res, be, mustClose(req, be, broker.settings.messageMaxBytes + JSON_BODY_SLACK));
     });
   };

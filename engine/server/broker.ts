@@ -19,6 +19,7 @@ import { KafkaListener } from './kafka/kafka-listener.ts';
 import type { KafkaBrokerView } from './kafka/handlers.ts';
 import { kafkaConfigView } from './kafka/config-view.ts';
 import { requestJson } from './http-client.ts';
+import { StorageErrorLog } from './storage-error-log.ts';
 
 export interface BrokerOptions {
   id: number;
@@ -71,7 +72,8 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   private readonly peers = new Map<number, string>();
   private readonly fetchAgent = newKeepAliveAgent(64);
   private closed = false;
-  private readonly throttle = new Map<string, { atMs: number; skipped: number }>();
+  /** Each storage error's cause, logged once per errno and log dir. */
+  readonly storageErrors: StorageErrorLog;
   private tickTimer: NodeJS.Timeout | null = null;
   private heartbeatLoop: Promise<void> = Promise.resolve();
   private readonly heartbeatAbort = new AbortController();
@@ -89,6 +91,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     this.settings = opts.settings;
     this.dataDir = opts.dataDir;
     this.log = opts.log ?? ((m) => process.stderr.write(`[broker ${opts.id}] ${m}\n`));
+    this.storageErrors = new StorageErrorLog(this.log);
     this.firstHeartbeat = new Promise((r) => (this.resolveFirstHeartbeat = r));
   }
 
@@ -170,16 +173,9 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     this.url = this.opts.advertiseUrl?.replace(/\/+$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   }
 
-  /** Logs at most once per interval per key (a full disk must not flood the log), counting what it skipped. */
-  logThrottled(key: string, msg: string, everyMs = 1000): void {
-    const now = Date.now();
-    const t = this.throttle.get(key);
-    if (t && now - t.atMs < everyMs) {
-      t.skipped++;
-      return;
-    }
-    this.throttle.set(key, { atMs: now, skipped: 0 });
-    this.log(t && t.skipped > 0 ? `${msg} (and ${t.skipped} more like it)` : msg);
+  /** A KAFKA_STORAGE_ERROR answered or met: its cause (errno, file, log dir) is logged the first time only. */
+  noteStorageError(e: BrokerError): void {
+    this.storageErrors.note(e);
   }
 
   get controllerDescription(): string {
@@ -337,6 +333,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
         minInsyncReplicas: s.minInsyncReplicas,
         replicaLagTimeMaxMs: s.replicaLagTimeMaxMs,
         proposeIsr: (req) => this.link!.alterPartition(req),
+        onStorageError: (e) => this.noteStorageError(e),
       });
       let byIndex = this.partitions.get(a.topic);
       if (!byIndex) this.partitions.set(a.topic, (byIndex = new Map()));

@@ -3,39 +3,28 @@
 // reason, and is skipped with the reason elsewhere (test/requirements.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { execaSync } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log, type AppendResult, type IoMode } from './index.ts';
-import { makeBatch, removeTmpDirs, tmpDir } from './testing.ts';
+import type { StorageError } from './errors.ts';
+import { makeBatch, mountSmallExt4, removeTmpDirs, type SmallFs } from './testing.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 
+let small: SmallFs;
 let mnt: string | null = null;
-let mountFailure: string | null = null;
 
 beforeAll(() => {
-  const root = tmpDir('durolab-enospc-');
-  const img = path.join(root, 'fs.img');
-  const dir = path.join(root, 'mnt');
-  fs.mkdirSync(dir);
-  try {
-    if (process.getuid?.() !== 0) throw new Error('not running as root: mounting a loop device needs root');
-    fs.writeFileSync(img, '');
-    fs.truncateSync(img, 4 * 1024 * 1024);
-    execaSync('mkfs.ext4', ['-q', '-F', img]);
-    execaSync('mount', ['-o', 'loop', img, dir]);
-    mnt = dir;
-  } catch (e) {
-    mountFailure = `a 4 MiB ext4 image mounted over a loop device (mkfs.ext4 from e2fsprogs, mount -o loop, root): ${(e as Error).message.split('\n')[0]}`;
-  }
+  small = mountSmallExt4(4);
+  mnt = small.dir ?? null;
 });
 
 afterAll(() => {
-  if (mnt !== null) execaSync('umount', [mnt]);
+  small.unmount?.();
   removeTmpDirs();
 });
 
 function fillUntilFull(io: IoMode, dir: string): { acked: AppendResult[]; batches: Buffer[]; error: unknown } {
-  const log = Log.open(dir, { io });
+  const offline: StorageError[] = [];
+  const log = Log.open(dir, { io }, { onOffline: (e) => offline.push(e) });
   const acked: AppendResult[] = [];
   const batches: Buffer[] = [];
   let error: unknown = null;
@@ -55,9 +44,15 @@ function fillUntilFull(io: IoMode, dir: string): { acked: AppendResult[]; batche
   expect(info.sizeBytes).toBe(ackedBytes);
   expect(fs.statSync(info.logPath).size).toBe(ackedBytes);
   expect(log.stats().failed).toMatch(/ENOSPC/);
+  // The log went offline once, and said so with the errno and the segment file.
+  expect(offline).toHaveLength(1);
+  expect(offline[0]!.details).toMatchObject({ errno: 'ENOSPC', file: info.logPath, dir: log.dir, atMs: expect.any(Number) });
   // Offline until reopened, but readable.
   expect(() => log.append(makeBatch(999, { valueBytes: 10 }))).toThrow(expect.objectContaining({ kind: 'offline', message: expect.stringMatching(/offline/) }));
   expect(() => log.flush()).toThrow(/offline/);
+  // Every refusal names the first cause; the hook heard of it once.
+  expect(() => log.append(makeBatch(998, { valueBytes: 10 }))).toThrow(expect.objectContaining({ details: expect.objectContaining({ errno: 'ENOSPC', file: info.logPath }) }));
+  expect(offline).toHaveLength(1);
   expect(log.read(0, 1 << 30).data.equals(Buffer.concat(batches))).toBe(true);
   log.close();
   return { acked, batches, error };
@@ -66,7 +61,7 @@ function fillUntilFull(io: IoMode, dir: string): { acked: AppendResult[]; batche
 describe('disk full (ENOSPC)', () => {
   for (const io of ['buffered', 'direct'] as const) {
     it(`io=${io}: the append fails with a clear error, nothing acknowledged is damaged, the log reopens intact`, async (ctx) => {
-      if (mnt === null) missingRequirement(ctx, mountFailure ?? 'a loop-mounted ext4 filesystem');
+      if (mnt === null) missingRequirement(ctx, small.failure ?? 'a loop-mounted ext4 filesystem');
       const filler = path.join(mnt, 'filler');
       fs.writeFileSync(filler, Buffer.alloc(256 * 1024, 1));
       const dir = path.join(mnt, `p-${io}`);

@@ -38,7 +38,8 @@ export interface FlushHost {
   active(): LogSegment;
   now(): number;
   /** Marks the log offline and returns the error to throw. */
-  fail(what: string, e: unknown): StorageError;
+  /** `file`: the file the failed call was on (the log dir when absent). */
+  fail(what: string, e: unknown, file?: string): StorageError;
   /** Closed or offline: a background completion changes nothing then. */
   down(): boolean;
 }
@@ -139,7 +140,7 @@ export class LogFlusher {
           process.stderr.write(`durolab log ${dir}: ${this.lastFsyncError}\n`);
           continue;
         }
-        throw this.host.fail(`${config.sync} of ${file} failed${attempt > 1 ? ` ${attempt} times` : ''}`, e);
+        throw this.host.fail(`${config.sync} of ${file} failed${attempt > 1 ? ` ${attempt} times` : ''}`, e, file);
       }
     }
     this.recoveryPoint = active.nextOffset;
@@ -211,7 +212,7 @@ export class LogFlusher {
 
   private sealFailed(job: SealJob, generation: number, e: unknown): void {
     if (generation !== this.generation || this.host.down()) return;
-    this.host.fail(`${this.host.config.sync} of the sealed segment ${job.seg.paths.log} after a roll failed`, e);
+    this.host.fail(`${this.host.config.sync} of the sealed segment ${job.seg.paths.log} after a roll failed`, e, job.seg.paths.log);
   }
 
   /**

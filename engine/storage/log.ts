@@ -32,6 +32,16 @@ const NO_APPEND_OPTIONS: AppendOptions = Object.freeze({});
 export interface LogOpenOptions extends LoadOptions {
   /** Clock for segment.ms, log-append time and checkpoint pacing (tests inject one). */
   now?: () => number;
+  /** Called once, when an I/O error takes the log offline, with the error its callers get (details: dir, errno, file, atMs). */
+  onOffline?: (e: StorageError) => void;
+}
+
+/** Why and since when a log is offline: the details every refusal carries, so the answers name the first cause. */
+interface OfflineCause {
+  text: string;
+  errno: string | null;
+  file: string;
+  atMs: number;
 }
 
 export class Log {
@@ -44,7 +54,8 @@ export class Log {
   private readonly window = sharedWindow();
   private readonly now: () => number;
   private closed = false;
-  private failure: string | null = null;
+  private failure: OfflineCause | null = null;
+  private readonly onOffline: ((e: StorageError) => void) | undefined;
   private readonly flusher: LogFlusher;
   private readonly readContext: ReadContext;
   /** Made once: append runs per batch and must not allocate what it can reuse. */
@@ -63,7 +74,7 @@ export class Log {
     if (cfg.io === 'direct') checkDirectIoDir(abs);
     const loaded = loadSegments(abs, cfg, opts);
     try {
-      return new Log(abs, cfg, loaded, opts.now ?? Date.now);
+      return new Log(abs, cfg, loaded, opts.now ?? Date.now, opts.onOffline);
     } catch (e) {
       for (const s of loaded.segments) {
         try {
@@ -76,9 +87,10 @@ export class Log {
     }
   }
 
-  private constructor(dir: string, config: LogConfig, loaded: Loaded, now: () => number) {
+  private constructor(dir: string, config: LogConfig, loaded: Loaded, now: () => number, onOffline?: (e: StorageError) => void) {
     const { segments, report, touched, dirChanged } = loaded;
     this.dir = dir;
+    this.onOffline = onOffline;
     this.config = config;
     this.recovery = report;
     this.segments = segments;
@@ -101,7 +113,7 @@ export class Log {
         segments,
         active: () => log.active,
         now,
-        fail: (what, e) => log.fail(what, e),
+        fail: (what, e, file) => log.fail(what, e, file),
         down: () => log.closed || log.failure !== null,
       },
       this.logEndOffset,
@@ -134,7 +146,7 @@ export class Log {
 
   /** Why the log is offline (an I/O error since it was opened), or null. */
   get offlineReason(): string | null {
-    return this.failure;
+    return this.failure?.text ?? null;
   }
 
   private checkOpen(what: string): void {
@@ -144,17 +156,32 @@ export class Log {
   private checkWritable(what: string): void {
     this.checkOpen(what);
     if (this.failure !== null) {
-      throw new StorageError('offline', `${what}: log ${this.dir} is offline after an earlier I/O error (${this.failure}); reopen it`, { dir: this.dir });
+      const f = this.failure;
+      throw new StorageError('offline', `${what}: log ${this.dir} is offline after an earlier I/O error (${f.text}); reopen it`, this.causeDetails(f));
     }
   }
 
-  /** Marks the log failed and returns the error to throw. */
-  private fail(what: string, e: unknown): StorageError {
-    this.failure = `${what}: ${errText(e)}`;
-    return new StorageError('offline', `${this.failure}; the log refuses appends until it is reopened`, {
-      dir: this.dir,
+  private causeDetails(f: OfflineCause): Record<string, unknown> {
+    return { dir: this.dir, errno: f.errno, file: f.file, atMs: f.atMs };
+  }
+
+  /**
+   * Marks the log failed and returns the error to throw. `file`: the file the failed call was on
+   * (default: the error's own path, else the log dir). The first failure is the cause every later
+   * refusal names, and the one onOffline hears of.
+   */
+  private fail(what: string, e: unknown, file?: string): StorageError {
+    const first = this.failure === null;
+    const cause: OfflineCause = {
+      text: `${what}: ${errText(e)}`,
       errno: (e as NodeJS.ErrnoException)?.code ?? null,
-    });
+      file: file ?? (e as NodeJS.ErrnoException)?.path ?? this.dir,
+      atMs: Date.now(),
+    };
+    if (first) this.failure = cause;
+    const err = new StorageError('offline', `${cause.text}; the log refuses appends until it is reopened`, this.causeDetails(cause));
+    if (first) this.onOffline?.(err);
+    return err;
   }
 
   /**
@@ -205,7 +232,7 @@ export class Log {
     } catch (e2) {
       cut = `cutting the partial write back to ${seg.size} bytes also failed (${errText(e2)}); recovery on reopen will cut it`;
     }
-    return this.fail(`append of ${size} bytes to ${seg.paths.log} at position ${seg.size} failed (${cut})`, e);
+    return this.fail(`append of ${size} bytes to ${seg.paths.log} at position ${seg.size} failed (${cut})`, e, seg.paths.log);
   }
 
   /** The end of an append once its bytes are in the segment: figures, the flush policy, the result. */
@@ -263,7 +290,7 @@ export class Log {
         throw e;
       }
     } catch (e) {
-      throw this.fail(`rolling ${old.paths.log} to a new segment at offset ${base} failed`, e);
+      throw this.fail(`rolling ${old.paths.log} to a new segment at offset ${base} failed`, e, (e as NodeJS.ErrnoException)?.path ?? old.paths.log);
     }
     this.segments.push(seg);
     this.active = seg;
@@ -409,7 +436,7 @@ export class Log {
       checkpoints: f.counters.checkpoints,
       indexSyncs: f.counters.indexSyncs,
       checkpointedRecoveryPoint: f.checkpointed,
-      failed: this.failure,
+      failed: this.failure?.text ?? null,
       fsyncRetries: f.counters.fsyncRetries,
       lastFsyncError: f.lastFsyncError,
     };

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execaSync } from 'execa';
 import { encodeBatch } from '../records/index.ts';
 
 const created: string[] = [];
@@ -46,4 +47,28 @@ export function copyDir(src: string, dst: string): void {
 
 export function fileSize(p: string): number {
   return fs.statSync(p).size;
+}
+
+/** A small ext4 filesystem that fills for real, or why it could not be made. */
+export type SmallFs = { dir: string; unmount: () => void; failure?: undefined } | { dir?: undefined; unmount?: undefined; failure: string };
+
+/**
+ * A `sizeMiB` ext4 image mounted over a loop device under a temp dir (removed by removeTmpDirs
+ * after unmount()). Needs root, mkfs.ext4 and mount -o loop: otherwise `failure` says why.
+ */
+export function mountSmallExt4(sizeMiB: number): SmallFs {
+  const root = tmpDir('durolab-smallfs-');
+  const img = path.join(root, 'fs.img');
+  const dir = path.join(root, 'mnt');
+  fs.mkdirSync(dir);
+  try {
+    if (process.getuid?.() !== 0) throw new Error('not running as root: mounting a loop device needs root');
+    fs.writeFileSync(img, '');
+    fs.truncateSync(img, sizeMiB * 1024 * 1024);
+    execaSync('mkfs.ext4', ['-q', '-F', img]);
+    execaSync('mount', ['-o', 'loop', img, dir]);
+    return { dir, unmount: () => void execaSync('umount', [dir]) };
+  } catch (e) {
+    return { failure: `a ${sizeMiB} MiB ext4 image mounted over a loop device (mkfs.ext4 from e2fsprogs, mount -o loop, root): ${(e as Error).message.split('\n')[0]}` };
+  }
 }

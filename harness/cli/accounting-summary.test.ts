@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { makeRun } from '../report/test-fixtures.ts';
 import { accountingTable } from '../report/accounting-table.ts';
 import { summaryTable } from './summary-table.ts';
-import { accountingLines, afterFaultText } from './accounting-summary.ts';
+import { accountingLines, afterFaultText, storageErrorsText } from './accounting-summary.ts';
+import { clockTime } from '../runner/full-disk.ts';
 
 function run() {
   const r = makeRun([
@@ -22,6 +23,39 @@ function run() {
   b.trials = [{ index: 0, ledger: b.ledger, requests: { sent: 6834, acked: 273, failed: 3, pending: 8, neverSent: 6550, unconfirmed: 0 } }];
   return r;
 }
+
+describe('storage errors in the accounting line', () => {
+  it("names each broker's first cause from its log, or says that no line named one", () => {
+    const r = run();
+    const [a, b] = r.cells;
+    a.errors = { KAFKA_STORAGE_ERROR: 3019 };
+    const at = Date.UTC(2026, 11, 5, 12, 3, 4, 512);
+    a.trials = [
+      {
+        index: 0,
+        ledger: a.ledger,
+        fault: {
+          kind: 'crash-states',
+          targets: [1],
+          atMs: 5000,
+          ackedBeforeCut: 1,
+          recovery: [],
+          storageFailures: [
+            { brokerId: 1, errno: 'ENOSPC', file: '/d/t-0/00000000000000000000.log', atMs: at, line: '' },
+            { brokerId: 1, errno: null, file: '/d', atMs: at + 10, line: '' },
+          ],
+        },
+      },
+    ];
+    expect(storageErrorsText(a)).toBe(`KAFKA_STORAGE_ERROR 3,019: broker 1's log dir is offline after ENOSPC on /d/t-0/00000000000000000000.log at ${clockTime(at)}`);
+    b.errors = {};
+    b.errorsAfterFault = { KAFKA_STORAGE_ERROR: 7 };
+    expect(storageErrorsText(b)).toBe('KAFKA_STORAGE_ERROR 7: no broker log line names the cause');
+    b.errorsAfterFault = {};
+    expect(storageErrorsText(b)).toBe('');
+    expect(accountingLines(r)[1]).toContain(': KAFKA_STORAGE_ERROR 3,019: broker 1');
+  });
+});
 
 describe('accounting lines', () => {
   it('says per cell what the replicas, the flush counters, the fault errors and the requests were', () => {

@@ -1,8 +1,10 @@
-// The terminal's accounting lines at the end of a bench, per cell: replica agreement from bytes
+// The terminal's accounting lines at the end of a bench, per cell: storage errors with the cause
+// the brokers' logs named, replica agreement from bytes
 // (RF > 1), the brokers' flush count beside the device's, errors after the fault apart from
 // those before it (connection refusals on their own line), and the ledger's requests by state
 // (pending = written to a socket with no answer; never sent = the connection never connected).
-import type { CellResult, RunResult } from '../results/types.ts';
+import type { CellResult, RunResult, StorageFailure } from '../results/types.ts';
+import { failureText } from '../runner/full-disk.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -50,6 +52,20 @@ export function afterFaultText(errors: Record<string, number> | undefined): stri
   return `after the fault: ${parts.join(', ')}`;
 }
 
+/**
+ * '' when no produce was refused KAFKA_STORAGE_ERROR and no broker log named a failed log dir;
+ * else the count and each broker's first cause: "KAFKA_STORAGE_ERROR 3,019: broker 1's log dir is
+ * offline after ENOSPC on /d/t-0/00000000000000000000.log at 12:03:04.512".
+ */
+export function storageErrorsText(c: CellResult): string {
+  const n = (c.errors?.KAFKA_STORAGE_ERROR ?? 0) + (c.errorsAfterFault?.KAFKA_STORAGE_ERROR ?? 0);
+  const first = new Map<number, StorageFailure>();
+  for (const f of (c.trials ?? []).flatMap((t) => t.fault?.storageFailures ?? [])) if (!first.has(f.brokerId)) first.set(f.brokerId, f);
+  if (n === 0 && first.size === 0) return '';
+  const causes = [...first.values()].map((f) => `broker ${f.brokerId}'s log dir is offline after ${failureText(f)}`);
+  return `KAFKA_STORAGE_ERROR ${int(n)}: ${causes.length ? causes.join('; ') : 'no broker log line names the cause'}`;
+}
+
 function requestsText(c: CellResult): string {
   const trials = (c.trials ?? []).filter((t) => t.requests);
   if (trials.length === 0) return '';
@@ -63,7 +79,7 @@ export function accountingLines(run: RunResult): string[] {
   const lines = run.cells
     .filter((c) => c.status === 'ok' || c.status === 'interrupted')
     .map((c) => {
-      const parts = [replicasText(c), flushesText(c), afterFaultText(c.errorsAfterFault), requestsText(c)].filter(Boolean);
+      const parts = [storageErrorsText(c), replicasText(c), flushesText(c), afterFaultText(c.errorsAfterFault), requestsText(c)].filter(Boolean);
       return `  ${label(c)}: ${parts.join('; ')}`;
     });
   return lines.length ? ['accounting (errors in the table are those before any fault):', ...lines] : [];

@@ -180,6 +180,21 @@ export interface FaultOutcome {
   lossTimeline?: { binMs: number; bins: Array<{ t: number; acked: number; lost: number }> };
   /** Per broker id on an NBD disk: the volatile cache at the cut and what the onCut policy kept (harness/disk/volatile-cache.ts CutOutcome). */
   diskAtCut?: Record<string, unknown>;
+  /** Storage failures the brokers' own logs named up to the cut (a log dir offline after ENOSPC, EIO), first per broker and cause. */
+  storageFailures?: StorageFailure[];
+}
+
+/** A broker's log line saying a log dir failed (durolab: KAFKA_STORAGE_ERROR ...; Kafka: LogDirFailureChannel), read by its target. */
+export interface StorageFailure {
+  brokerId: number;
+  /** ENOSPC, EIO, ... as the line names it (Kafka: from its exception text); null when it names none. */
+  errno: string | null;
+  /** The file or log dir the line names. */
+  file: string;
+  /** When it happened (ms since the epoch), from the line; null when the line has no time. */
+  atMs: number | null;
+  /** The line itself (its first 300 characters). */
+  line: string;
 }
 
 /** A fault's recovery, stage by stage (ms, each from the end of the one before). */

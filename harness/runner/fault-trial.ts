@@ -16,6 +16,7 @@ import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../f
 import { checkAfterFault, recordHwBeforeFault, type FaultCheck } from '../checker/after-fault.ts';
 import { ledgerSummaryOfReport } from '../checker/checker.ts';
 import type { ClusterClient } from '../drivers/types.ts';
+import { fullDiskFindings } from './full-disk.ts';
 
 /** A trial whose last acknowledgement came longer than this before the cut is flagged. */
 export const QUIET_BEFORE_CUT_MS = 1000;
@@ -156,7 +157,8 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
     // acks=0 acknowledges nothing: there is no ack stream to have stalled.
   } else if (acks.storageErrorsAfterLastAck > 0) {
     // The broker refused produces with KAFKA_STORAGE_ERROR (its log went offline, fail-stop):
-    // a quiet ack stream is the behaviour under test, not a stalled load.
+    // a quiet ack stream is the behaviour under test, not a stalled load; unless its disk had
+    // filled, which fullDiskFindings says below.
   } else if (acks.lastAckBeforeCutMs === null) out.push('no record was acknowledged before the cut');
   else if (acks.lastAckBeforeCutMs > QUIET_BEFORE_CUT_MS) {
     out.push(`no acknowledgement in the last ${(acks.lastAckBeforeCutMs / 1000).toFixed(1)} s before the cut (the load had stalled)`);
@@ -166,6 +168,7 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
     const full = (d as { writeLogFull?: string } | null)?.writeLogFull;
     if (full) out.push(full);
   }
+  out.push(...fullDiskFindings(fired.cut));
   const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
   if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
   if (!recovery.caughtUp) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);
@@ -212,6 +215,7 @@ export function faultTrial(args: {
       recoverySteps: recovery.steps,
       lossTimeline: check.timeline,
       ...(fired.cut.diskAtCut ? { diskAtCut: fired.cut.diskAtCut } : {}),
+      ...(fired.cut.storageFailures?.length ? { storageFailures: fired.cut.storageFailures } : {}),
     },
     // What a restart had to do (format a node whose disk kept nothing, create the topic again) is the
     // fault's measured consequence, said beside the result; a suspicion is doubt about the result.

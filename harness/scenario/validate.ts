@@ -12,6 +12,7 @@ import { checkFaults } from './fault-checks.ts';
 import { consumerSpecs } from '../workload/consumer-spec.ts';
 import { checkConsumers } from './consumer-checks.ts';
 import { checkVmBlock } from './vm-block-checks.ts';
+import { batchBytes, checkDiskVolume } from './disk-volume-check.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
@@ -290,9 +291,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     else if (s.settings) (s.settings as Record<string, SettingValue>).acks = producer.acks;
   }
   if (producer && s.workload) {
-    // A RecordBatch v2 of recordsPerBatch records: 61 bytes of header, per record ~20 bytes of
-    // framing and the 22-byte identity header (harness/drivers/kafka/identity.ts), and the value.
-    const need = 61 + s.workload.recordsPerBatch * (s.workload.recordBytes + 42);
+    const need = batchBytes(s.workload.recordsPerBatch, s.workload.recordBytes);
     if (producer['batch.size'] !== undefined && producer['batch.size'] < need) {
       issues.push(src.issue(['workload', 'producer', 'batch.size'], `at least ${need} bytes: one batch of workload.recordsPerBatch (${s.workload.recordsPerBatch}) records of ${s.workload.recordBytes} bytes must fit`, String(producer['batch.size'])));
     }
@@ -336,7 +335,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   }
 
   const cluster = s.cluster!;
-  return {
+  const scenario: Scenario = {
     name: s.name ?? opts.defaultName,
     file,
     question: s.question!,
@@ -359,6 +358,10 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     ...(s.requiresRoot ? { requiresRoot: true } : {}),
     raw,
   };
+  // The load against its fault disk: estimated from the whole scenario (cells, workload, faults).
+  const full = checkDiskVolume(src, scenario);
+  if (full.length > 0) throw new ScenarioError(full);
+  return scenario;
 }
 
 /** Every cell once per target of the axis, target first in its id and label. */

@@ -5,6 +5,7 @@
 //   SIGKILL the brokers -> detach the disks (the page cache of their filesystems dies) ->
 //   each disk applies its onCut policy to its volatile cache.
 // A restart attaches the disk again (ext4 replays its journal) before the broker starts.
+import { statfsSync } from 'node:fs';
 import path from 'node:path';
 import { diskModelId, effectiveDiskSpec, type DiskSpec } from '../disk/disk-spec.ts';
 import { hostDiskModelId } from '../results/disk-models.ts';
@@ -82,6 +83,25 @@ export interface HostDiskAtCut {
   image?: KeptImage;
   /** Why that image could not be kept. */
   imageProblem?: string;
+  /** The disk's size and its filesystem's free space just before it lost power (statfs of the mount; null: unreadable). */
+  space?: DiskSpace | null;
+}
+
+/** A fault disk's filling at the cut: free = what the brokers (same uid as the harness) could still write. */
+export interface DiskSpace {
+  diskMiB: number;
+  fsBytes: number;
+  freeBytes: number;
+}
+
+function spaceOf(mountPoint: string, diskMiB: number): DiskSpace | null {
+  try {
+    const s = statfsSync(mountPoint);
+    // root writes into ext4's reserved blocks too: its free space is bfree, anyone else's bavail.
+    return { diskMiB, fsBytes: s.blocks * s.bsize, freeBytes: (process.getuid?.() === 0 ? s.bfree : s.bavail) * s.bsize };
+  } catch {
+    return null;
+  }
 }
 
 export class HostFaultDisks {
@@ -161,6 +181,7 @@ export class HostFaultDisks {
    */
   async cut(ids: number[], brokers: { freeze: () => void; kill: () => Promise<void> }): Promise<Record<number, HostDiskAtCut>> {
     brokers.freeze();
+    const space = new Map(ids.map((id) => [id, spaceOf(this.disk(id).mountPoint, this.config.sizeMiB)]));
     await Promise.all(ids.map((id) => this.disk(id).powerOff()));
     await brokers.kill();
     const out: Record<number, HostDiskAtCut> = {};
@@ -168,7 +189,7 @@ export class HostFaultDisks {
       ids.map(async (id) => {
         const cut = await this.disk(id).detach();
         const r = await this.disk(id).report();
-        out[id] = { route: 'host', cut, counters: r.report.counters, ...(r.writeLogFull ? { writeLogFull: `${this.disk(id).name}: ${r.writeLogFull}` } : {}) };
+        out[id] = { route: 'host', cut, counters: r.report.counters, space: space.get(id) ?? null, ...(r.writeLogFull ? { writeLogFull: `${this.disk(id).name}: ${r.writeLogFull}` } : {}) };
         Object.assign(out[id], await this.keepCutImage(id));
       }),
     );

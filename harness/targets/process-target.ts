@@ -12,6 +12,9 @@ import { capabilitiesOf } from './registry.ts';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
+import type { StorageFailure } from '../results/types.ts';
+import { storageFailuresFromLogs } from './broker-log-failures.ts';
+import { durolabStorageFailureLines } from './durolab-log-lines.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type RecordedDisk } from './host-fault-disks.ts';
 
 interface HealthAnswer {
@@ -54,6 +57,10 @@ class ProcessCluster implements FaultableCluster {
 
   get brokers(): TargetBroker[] {
     return this.cluster.brokers.map((b) => ({ id: b.id, url: b.url, ...(b.kafka ? { kafka: b.kafka } : {}), dataDir: b.dataDir, logPath: b.logPath, pid: b.pid }));
+  }
+
+  storageFailures(): Promise<StorageFailure[]> {
+    return storageFailuresFromLogs(this.brokers, durolabStorageFailureLines);
   }
 
   async leaders(topic: string): Promise<Map<number, TargetBroker>> {
@@ -101,7 +108,7 @@ class ProcessCluster implements FaultableCluster {
       freeze: () => brokerIds.forEach((id) => void this.cluster.killBroker(id, 'SIGSTOP')),
       kill: async () => void (await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGKILL')))),
     });
-    return { brokerIds, atMs, liveAtCut, diskAtCut };
+    return { brokerIds, atMs, liveAtCut, diskAtCut, storageFailures: await this.storageFailures() };
   }
 
   async processKill(brokerIds: number[]): Promise<CutInfo> {
@@ -110,7 +117,7 @@ class ProcessCluster implements FaultableCluster {
     const atMs = Date.now();
     // All signals go out before any exit is awaited, so "all" is one correlated crash.
     await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGKILL')));
-    return { brokerIds, atMs, liveAtCut };
+    return { brokerIds, atMs, liveAtCut, storageFailures: await this.storageFailures() };
   }
 
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {

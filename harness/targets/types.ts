@@ -7,6 +7,7 @@ import type { ClusterSpec } from '../scenario/types.ts';
 import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
+import type { StorageFailure } from '../results/types.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 
@@ -58,6 +59,12 @@ export interface RunningCluster {
   keepFinalDiskImages?(): void;
   /** Started with disks.evidence: the images kept so far and the copies that could not be made (harness/disk/disk-evidence.ts). */
   diskEvidence?(): { brokers: BrokerDiskEvidence[]; incomplete: string[] };
+  /**
+   * The log dirs the brokers' own logs say failed (a full disk, an I/O error), first per broker and
+   * cause, read with the target's knowledge of its system's log lines. Absent: the target keeps no
+   * broker logs it can read.
+   */
+  storageFailures?(): Promise<StorageFailure[]>;
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
   stop(): Promise<void>;
@@ -122,6 +129,8 @@ export interface CutInfo {
   diskAtCut?: Record<number, unknown>;
   /** move-leader: each partition's planned move (from, to, the leader epoch before). */
   leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
+  /** What the cut brokers' own logs said of failed log dirs up to the cut (RunningCluster.storageFailures). */
+  storageFailures?: StorageFailure[];
 }
 
 /**
@@ -171,6 +180,12 @@ export interface TargetCapabilities {
    * where only vm.disk, vm.diskMiB and vm.mountOptions apply; null = none.
    */
   faultDisk: 'guest' | 'host' | null;
+  /**
+   * With a fault disk: an upper bound of the MB/s a closed-loop load writes onto one broker's
+   * fault disk, for `scenario check`'s estimate of a load's volume against vm.diskMiB
+   * (harness/scenario/disk-volume-check.ts). A bound, not a measurement of a run.
+   */
+  closedLoopDiskMBps?: number;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
   drivers: readonly DriverName[];
   /**

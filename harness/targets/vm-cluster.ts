@@ -11,6 +11,9 @@ import { isAlive } from '../vm/process-registry.ts';
 import type { BrokerRecovery, ClusterStartSteps, CutInfo, FaultableCluster, TargetBroker } from './types.ts';
 import type { BootRecord, BrokerHealth, GuestStateAtFault, VmBroker } from './vm-broker.ts';
 import { NbdDisk } from '../disk/nbd-disk.ts';
+import type { StorageFailure } from '../results/types.ts';
+import { storageFailuresFromLogs } from './broker-log-failures.ts';
+import { durolabStorageFailureLines } from './durolab-log-lines.ts';
 import type { RecordedDisk } from './host-fault-disks.ts';
 
 /** Figures of one start(), for the report and for tuning timeouts. */
@@ -264,7 +267,7 @@ export class VmCluster implements FaultableCluster {
     cuts.forEach((c, i) => {
       if (c.diskAtCut !== undefined) (info.diskAtCut ??= {})[targets[i]!.id] = c.diskAtCut;
     });
-    return info;
+    return { ...info, storageFailures: await this.storageFailures() };
   }
 
   /** The NBD disks of the brokers (empty on the file disk). */
@@ -281,7 +284,12 @@ export class VmCluster implements FaultableCluster {
     const targets = this.faultTargets(brokerIds, 'process kill');
     const states = await Promise.all(targets.map((b) => b.stateBeforeFault(this.probeBeforeFaultMs)));
     const kills = await Promise.all(targets.map((b) => b.killBroker()));
-    return this.cutInfo(targets, states, kills.map((k) => ({ atMs: k.killAtMs, exitedSeen: !k.wasRunning })));
+    return { ...this.cutInfo(targets, states, kills.map((k) => ({ atMs: k.killAtMs, exitedSeen: !k.wasRunning }))), storageFailures: await this.storageFailures() };
+  }
+
+  /** The guests' durolab brokers log to host files: their storage error lines, as on the process target. */
+  storageFailures(): Promise<StorageFailure[]> {
+    return storageFailuresFromLogs(this.brokers, durolabStorageFailureLines);
   }
 
   private cutInfo(

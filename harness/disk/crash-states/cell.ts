@@ -20,6 +20,10 @@ export type CrashStatesCellOptions = FaultCellOptions;
 
 const emptyHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
 
+function suspicionOf(notes: string[]): Pick<Trial, 'suspect' | 'note'> {
+  return notes.length ? { suspect: true, note: notes.join('; ') } : {};
+}
+
 export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<CellResult> {
   const { scenario } = o;
   const fault = scenario.faults[0]!;
@@ -79,6 +83,7 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
         recovery: [],
         when: plan.whenText,
         ...(plan.seed !== undefined ? { seed: plan.seed } : {}),
+        ...(t.storageFailures.length ? { storageFailures: t.storageFailures } : {}),
       },
       ledger: {
         acked: t.ackedAtCut,
@@ -89,7 +94,7 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
         offsetChanged: Math.max(0, ...r.perState.map((s) => s.offsetChanged)),
         inconsistentOffsets: Math.max(0, ...r.perState.map((s) => s.inconsistentOffsets)),
       },
-      ...(t.disagreements.length ? { suspect: true, note: `booted states disagree with the host check: ${t.disagreements.join('; ')}` } : {}),
+      ...suspicionOf([...t.fullDisk, ...(t.disagreements.length ? [`booted states disagree with the host check: ${t.disagreements.join('; ')}`] : [])]),
       cycleMs: Date.now() - t0,
     });
     const b = t.breakdown;

@@ -17,7 +17,8 @@ import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import type { ClientDriver, ProduceResult } from '../../drivers/types.ts';
 import type { ResolvedSettings } from '../../scenario/settings.ts';
 import type { ClusterSpec } from '../../scenario/types.ts';
-import type { CrashStateRow, CrashStatesResult } from '../../results/types.ts';
+import type { CrashStateRow, CrashStatesResult, StorageFailure } from '../../results/types.ts';
+import { fullDiskFindings } from '../../runner/full-disk.ts';
 import type { FaultableCluster, Target } from '../../targets/types.ts';
 import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
@@ -72,6 +73,10 @@ export interface CrashStatesTrial {
   checkedBy: string;
   /** The trial's stretches, ms: broker start, load, cut, checker start, states, boot. */
   steps: Record<string, number>;
+  /** What the broker's log said of a failed log dir up to the cut. */
+  storageFailures: StorageFailure[];
+  /** The broker's disk filled before the cut (harness/runner/full-disk.ts): the states show a full disk, not a power cut. */
+  fullDisk: string[];
 }
 
 /**
@@ -107,6 +112,8 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
   let loadStartMs = 0;
   let cutUs = 0;
   let load: ProduceResult | undefined;
+  let storageFailures: StorageFailure[] = [];
+  let fullDisk: string[] = [];
   const recorded = cluster.recordedDisk?.(brokerId) ?? null;
   try {
     if (!recorded) throw new Error(`crash-states trial: target ${o.target.kind} kept no write log of broker ${brokerId}'s disk (it needs a fault disk: a VM's, or the host route's)`);
@@ -137,6 +144,9 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     cutUs = hostClockUs();
     requireLedgerOnHostClock('at the cut');
     cutAtMs = cut.atMs;
+    storageFailures = cut.storageFailures ?? [];
+    fullDisk = fullDiskFindings(cut);
+    for (const f of fullDisk) log(`FULL DISK: ${f}`);
     // States built from a write log that stopped early would be wrong: a full log fails the trial, naming the node and its log.
     const full = Object.values(cut.diskAtCut ?? {}).map((d) => (d as { writeLogFull?: string }).writeLogFull).filter(Boolean);
     if (full.length) throw new Error(`crash-states trial: ${full.join('; ')} (raise vm.disk.writeLogLimit or shorten the load)`);
@@ -227,6 +237,8 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     ...(accelerator ? { accelerator } : {}),
     checkedBy: checker?.describe ?? "durolab's recovery",
     steps,
+    storageFailures,
+    fullDisk,
   };
 }
 

@@ -24,6 +24,9 @@ import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type Kaf
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
 import type { BrokerDiskEvidence } from '../../disk/disk-evidence.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from '../host-fault-disks.ts';
+import type { StorageFailure } from '../../results/types.ts';
+import { storageFailuresFromLogs } from '../broker-log-failures.ts';
+import { kafkaStorageFailureLines } from './kafka-log-lines.ts';
 
 const START_TIMEOUT_MS = 60_000;
 /** SIGTERM to SIGKILL when a whole cluster stops (stop()). */
@@ -150,6 +153,11 @@ export class KafkaCluster implements FaultableCluster {
     return this.nodes.filter((n) => n.running).map((n) => ({ brokerId: n.node.id, metrics: { partitions: [...this.meta.values()].filter((p) => p.replicas.includes(n.node.id)) } }));
   }
 
+  /** Kafka's own lines for a failed log dir (LogDirFailureChannel, LogManager), from each node's log. */
+  storageFailures(): Promise<StorageFailure[]> {
+    return storageFailuresFromLogs(this.brokers, kafkaStorageFailureLines);
+  }
+
   async powerCut(brokerIds: number[]): Promise<CutInfo> {
     const disks = this.disks;
     if (!disks) {
@@ -162,7 +170,7 @@ export class KafkaCluster implements FaultableCluster {
       freeze: () => nodes.forEach((n) => n.freeze()),
       kill: async () => void (await Promise.all(nodes.map((n) => n.kill()))),
     });
-    return { brokerIds, atMs, liveAtCut, diskAtCut };
+    return { brokerIds, atMs, liveAtCut, diskAtCut, storageFailures: await this.storageFailures() };
   }
 
   async processKill(brokerIds: number[]): Promise<CutInfo> {
@@ -170,7 +178,7 @@ export class KafkaCluster implements FaultableCluster {
     const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
     const atMs = Date.now();
     await Promise.all(nodes.map((n) => n.kill()));
-    return { brokerIds, atMs, liveAtCut };
+    return { brokerIds, atMs, liveAtCut, storageFailures: await this.storageFailures() };
   }
 
   /** The topic as created (a restart on disks that lost the metadata log creates it again). */

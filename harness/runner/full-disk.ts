@@ -1,0 +1,51 @@
+// A full disk is a finding, not a silent error: a trial in which a broker's disk filled (its own
+// log said ENOSPC, or its filesystem had under 1 % free at the cut) measured a disk that had
+// stopped taking writes, not the fault the scenario asks about. Said per broker with the disk's
+// size and the bytes written to it, for the trial's suspicions (fault-trial.ts, crash states).
+import type { StorageFailure } from '../results/types.ts';
+import type { CutInfo } from '../targets/types.ts';
+import type { DiskSpace } from '../targets/host-fault-disks.ts';
+
+/** Free space under this fraction of the filesystem at the cut counts as full. */
+export const FULL_DISK_FREE_FRACTION = 0.01;
+
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+
+/** HH:MM:SS.mmm on this host's clock, as the terminal shows the moment of a failure. */
+export function clockTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+/** "ENOSPC on /d/t-0/00000000000000000000.log at 12:03:04.512" */
+export function failureText(f: StorageFailure): string {
+  return `${f.errno ?? 'a storage error'} on ${f.file}${f.atMs !== null ? ` at ${clockTime(f.atMs)}` : ''}`;
+}
+
+interface DiskAtCutFigures {
+  space?: DiskSpace | null;
+  counters?: { bytesWritten?: number };
+}
+
+/** One line per broker whose disk filled before the cut, or [] when none did. */
+export function fullDiskFindings(cut: Pick<CutInfo, 'diskAtCut' | 'storageFailures'>): string[] {
+  const disks = (cut.diskAtCut ?? {}) as Record<number, DiskAtCutFigures | null>;
+  const failures = cut.storageFailures ?? [];
+  const ids = [...new Set([...Object.keys(disks).map(Number), ...failures.map((f) => f.brokerId)])].sort((a, b) => a - b);
+  const out: string[] = [];
+  for (const id of ids) {
+    const enospc = failures.find((f) => f.brokerId === id && f.errno === 'ENOSPC');
+    const d = disks[id] ?? null;
+    const space = d?.space ?? null;
+    const nearlyFull = space !== null && space.freeBytes < space.fsBytes * FULL_DISK_FREE_FRACTION;
+    if (!enospc && !nearlyFull) continue;
+    const written = d?.counters?.bytesWritten;
+    const figures = [
+      space ? `disk ${space.diskMiB} MiB (filesystem ${mib(space.fsBytes)}, ${((100 * space.freeBytes) / space.fsBytes).toFixed(1)} % free at the cut)` : 'disk size not read at the cut',
+      written !== undefined ? `${mib(written)} written to it` : 'bytes written not counted on this route',
+    ];
+    out.push(`broker ${id}'s disk filled${enospc ? ` (${failureText(enospc)})` : ''}: ${figures.join(', ')}; the trial measured a full disk, not the fault`);
+  }
+  return out;
+}
