@@ -43,7 +43,7 @@ describe('trial evidence', () => {
       file,
       `question: Does a trial whose brokers never come back keep its evidence?
 target: process
-vm: { diskMiB: 128 }
+vm: { diskMiB: 256 }
 cluster: { brokers: 1, topic: gone, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 }
 settings: { io: buffered, acks: 1, flush: per-batch }
 workload: { recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 3s, repetitions: 1 }
@@ -59,7 +59,7 @@ expectations:
     const lines: string[] = [];
     const out = await runScenario({
       scenario,
-      target: neverComesBack({ diskMiB: 128 }),
+      target: neverComesBack({ diskMiB: 256 }),
       resultsDir: path.join(work, 'results'),
       allowHostSysctl: false,
       signal: new AbortController().signal,
@@ -85,7 +85,7 @@ expectations:
     expect(disks).toMatchObject({ cell: cell.id, trial: 0, topic: 'gone', driver: 'http' });
     expect(disks.brokers).toHaveLength(1);
     const b = disks.brokers[0]!;
-    expect(b).toMatchObject({ brokerId: 1, target: 'process', fileSystem: 'ext4', dataDirOnDisk: '/broker-data', sizeMiB: 128 });
+    expect(b).toMatchObject({ brokerId: 1, target: 'process', fileSystem: 'ext4', dataDirOnDisk: '/broker-data', sizeMiB: 256 });
     expect(b.cutAtMs).toBeGreaterThan(0);
     for (const img of [b.cut!, b.final!]) {
       expect(existsSync(path.join(repDir, img.file))).toBe(true);
