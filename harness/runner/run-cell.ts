@@ -305,7 +305,11 @@ export async function runCell(
       let trial: Trial;
       if (driven?.fired && opts.signal.aborted) {
         // Ctrl-C after the cut: recovering (a VM reboot) would keep the user waiting; the trial is dropped, not half-checked.
-        log(`rep ${rep + 1}: interrupted after the fault, before recovery: this trial is not checked`);
+        log(`rep ${rep + 1}: interrupted after the fault, before recovery: this trial is not checked; its ledger and cut images are kept in ${repDir}`);
+        cutAtMs = driven.fired.cut.atMs;
+        writeLedger(repDir, ledger);
+        writeFailedCheck(repDir, 'interrupted (Ctrl-C) after the fault, before recovery', 'not checked');
+        evidence.keepCutOnly('interrupted (Ctrl-C) after the cut, before recovery: no final image');
         interrupted = true;
         break;
       } else if (driven?.fired) {
@@ -393,8 +397,11 @@ export async function runCell(
       }
       if (sampler) await sampler.stop().catch(() => undefined);
       evidence.beforeStop(cluster);
-      if (cluster) await cluster.stop();
-      keptDisks = evidence.afterStop(cluster, cutAtMs);
+      try {
+        if (cluster) await cluster.stop();
+      } finally {
+        keptDisks = evidence.afterStop(cluster, cutAtMs);
+      }
       if (!opts.keepData && cluster) for (const b of cluster.brokers) rmSync(b.dataDir, { recursive: true, force: true });
     }
     // The cycle includes stopping the cluster: that is what the next trial waits for.

@@ -54,8 +54,16 @@ export class TrialEvidence {
     if (keepData) this.reasons.push('--keep-data');
   }
 
+  private finalImages = true;
+
   keep(...reasons: string[]): void {
     this.reasons.push(...reasons);
+  }
+
+  /** Keep what the cut left, but take no final image (the cluster was not recovered: Ctrl-C). */
+  keepCutOnly(reason: string): void {
+    this.reasons.push(reason);
+    this.finalImages = false;
   }
 
   get kept(): boolean {
@@ -64,7 +72,7 @@ export class TrialEvidence {
 
   /** Just before the cluster stops: a kept trial's final images are taken after a clean stop. */
   beforeStop(cluster: RunningCluster | null): void {
-    if (this.kept) cluster?.keepFinalDiskImages?.();
+    if (this.kept && this.finalImages) cluster?.keepFinalDiskImages?.();
   }
 
   /**
