@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../vm/process-registry.ts';
 import { LabNetwork } from './lab-network.ts';
 import { sweepOrphanedLabNetworks } from './net-sweep.ts';
+import { claimSubnet } from './subnet-claim.ts';
 import { leftOnHost, ownedBy, probe, requireLabNetwork, startServers } from './net-test-helpers.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-net-test-'));
@@ -114,5 +115,17 @@ describe('lab network (a namespace per node on a bridge)', () => {
       await mine.close();
     }
     expect(leftOnHost(mine)).toEqual([]);
+  });
+
+  it('a subnet claimed stays claimed until released, by this or any other process', async () => {
+    const a = await claimSubnet(300);
+    const b = await claimSubnet(a.index);
+    expect(b.index).not.toBe(a.index);
+    a.release();
+    await new Promise((r) => setTimeout(r, 10));
+    const c = await claimSubnet(a.index);
+    expect(c.index).toBe(a.index);
+    b.release();
+    c.release();
   });
 });

@@ -38,10 +38,12 @@ export const LOSS_CHAINS = { input: 'loss_in', output: 'loss_out' } as const;
 /** The nft script that drops lossPercent of the node's veth traffic, both directions. */
 export function lossRules(lossPercent: number): string {
   const threshold = Math.round(lossPercent * 100);
+  // numgen's values are 0..9999: 100 % is a plain drop.
+  const chance = threshold >= 10000 ? '' : ` numgen random mod 10000 < ${threshold}`;
   const lines = [`add table inet ${NODE_TABLE}`];
   for (const [chain, hook, dev] of [[LOSS_CHAINS.output, 'output', 'oifname'], [LOSS_CHAINS.input, 'input', 'iifname']] as const) {
     lines.push(`add chain inet ${NODE_TABLE} ${chain} { type filter hook ${hook} priority 0; policy accept; }`);
-    lines.push(`add rule inet ${NODE_TABLE} ${chain} ${dev} "${NODE_VETH}" numgen random mod 10000 < ${threshold} drop`);
+    lines.push(`add rule inet ${NODE_TABLE} ${chain} ${dev} "${NODE_VETH}"${chance} drop`);
   }
   return `${lines.join('\n')}\n`;
 }
