@@ -103,4 +103,32 @@ describe('loss prediction', () => {
     expect(journalCommitMsOf('noatime,commit=30,data=ordered')).toBe(30_000);
     expect(journalCommitMsOf(undefined)).toBe(5000);
   });
+
+  it('rule 3: acks=all acknowledged while the ISR was the hit leader alone is at risk, flushed or not; acks=1 after an isolation', () => {
+    // The ISR shrinks to the leader (1) 2 s before a kill of that leader: the last 20 batches (200 records) were on it alone.
+    const isr = [
+      { atMs: 0, partition: 0, leader: 1, isr: [1, 2, 3] },
+      { atMs: CUT - 1950, partition: 0, leader: 1, isr: [1] },
+    ];
+    const kill = input({ faultKind: 'process-kill', losesPageCache: false, victims: [1], isr });
+    expect(predictLoss({ ...kill, isr: undefined })).toMatchObject({ atRisk: 0, rule: 'nothing acknowledged is at risk' });
+    const p = predictLoss({ ...kill, lost: lostOf(85) });
+    expect(p.atRisk).toBe(200);
+    expect(p.beyond).toBe(0);
+    expect(p.rule).toContain('acks=all with the ISR shrunk to the leader alone');
+    // A flush per batch does not help: another replica leads without the records.
+    expect(predictLoss({ ...kill, flush: { kind: 'per-batch' } }).atRisk).toBe(200);
+    // Lost before the shrink: beyond the prediction.
+    expect(predictLoss({ ...kill, lost: lostOf(70) }).beyond).toBe(100);
+    // A follower hit instead of the leader: nothing.
+    expect(predictLoss({ ...kill, victims: [2] }).atRisk).toBe(0);
+    // A shrink to two replicas is not the leader alone.
+    expect(predictLoss({ ...kill, isr: [isr[0]!, { ...isr[1]!, isr: [1, 2] }] }).atRisk).toBe(0);
+    // With a rack cut's writeback window already covering them, nothing is counted twice.
+    expect(predictLoss(input({ isr })).atRisk).toBe(1000);
+    // acks=1 on a leader isolated 1 s before the fault: its last 10 batches; the kill's lag window covers them already, a move with rf 1 does not.
+    const zombie = input({ acks: 1, faultKind: 'process-kill', losesPageCache: false, victims: [1], replicationFactor: 1, isolatedAtMs: CUT - 950 });
+    expect(predictLoss(zombie)).toMatchObject({ atRisk: 100 });
+    expect(predictLoss({ ...zombie, isolatedAtMs: undefined }).atRisk).toBe(0);
+  });
 });

@@ -22,12 +22,19 @@
 //    every vm.dirty_writeback_centisecs, committed by the next journal commit.
 // Under a volatile write cache only a FLUSH makes a write durable: without an fdatasync of its
 // own (no flush, O_DIRECT) every acknowledged record is at risk.
+// 3. The ISR as sampled during the load (harness/probes/isr-sampler.ts), where known. acks=all
+//    waits only for the ISR: a record acknowledged while the ISR was the leader alone is on that
+//    leader only, at risk when the fault hits it (cut, killed or isolated: another replica may
+//    lead without it), flushed or not. A leader isolated from its followers and controller (a
+//    zombie) that goes on acknowledging with acks=1 puts what it acknowledged after its isolation
+//    at risk: the leader elected in its place never had it.
 // A disk that ignores FLUSH is not in the rules: the settings predict an honest drive, so its
 // loss shows as records lost outside the window.
 import type { Acks, FlushPolicy, IoMode } from '../../engine/settings/values.ts';
 import { ackedRecordsOf, type LedgerBatch } from '../workload/ledger.ts';
 import type { LostBatch } from './checker.ts';
 import type { LossPrediction } from '../results/types.ts';
+import { isrAt, type IsrChange } from '../probes/isr-sampler.ts';
 
 export interface LossPredictionInput {
   faultKind: string;
@@ -52,6 +59,10 @@ export interface LossPredictionInput {
   /** Wall clock of the fault (CutInfo.atMs). */
   cutMs: number;
   lost: LostBatch[];
+  /** The ISR changes sampled during the load (rule 3); absent: not sampled. */
+  isr?: readonly IsrChange[];
+  /** When the victims were cut off from their followers and the controller (a partition fault; rule 3), wall clock. */
+  isolatedAtMs?: number;
 }
 
 export type { LossPrediction };
@@ -145,13 +156,18 @@ export function predictLoss(i: LossPredictionInput): LossPrediction {
       for (const b of batches) atRisk += b.baseOffset < 0 ? ackedRecordsOf(b) : Math.max(0, Math.min(ackedRecordsOf(b), b.baseOffset + b.records - from));
     }
   }
+  // Rule 3, batch by batch, beside the partition windows above.
+  const alone = leaderAloneRisk(i, byPartition, riskySince, riskyOffsetFrom);
+  atRisk += alone.records;
+  for (const why of alone.rules) rules.add(why);
   let beyond = 0;
   const beyondSample: LossPrediction['beyondSample'] = [];
   for (const l of i.lost) {
     const since = riskySince.get(l.partition);
     const fromOffset = riskyOffsetFrom.get(l.partition);
     let safe: number;
-    if (since !== undefined) safe = l.ackMs >= since ? 0 : l.records;
+    if (alone.batches.has(`${l.partition}:${l.baseSequence}`)) safe = 0;
+    else if (since !== undefined) safe = l.ackMs >= since ? 0 : l.records;
     else if (fromOffset !== undefined) safe = l.ackedOffset < 0 ? 0 : Math.max(0, Math.min(l.records, fromOffset - l.ackedOffset));
     else safe = l.records;
     if (safe === 0) continue;
@@ -167,4 +183,40 @@ export function beyondPredictionText(p: LossPrediction): string | null {
   const first = p.beyondSample[0];
   const where = first ? ` (first: partition ${first.partition} offset ${first.offset}, acknowledged ${(first.ackedBeforeFaultMs / 1000).toFixed(1)} s before the fault)` : '';
   return `lost ${p.beyond.toLocaleString('en-US')} acknowledged records the settings say were safe${where}: the disk lied or the engine has a bug`;
+}
+
+/**
+ * Rule 3: batches held by a hit leader alone. acks=all: acknowledged while the ISR was that
+ * leader only; acks=1: acknowledged by an isolated leader after its isolation. Counts only what
+ * the partition windows (rules 1-2) did not already put at risk.
+ */
+function leaderAloneRisk(
+  i: LossPredictionInput,
+  byPartition: Map<number, LedgerBatch[]>,
+  riskySince: Map<number, number>,
+  riskyOffsetFrom: Map<number, number>,
+): { records: number; batches: Set<string>; rules: string[] } {
+  const out = { records: 0, batches: new Set<string>(), rules: [] as string[] };
+  if (i.acks === 0) return out;
+  for (const [partition, batches] of byPartition) {
+    const leader = i.leaders.get(partition);
+    if (leader === undefined || !i.victims.includes(leader)) continue;
+    const since = riskySince.get(partition);
+    const fromOffset = riskyOffsetFrom.get(partition);
+    for (const b of batches) {
+      const covered = (since !== undefined && b.ackMs >= since) || (fromOffset !== undefined && b.baseOffset >= fromOffset);
+      if (covered) continue;
+      const isr = i.acks === 'all' && i.isr ? isrAt(i.isr, partition, b.ackMs)?.isr : undefined;
+      const aloneInIsr = isr !== undefined && isr !== null && isr.length === 1 && isr[0] === leader;
+      const zombie = i.acks === 1 && i.isolatedAtMs !== undefined && b.ackMs >= i.isolatedAtMs;
+      if (!aloneInIsr && !zombie) continue;
+      out.batches.add(`${partition}:${b.baseSequence}`);
+      out.records += ackedRecordsOf(b);
+    }
+  }
+  if (out.records > 0) {
+    if (i.acks === 'all') out.rules.push('acks=all with the ISR shrunk to the leader alone: what it acknowledged then is on the hit leader only');
+    else out.rules.push('acks=1 on an isolated leader: what it acknowledged after its isolation is on that leader only');
+  }
+  return out;
 }
