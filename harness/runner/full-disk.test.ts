@@ -20,11 +20,13 @@ import { clockTime, fullDiskFindings } from './full-disk.ts';
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-full-disk-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-// 64 MiB (54.7 MiB of ext4) under a load of ~13 MB/s through the write-logging NBD chain: full
-// about 4 s in, before the cut at 6 s. Three crash states keep the check short; none booted.
+// 64 MiB (54.7 MiB of ext4), 40 MiB of it preloaded before the load (outside the ledger), so the
+// load fills the rest however slowly a busy machine runs it (~13 MB/s alone through the
+// write-logging NBD chain; 1.5 MB/s would do): full well before the cut at 10 s. Three crash
+// states keep the check short; none booted.
 const SCENARIO = `question: Does a broker whose fault disk fills under load mark its trial suspect, naming the cause?
 vm:
-  diskMiB: 1024
+  diskMiB: 2048
   disk:
     model: volatile-cache
     onCut: drop-unflushed
@@ -39,6 +41,7 @@ settings:
   sync: fsync
   acks: 1
   flush: never
+  preload: 40MiB
 matrix:
   target: [durolab, kafka]
 workload:
@@ -49,14 +52,14 @@ workload:
   pipelining: 1
   rate: closed
   warmup: 0s
-  duration: 8s
+  duration: 12s
   repetitions: 1
   producer:
     retries: 0
 faults:
   - kind: crash-states
     target: all
-    when: { at: 6s }
+    when: { at: 10s }
     states: 3
     onCut: drop-unflushed
     seed: 1
@@ -70,7 +73,7 @@ describe('a full fault disk', () => {
     await requireKafka(ctx);
     const why = hostDiskPrerequisiteProblem();
     if (why) missingRequirement(ctx, why);
-    // scenario check refuses a disk this load fills (disk-volume-check.ts): compiled on 1 GiB, run on 64 MiB,
+    // scenario check refuses a disk this load fills (disk-volume-check.ts): compiled on 2 GiB, run on 64 MiB,
     // as a load faster than the estimate's bound would fill a disk the check let through.
     const scenario = compileScenario(SCENARIO, 'full-disk.yaml', { defaultName: 'full-disk' });
     scenario.vm!.diskMiB = 64;
