@@ -19,6 +19,7 @@ import { KafkaListener } from './kafka/kafka-listener.ts';
 import type { KafkaBrokerView } from './kafka/handlers.ts';
 import { kafkaConfigView } from './kafka/config-view.ts';
 import { requestJson } from './http-client.ts';
+import { previousShutdown, type PreviousShutdown } from './previous-shutdown.ts';
 
 export interface BrokerOptions {
   id: number;
@@ -52,6 +53,8 @@ export class Broker implements BrokerHost, KafkaBrokerView {
    * zygote), while its clock is set from the host's before the broker starts.
    */
   readonly incarnation = `${this.startedAtMs.toString(36)}-${randomUUID({ disableEntropyCache: true })}`;
+  /** Whether the previous run closed every partition log cleanly, read before any is opened; sent with the heartbeats (KIP-966). */
+  readonly previousShutdown: PreviousShutdown;
   readonly httpStats = new HttpStats();
   readonly openFailures: OpenFailure[] = [];
   readonly log: (msg: string) => void;
@@ -89,6 +92,9 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     this.settings = opts.settings;
     this.dataDir = opts.dataDir;
     this.log = opts.log ?? ((m) => process.stderr.write(`[broker ${opts.id}] ${m}\n`));
+    this.previousShutdown = previousShutdown(opts.dataDir);
+    const ps = this.previousShutdown;
+    if (ps.logs > 0 && !ps.clean) this.log(`previous run ended without a clean shutdown (no marker in ${ps.unclean.join(', ')}): the controller is told, as Kafka's PreviousBrokerEpoch tells it`);
     this.firstHeartbeat = new Promise((r) => (this.resolveFirstHeartbeat = r));
   }
 
@@ -234,7 +240,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     while (!this.closed) {
       const started = Date.now();
       try {
-        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address, this.incarnation);
+        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address, this.incarnation, this.previousShutdown.clean);
         if (this.closed) return;
         this.applyHeartbeat(answer);
         this.heartbeat.ok++;
