@@ -322,7 +322,7 @@ export class Controller {
   private fence(b: ControllerBroker, now: number, why?: string): void {
     b.alive = false;
     const reason = `broker ${b.id} fenced: ${why ?? `no heartbeat for ${now - b.lastHeartbeatMs} ms (session timeout ${this.sessionTimeoutMs} ms)`}`;
-    this.events.push({ atMs: now, topic: '', partition: -1, kind: 'fenced', leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason });
+    this.brokerEvent('fenced', b, reason, now);
     for (const p of this.partitions.values()) {
       if (!p.isr.includes(b.id) && p.leader !== b.id) continue;
       this.change(p, { targetIsr: p.isr.filter((id) => id !== b.id), acceptable: (id) => this.alive(id) }, reason);
@@ -338,7 +338,7 @@ export class Controller {
     const elr = this.rules.eligibleLeaderReplicas;
     const reason = `broker ${b.id} registered a new process without a clean shutdown (its logs may have lost their unflushed tail)`;
     const what = elr ? 'out of every ISR and ELR (KIP-966)' : 'handled as a fence (eligible.leader.replicas off)';
-    this.events.push({ atMs: now, topic: '', partition: -1, kind: 'unclean-shutdown', leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason: `${reason}: ${what}` });
+    this.brokerEvent('unclean-shutdown', b, `${reason}: ${what}`, now);
     if (!elr) return;
     for (const p of this.partitions.values()) {
       if (!p.isr.includes(b.id) && !(p.elr ?? []).includes(b.id)) continue;
@@ -348,17 +348,11 @@ export class Controller {
 
   private unfence(b: ControllerBroker): void {
     b.alive = true;
-    this.events.push({
-      atMs: this.now(),
-      topic: '',
-      partition: -1,
-      kind: 'unfenced',
-      leader: -1,
-      leaderEpoch: -1,
-      isr: [],
-      brokerId: b.id,
-      reason: `broker ${b.id} heartbeats again`,
-    });
+    this.brokerEvent('unfenced', b, `broker ${b.id} heartbeats again`, this.now());
+  }
+
+  private brokerEvent(kind: ControllerEventKind, b: ControllerBroker, reason: string, atMs: number): void {
+    this.events.push({ atMs, topic: '', partition: -1, kind, leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason });
   }
 
   /** Gives every partition without an alive leader the best leader available now. */
@@ -391,9 +385,9 @@ export class Controller {
     else delete p.lastKnownLeader;
     if (leaderChanged) p.leaderEpoch++;
     p.partitionEpoch++;
-    const elr = elrChanged ? elrText(p) : '';
+    const elr = elrChanged ? elrText(p) || ' ELR []' : '';
     if (leaderChanged) this.record(p, 'election', `${electionReason(reason, next.source, next.leader, this.rules)}${elr}`, next.source === 'unclean' || next.source === 'last-known-leader' || undefined);
-    else this.record(p, isrChanged ? 'isr-change' : 'elr-change', `${reason}${elrChanged && elr === '' ? ' ELR []' : elr}`);
+    else this.record(p, isrChanged ? 'isr-change' : 'elr-change', `${reason}${elr}`);
   }
 
   private record(p: PartitionAssignment, kind: ControllerEventKind, reason: string, unclean?: boolean): void {
