@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { Controller } from './controller.ts';
 import { BrokerError } from './errors.ts';
 
+/** eligible.leader.replicas off unless asked: most of these tests are about the rules without it (controller-elr.test.ts has its own). */
 function setup(opts: { unclean?: boolean; brokers?: number[] } = {}) {
   let t = 1000;
   const clock = { now: () => t, advance: (ms: number) => (t += ms) };
-  const c = new Controller({ sessionTimeoutMs: 1500, uncleanLeaderElection: opts.unclean ?? false, now: clock.now });
+  const c = new Controller({ sessionTimeoutMs: 1500, uncleanLeaderElection: opts.unclean ?? false, eligibleLeaderReplicas: false, now: clock.now });
   const ids = opts.brokers ?? [1, 2, 3];
   for (const id of ids) c.registerBroker(id, `http://127.0.0.1:${9000 + id}`);
   return { c, clock, beatAll: (except: number[] = []) => ids.filter((i) => !except.includes(i)).forEach((i) => c.heartbeat(i, `http://127.0.0.1:${9000 + i}`)) };
@@ -116,7 +117,8 @@ describe('Controller', () => {
     clock.advance(200);
     c.heartbeat(1, 'http://127.0.0.1:9001', undefined, 'b');
     expect(c.assignment('solo', 0)).toMatchObject({ leader: 1, leaderEpoch: 2, isr: [1] });
-    expect(c.state().events.map((e) => `${e.kind}:${e.leader}:${e.leaderEpoch}`)).toEqual(['election:1:0', 'fenced:-1:-1', 'election:-1:1', 'unfenced:-1:-1', 'election:1:2']);
+    // It sent no proof of a clean shutdown: recorded; with eligible leader replicas off it changes nothing more (controller-elr.test.ts).
+    expect(c.state().events.map((e) => `${e.kind}:${e.leader}:${e.leaderEpoch}`)).toEqual(['election:1:0', 'fenced:-1:-1', 'election:-1:1', 'unclean-shutdown:-1:-1', 'unfenced:-1:-1', 'election:1:2']);
     // A broker that sends no incarnation (an older one) is only fenced when its session expires.
     const legacy = setup();
     legacy.c.createTopic('t', 1, 3, [1, 2, 3]);

@@ -1,4 +1,5 @@
 import { BrokerError } from './errors.ts';
+import { electionReason, elrText, planPartitionChange, type ElectionRules, type PartitionChangeRequest } from './partition-change.ts';
 import type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
 
 export type { AlterPartitionRequest, PartitionAssignment } from './types.ts';
@@ -8,6 +9,10 @@ export interface ControllerOptions {
   sessionTimeoutMs?: number;
   /** unclean.leader.election.enable: elect an out-of-sync replica when no ISR member is alive. */
   uncleanLeaderElection: boolean;
+  /** eligible.leader.replicas (KIP-966): partition-change.ts says what it changes. */
+  eligibleLeaderReplicas: boolean;
+  /** min.insync.replicas, which the ELR rules need (Kafka's cluster-level value). Default 1. */
+  minInsyncReplicas?: number;
   now?: () => number;
 }
 
@@ -22,7 +27,7 @@ export interface ControllerBroker {
   incarnation?: string;
 }
 
-export type ControllerEventKind = 'election' | 'isr-change' | 'fenced' | 'unfenced' | 'reassignment';
+export type ControllerEventKind = 'election' | 'isr-change' | 'elr-change' | 'fenced' | 'unfenced' | 'unclean-shutdown' | 'reassignment';
 
 export interface ControllerEvent {
   atMs: number;
@@ -34,8 +39,10 @@ export interface ControllerEvent {
   leader: number;
   leaderEpoch: number;
   isr: number[];
+  /** The eligible leader replicas after the event (with eligible.leader.replicas on). */
+  elr?: number[];
   unclean?: boolean;
-  /** The broker a fenced/unfenced event is about. */
+  /** The broker a fenced/unfenced/unclean-shutdown event is about. */
   brokerId?: number;
   reason: string;
 }
@@ -58,22 +65,25 @@ export interface HeartbeatAnswer {
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 
 function copyAssignment(p: PartitionAssignment): PartitionAssignment {
-  return { ...p, replicas: [...p.replicas], isr: [...p.isr] };
+  return { ...p, replicas: [...p.replicas], isr: [...p.isr], ...(p.elr ? { elr: [...p.elr] } : {}) };
 }
+
+const sameIds = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((id, i) => id === b[i]);
 
 /**
  * Cluster metadata and leadership, as Kafka's KRaft controller keeps it: brokers register and
  * heartbeat; a broker whose session expires is fenced, leaves every ISR (unless it is the last
  * member, KIP-841) and loses its leaderships to the first alive ISR replica with leaderEpoch+1.
  * A broker that comes back as a new process (another incarnation) before its session expired
- * is handled as Kafka handles an unclean shutdown (KIP-966): its previous incarnation is fenced
- * first, so the new process, whose log may lack what the old one acknowledged, rejoins as a
- * follower instead of carrying on as the leader it was.
+ * has its previous incarnation fenced first, so the new process, whose log may lack what the old
+ * one acknowledged, rejoins as a follower instead of carrying on as the leader it was; one that
+ * comes back without proof of a clean shutdown is, with eligible leader replicas on, taken out of
+ * every ISR and ELR (KIP-966). Leader, ISR and ELR changes follow partition-change.ts.
  * Pure logic: time comes from `now`, every decision is appended to `events`, no timers.
  */
 export class Controller {
   private readonly sessionTimeoutMs: number;
-  private readonly unclean: boolean;
+  private readonly rules: ElectionRules;
   private readonly now: () => number;
   private readonly brokers = new Map<number, ControllerBroker>();
   private readonly partitions = new Map<string, PartitionAssignment>();
@@ -82,7 +92,9 @@ export class Controller {
   constructor(opts: ControllerOptions) {
     this.sessionTimeoutMs = opts.sessionTimeoutMs ?? 1500;
     if (!(this.sessionTimeoutMs > 0)) throw new Error(`controller: sessionTimeoutMs must be > 0, got ${opts.sessionTimeoutMs}`);
-    this.unclean = opts.uncleanLeaderElection;
+    const minInsyncReplicas = opts.minInsyncReplicas ?? 1;
+    if (!Number.isInteger(minInsyncReplicas) || minInsyncReplicas < 1) throw new Error(`controller: minInsyncReplicas must be an integer >= 1, got ${opts.minInsyncReplicas}`);
+    this.rules = { eligibleLeaderReplicas: opts.eligibleLeaderReplicas, uncleanLeaderElection: opts.uncleanLeaderElection, minInsyncReplicas };
     this.now = opts.now ?? Date.now;
   }
 
@@ -127,6 +139,7 @@ export class Controller {
         leaderEpoch: 0,
         partitionEpoch: 0,
         isr: usable.length > 0 ? usable : [...replicas],
+        ...(this.rules.eligibleLeaderReplicas ? { elr: [] } : {}),
       };
       this.partitions.set(`${name}\u0000${p}`, a);
       this.record(a, 'election', `topic ${name} created`);
@@ -138,8 +151,13 @@ export class Controller {
     return false;
   }
 
-  /** `incarnation`: the broker process's id for this start (absent: the broker sends none, and a restart is only seen when its session expires). */
-  registerBroker(id: number, url: string, kafka?: string, incarnation?: string): void {
+  /**
+   * `incarnation`: the broker process's id for this start (absent: the broker sends none, and a
+   * restart is only seen when its session expires). `cleanShutdown`: the new process found every
+   * partition log of its previous run closed cleanly (absent: unknown, taken as unclean, as Kafka
+   * takes a registration without PreviousBrokerEpoch).
+   */
+  registerBroker(id: number, url: string, kafka?: string, incarnation?: string, cleanShutdown?: boolean): void {
     if (!Number.isInteger(id) || id < 0) throw new BrokerError('INVALID_REQUEST', `registerBroker: broker id must be an integer >= 0, got ${id}`);
     const b = this.brokers.get(id);
     const now = this.now();
@@ -152,6 +170,7 @@ export class Controller {
       const why = `a new process (incarnation ${b.incarnation} -> ${incarnation}) registered ${now - b.lastHeartbeatMs} ms after the last heartbeat, within the session timeout of ${this.sessionTimeoutMs} ms`;
       this.fence(b, now, why);
     }
+    if (incarnation !== undefined && b.incarnation !== undefined && incarnation !== b.incarnation && cleanShutdown !== true) this.uncleanShutdown(b, now);
     if (incarnation !== undefined) b.incarnation = incarnation;
     b.url = url;
     if (kafka) b.kafka = kafka;
@@ -165,8 +184,8 @@ export class Controller {
    * leader proposes it back; partitions that were offline waiting for it (it was their last ISR
    * member) elect it at once.
    */
-  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): HeartbeatAnswer {
-    this.registerBroker(brokerId, url, kafka, incarnation);
+  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string, cleanShutdown?: boolean): HeartbeatAnswer {
+    this.registerBroker(brokerId, url, kafka, incarnation, cleanShutdown);
     this.electLeaderless();
     return this.heartbeatAnswer(brokerId);
   }
@@ -178,7 +197,7 @@ export class Controller {
       assignments,
       brokers: [...this.brokers.values()].map((b) => ({ id: b.id, url: b.url, alive: b.alive, ...(b.kafka ? { kafka: b.kafka } : {}) })),
       partitions: [...this.partitions.values()].map(copyAssignment),
-      uncleanLeaderElection: this.unclean,
+      uncleanLeaderElection: this.rules.uncleanLeaderElection,
     };
   }
 
@@ -261,11 +280,8 @@ export class Controller {
     }
     const removed = p.isr.filter((id) => !isr.includes(id));
     if (added.length === 0 && removed.length === 0) return copyAssignment(p);
-    // Keep replica order so "first ISR member" means the preferred one.
-    p.isr = p.replicas.filter((id) => isr.includes(id));
-    p.partitionEpoch++;
     const parts = [removed.length ? `shrink -[${removed.join(',')}]` : '', added.length ? `expand +[${added.join(',')}]` : ''].filter(Boolean);
-    this.record(p, 'isr-change', `alter-partition from leader ${p.leader}: ${parts.join(' ')}`);
+    this.change(p, { targetIsr: isr, acceptable: (id) => this.alive(id) }, `alter-partition from leader ${p.leader}: ${parts.join(' ')}`);
     return copyAssignment(p);
   }
 
@@ -298,81 +314,80 @@ export class Controller {
     return p && copyAssignment(p);
   }
 
+  private alive(id: number): boolean {
+    return this.brokers.get(id)?.alive === true;
+  }
+
+  /** Kafka's handleBrokerFenced: out of every ISR (with ELR off, except as its last member, KIP-841); its leaderships move. */
   private fence(b: ControllerBroker, now: number, why?: string): void {
     b.alive = false;
     const reason = `broker ${b.id} fenced: ${why ?? `no heartbeat for ${now - b.lastHeartbeatMs} ms (session timeout ${this.sessionTimeoutMs} ms)`}`;
-    this.events.push({ atMs: now, topic: '', partition: -1, kind: 'fenced', leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason });
+    this.brokerEvent('fenced', b, reason, now);
     for (const p of this.partitions.values()) {
-      const inIsr = p.isr.includes(b.id);
-      // KIP-841: the last ISR member stays in the ISR so that, with unclean election off, only
-      // it can be elected when it comes back (it may hold committed data nobody else has).
-      if (inIsr && p.isr.length > 1) p.isr = p.isr.filter((id) => id !== b.id);
-      if (p.leader === b.id) {
-        this.elect(p, reason);
-      } else if (inIsr && !p.isr.includes(b.id)) {
-        p.partitionEpoch++;
-        this.record(p, 'isr-change', reason);
-      }
+      if (!p.isr.includes(b.id) && p.leader !== b.id) continue;
+      this.change(p, { targetIsr: p.isr.filter((id) => id !== b.id), acceptable: (id) => this.alive(id) }, reason);
+    }
+  }
+
+  /**
+   * A new process of broker `b` registered without proof of a clean shutdown: its logs may have
+   * lost their unflushed tail. With ELR on it leaves every ISR and ELR and cannot be elected in
+   * that change (Kafka's handleBrokerUncleanShutdown); with it off, the fence was all there is.
+   */
+  private uncleanShutdown(b: ControllerBroker, now: number): void {
+    const elr = this.rules.eligibleLeaderReplicas;
+    const reason = `broker ${b.id} registered a new process without a clean shutdown (its logs may have lost their unflushed tail)`;
+    const what = elr ? 'out of every ISR and ELR (KIP-966)' : 'handled as a fence (eligible.leader.replicas off)';
+    this.brokerEvent('unclean-shutdown', b, `${reason}: ${what}`, now);
+    if (!elr) return;
+    for (const p of this.partitions.values()) {
+      if (!p.isr.includes(b.id) && !(p.elr ?? []).includes(b.id)) continue;
+      this.change(p, { targetIsr: p.isr.filter((id) => id !== b.id), acceptable: (id) => id !== b.id && this.alive(id), uncleanShutdown: b.id }, reason);
     }
   }
 
   private unfence(b: ControllerBroker): void {
     b.alive = true;
-    this.events.push({
-      atMs: this.now(),
-      topic: '',
-      partition: -1,
-      kind: 'unfenced',
-      leader: -1,
-      leaderEpoch: -1,
-      isr: [],
-      brokerId: b.id,
-      reason: `broker ${b.id} heartbeats again`,
-    });
+    this.brokerEvent('unfenced', b, `broker ${b.id} heartbeats again`, this.now());
+  }
+
+  private brokerEvent(kind: ControllerEventKind, b: ControllerBroker, reason: string, atMs: number): void {
+    this.events.push({ atMs, topic: '', partition: -1, kind, leader: -1, leaderEpoch: -1, isr: [], brokerId: b.id, reason });
   }
 
   /** Gives every partition without an alive leader the best leader available now. */
   private electLeaderless(): void {
     for (const p of this.partitions.values()) {
       if (p.leader === -1 || this.brokers.get(p.leader)?.alive === false) {
-        // A clean candidate (an ISR member that came back) or, if enabled, an unclean one may exist now.
-        this.elect(p, p.leader === -1 ? 'partition offline' : `leader ${p.leader} is fenced`, true);
+        // A clean candidate (an ISR or ELR member that came back) or, if enabled, an unclean one may exist now.
+        const reason = p.leader === -1 ? 'partition offline' : `leader ${p.leader} is fenced`;
+        this.change(p, { targetIsr: p.isr, acceptable: (id) => this.alive(id) }, reason, true);
       }
     }
   }
 
   /**
-   * Leader election for a partition whose leader is gone: the first replica (preferred order) in
-   * the ISR that is alive; failing that, with unclean election, the first alive replica, which
-   * becomes the whole ISR. No candidate: leader -1 (offline). Any leader change bumps the leader
-   * epoch, which fences the old leader's requests.
+   * Applies planPartitionChange (partition-change.ts): a new leader bumps the leader epoch (which
+   * fences the old leader's requests), any change bumps the partition epoch, and one event says
+   * what happened. `onlyIfLeaderChanges`: nothing happens unless the leader does.
    */
-  private elect(p: PartitionAssignment, reason: string, onlyIfChanged = false): void {
-    const alive = (id: number): boolean => this.brokers.get(id)?.alive === true;
-    const clean = p.replicas.find((id) => p.isr.includes(id) && alive(id));
-    let leader = -1;
-    let unclean = false;
-    if (clean !== undefined) leader = clean;
-    else if (this.unclean) {
-      const any = p.replicas.find(alive);
-      if (any !== undefined) {
-        leader = any;
-        unclean = true;
-      }
-    }
-    if (onlyIfChanged && leader === p.leader) return;
-    p.leader = leader;
-    if (unclean) p.isr = [leader];
-    else if (leader !== -1) p.isr = p.isr.filter((id) => alive(id) || id === leader);
-    p.leaderEpoch++;
+  private change(p: PartitionAssignment, req: PartitionChangeRequest, reason: string, onlyIfLeaderChanges = false): void {
+    const next = planPartitionChange(p, req, this.rules);
+    const leaderChanged = next.leader !== p.leader;
+    if (onlyIfLeaderChanges && !leaderChanged) return;
+    const isrChanged = !sameIds(next.isr, p.isr);
+    const elrChanged = !sameIds(next.elr, p.elr ?? []) || next.lastKnownLeader !== (p.lastKnownLeader ?? -1);
+    if (!leaderChanged && !isrChanged && !elrChanged) return;
+    p.leader = next.leader;
+    p.isr = next.isr;
+    if (this.rules.eligibleLeaderReplicas) p.elr = next.elr;
+    if (next.lastKnownLeader >= 0) p.lastKnownLeader = next.lastKnownLeader;
+    else delete p.lastKnownLeader;
+    if (leaderChanged) p.leaderEpoch++;
     p.partitionEpoch++;
-    const why =
-      leader === -1
-        ? `${reason}; no alive ISR member${this.unclean ? ' and no alive replica' : ' (unclean election disabled)'}: offline`
-        : unclean
-          ? `${reason}; no alive ISR member: unclean election of out-of-sync replica ${leader}`
-          : `${reason}; elected ${leader} from the ISR`;
-    this.record(p, 'election', why, unclean || undefined);
+    const elr = elrChanged ? elrText(p) || ' ELR []' : '';
+    if (leaderChanged) this.record(p, 'election', `${electionReason(reason, next.source, next.leader, this.rules)}${elr}`, next.source === 'unclean' || next.source === 'last-known-leader' || undefined);
+    else this.record(p, isrChanged ? 'isr-change' : 'elr-change', `${reason}${elr}`);
   }
 
   private record(p: PartitionAssignment, kind: ControllerEventKind, reason: string, unclean?: boolean): void {
@@ -384,6 +399,7 @@ export class Controller {
       leader: p.leader,
       leaderEpoch: p.leaderEpoch,
       isr: [...p.isr],
+      ...(p.elr ? { elr: [...p.elr] } : {}),
       reason,
     };
     if (unclean) e.unclean = true;

@@ -18,6 +18,8 @@ export interface SimClusterOptions {
   replicaLagTimeMaxMs?: number;
   sessionTimeoutMs?: number;
   uncleanLeaderElection?: boolean;
+  /** eligible.leader.replicas (default off: these simulations study the rules without it). */
+  eligibleLeaderReplicas?: boolean;
   logConfig?: Partial<LogConfig>;
   topic?: string;
 }
@@ -57,6 +59,7 @@ export class SimCluster {
       replicaLagTimeMaxMs: opts.replicaLagTimeMaxMs ?? 10_000,
       sessionTimeoutMs: opts.sessionTimeoutMs ?? 1500,
       uncleanLeaderElection: opts.uncleanLeaderElection ?? false,
+      eligibleLeaderReplicas: opts.eligibleLeaderReplicas ?? false,
       logConfig: opts.logConfig ?? {},
     };
     this.minInsyncReplicas = this.opts.minInsyncReplicas;
@@ -65,6 +68,8 @@ export class SimCluster {
     this.controller = new Controller({
       sessionTimeoutMs: this.opts.sessionTimeoutMs,
       uncleanLeaderElection: this.opts.uncleanLeaderElection,
+      eligibleLeaderReplicas: this.opts.eligibleLeaderReplicas,
+      minInsyncReplicas: this.opts.minInsyncReplicas,
       now: this.now,
     });
     for (const id of brokers) {

@@ -13,6 +13,13 @@ export interface PartitionAssignment {
   /** Bumped on every change of this record (leader or ISR); fences stale AlterPartition requests. */
   partitionEpoch: number;
   isr: number[];
+  /**
+   * KIP-966 eligible leader replicas: replicas out of the ISR that hold everything committed,
+   * electable when the ISR is empty. Present when the controller runs with eligible.leader.replicas.
+   */
+  elr?: number[];
+  /** KIP-966: the leader when the ISR became empty (Kafka keeps it in lastKnownElr); absent when none. */
+  lastKnownLeader?: number;
 }
 
 /** Kafka's AlterPartition: the leader asks the controller to commit a new ISR. */

@@ -20,6 +20,7 @@ import type { KafkaBrokerView } from './kafka/handlers.ts';
 import { kafkaConfigView } from './kafka/config-view.ts';
 import { requestJson } from './http-client.ts';
 import { StorageErrorLog } from './storage-error-log.ts';
+import { previousShutdown, type PreviousShutdown } from './previous-shutdown.ts';
 
 export interface BrokerOptions {
   id: number;
@@ -53,6 +54,8 @@ export class Broker implements BrokerHost, KafkaBrokerView {
    * zygote), while its clock is set from the host's before the broker starts.
    */
   readonly incarnation = `${this.startedAtMs.toString(36)}-${randomUUID({ disableEntropyCache: true })}`;
+  /** Whether the previous run closed every partition log cleanly, read before any is opened; sent with the heartbeats (KIP-966). */
+  readonly previousShutdown: PreviousShutdown;
   readonly httpStats = new HttpStats();
   readonly openFailures: OpenFailure[] = [];
   readonly log: (msg: string) => void;
@@ -92,6 +95,9 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     this.dataDir = opts.dataDir;
     this.log = opts.log ?? ((m) => process.stderr.write(`[broker ${opts.id}] ${m}\n`));
     this.storageErrors = new StorageErrorLog(this.log);
+    this.previousShutdown = previousShutdown(opts.dataDir);
+    const ps = this.previousShutdown;
+    if (ps.logs > 0 && !ps.clean) this.log(`previous run ended without a clean shutdown (no marker in ${ps.unclean.join(', ')}): the controller is told, as Kafka's PreviousBrokerEpoch tells it`);
     this.firstHeartbeat = new Promise((r) => (this.resolveFirstHeartbeat = r));
   }
 
@@ -230,7 +236,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     while (!this.closed) {
       const started = Date.now();
       try {
-        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address, this.incarnation);
+        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address, this.incarnation, this.previousShutdown.clean);
         if (this.closed) return;
         this.applyHeartbeat(answer);
         this.heartbeat.ok++;

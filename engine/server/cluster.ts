@@ -160,6 +160,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     host,
     sessionTimeoutMs: cs.sessionTimeoutMs,
     uncleanLeaderElection: cs.uncleanLeaderElection,
+    eligibleLeaderReplicas: cs.eligibleLeaderReplicas,
+    minInsyncReplicas: cs.minInsyncReplicas,
     tickMs: cs.tickMs,
   });
   installExitHook();

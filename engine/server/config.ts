@@ -44,6 +44,10 @@ export interface BrokerSettings {
 export interface ControllerSettings {
   sessionTimeoutMs: number;
   uncleanLeaderElection: boolean;
+  /** eligible.leader.replicas (KIP-966). */
+  eligibleLeaderReplicas: boolean;
+  /** min.insync.replicas, for the ELR rules. */
+  minInsyncReplicas: number;
   tickMs: number;
 }
 
@@ -75,6 +79,8 @@ export const DEFAULT_BROKER_SETTINGS: Readonly<BrokerSettings> = Object.freeze({
 export const DEFAULT_CONTROLLER_SETTINGS: Readonly<ControllerSettings> = Object.freeze({
   sessionTimeoutMs: ms('broker.session.timeout.ms'),
   uncleanLeaderElection: settingDefault<boolean>('unclean.leader.election.enable'),
+  eligibleLeaderReplicas: settingDefault<boolean>('eligible.leader.replicas'),
+  minInsyncReplicas: settingDefault<number>('min.insync.replicas'),
   tickMs: ms('controller.tick.ms'),
 });
 
@@ -98,7 +104,7 @@ const CONSUMERS: Record<string, Consumer> = {
   'flush.messages': { broker: (b, v) => (b.log.flush = { kind: 'messages', every: Number(v) }) },
   'flush.ms': { broker: (b, v) => (b.log.flush = { kind: 'ms', every: Number(v) }) },
   'message.max.bytes': { broker: (b, v) => (b.messageMaxBytes = Number(v)) },
-  'min.insync.replicas': { broker: (b, v) => (b.minInsyncReplicas = Number(v)) },
+  'min.insync.replicas': { broker: (b, v) => (b.minInsyncReplicas = Number(v)), controller: (c, v) => (c.minInsyncReplicas = Number(v)) },
   'replica.lag.time.max.ms': { broker: (b, v) => (b.replicaLagTimeMaxMs = Number(v)) },
   'replica.fetch.wait.max.ms': { broker: (b, v) => (b.replicaFetchWaitMaxMs = Number(v)) },
   'replica.fetch.max.bytes': { broker: (b, v) => (b.replicaFetchMaxBytes = Number(v)) },
@@ -115,6 +121,7 @@ const CONSUMERS: Record<string, Consumer> = {
   'http.request.timeout.ms': { broker: (b, v) => (b.http.requestTimeoutMs = Number(v)) },
   'broker.session.timeout.ms': { controller: (c, v) => (c.sessionTimeoutMs = Number(v)) },
   'unclean.leader.election.enable': { controller: (c, v) => (c.uncleanLeaderElection = v === true) },
+  'eligible.leader.replicas': { controller: (c, v) => (c.eligibleLeaderReplicas = v === true) },
   'controller.tick.ms': { controller: (c, v) => (c.tickMs = Number(v)) },
 };
 

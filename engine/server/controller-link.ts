@@ -8,8 +8,8 @@ export type { HeartbeatAnswer };
 
 export interface ControllerLink {
   readonly description: string;
-  /** `incarnation`: this broker process's id for this start (Controller.registerBroker). */
-  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): Promise<HeartbeatAnswer>;
+  /** `incarnation`: this broker process's id for this start; `cleanShutdown`: its previous run ended cleanly (Controller.registerBroker). */
+  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string, cleanShutdown?: boolean): Promise<HeartbeatAnswer>;
   alterPartition(req: AlterPartitionRequest): Promise<PartitionAssignment>;
   close(): void;
 }
@@ -25,9 +25,9 @@ export class HttpControllerLink implements ControllerLink {
     this.description = baseUrl;
   }
 
-  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): Promise<HeartbeatAnswer> {
+  heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string, cleanShutdown?: boolean): Promise<HeartbeatAnswer> {
     return requestJson<HeartbeatAnswer>(`${this.baseUrl}/v1/controller/heartbeat`, {
-      json: { brokerId, url, ...(kafka ? { kafka } : {}), ...(incarnation ? { incarnation } : {}) },
+      json: { brokerId, url, ...(kafka ? { kafka } : {}), ...(incarnation ? { incarnation } : {}), ...(cleanShutdown !== undefined ? { cleanShutdown } : {}) },
       agent: this.agent,
       timeoutMs: this.timeoutMs,
     });
@@ -55,13 +55,14 @@ export class LocalControllerLink implements ControllerLink {
   readonly controller: Controller;
 
   constructor(brokerId: number, url: string, topics: ReadonlyArray<{ name: string; partitions: number }>) {
-    this.controller = new Controller({ sessionTimeoutMs: 1 << 30, uncleanLeaderElection: false });
+    // Every start is a new controller: there is no earlier incarnation, and RF 1 has no one else to elect.
+    this.controller = new Controller({ sessionTimeoutMs: 1 << 30, uncleanLeaderElection: false, eligibleLeaderReplicas: false });
     this.controller.registerBroker(brokerId, url);
     for (const t of topics) this.controller.createTopic(t.name, t.partitions, 1, [brokerId]);
   }
 
-  async heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string): Promise<HeartbeatAnswer> {
-    return this.controller.heartbeat(brokerId, url, kafka, incarnation);
+  async heartbeat(brokerId: number, url: string, kafka?: string, incarnation?: string, cleanShutdown?: boolean): Promise<HeartbeatAnswer> {
+    return this.controller.heartbeat(brokerId, url, kafka, incarnation, cleanShutdown);
   }
 
   async alterPartition(req: AlterPartitionRequest): Promise<PartitionAssignment> {

@@ -3,6 +3,7 @@
 // it survives broker faults (like Kafka's separate controller quorum).
 import http from 'node:http';
 import { Controller, type AlterPartitionRequest, type ControllerOptions, BrokerError } from '../replication/index.ts';
+import { settingDefault } from '../settings/index.ts';
 import { ClientGoneError, parseQuery, readJsonBody, sendError, sendJson, toBrokerError } from './http-util.ts';
 
 export interface ControllerServerOptions extends Partial<ControllerOptions> {
@@ -39,6 +40,12 @@ function stringField(o: Record<string, unknown>, field: string, route: string): 
   return v;
 }
 
+function booleanField(o: Record<string, unknown>, field: string, route: string): boolean {
+  const v = o[field];
+  if (typeof v !== 'boolean') throw new BrokerError('INVALID_REQUEST', `${route}: field ${field} must be true or false, got ${JSON.stringify(v)}`, { field });
+  return v;
+}
+
 function intArray(o: Record<string, unknown>, field: string, route: string): number[] {
   const v = o[field];
   if (!Array.isArray(v) || !v.every((x) => Number.isSafeInteger(x) && x >= 0)) {
@@ -58,7 +65,8 @@ export function createControllerHandler(controller: Controller): (req: http.Inco
       const o = obj(await readJsonBody(req), 'heartbeat');
       const kafka = o.kafka === undefined ? undefined : stringField(o, 'kafka', 'heartbeat');
       const incarnation = o.incarnation === undefined ? undefined : stringField(o, 'incarnation', 'heartbeat');
-      return sendJson(res, 200, controller.heartbeat(intField(o, 'brokerId', 'heartbeat'), stringField(o, 'url', 'heartbeat'), kafka, incarnation));
+      const clean = o.cleanShutdown === undefined ? undefined : booleanField(o, 'cleanShutdown', 'heartbeat');
+      return sendJson(res, 200, controller.heartbeat(intField(o, 'brokerId', 'heartbeat'), stringField(o, 'url', 'heartbeat'), kafka, incarnation, clean));
     }
     if (method === 'POST' && path === '/v1/controller/alter-partition') {
       const o = obj(await readJsonBody(req), 'alter-partition');
@@ -119,6 +127,8 @@ export async function startControllerServer(opts: ControllerServerOptions): Prom
   const controller = new Controller({
     sessionTimeoutMs: opts.sessionTimeoutMs ?? 1500,
     uncleanLeaderElection: opts.uncleanLeaderElection ?? false,
+    eligibleLeaderReplicas: opts.eligibleLeaderReplicas ?? settingDefault<boolean>('eligible.leader.replicas'),
+    ...(opts.minInsyncReplicas !== undefined ? { minInsyncReplicas: opts.minInsyncReplicas } : {}),
     ...(opts.now ? { now: opts.now } : {}),
   });
   const server = http.createServer(

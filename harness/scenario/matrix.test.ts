@@ -126,6 +126,7 @@ matrix:
       minInsyncReplicas: 3,
       replicaLagTimeMaxMs: 30_000,
       uncleanLeaderElectionEnable: false,
+      eligibleLeaderReplicas: true,
       // the cell's dirty_bytes replaces the base dirty_ratio, as writing it does in the kernel
       sysctls: { 'vm.dirty_bytes': 16 * 1024 * 1024 },
       values: {
@@ -143,6 +144,7 @@ matrix:
         'min.insync.replicas': 3,
         'replica.lag.time.max.ms': 30_000,
         'unclean.leader.election.enable': false,
+        'eligible.leader.replicas': true,
         'vm.dirty_bytes': 16 * 1024 * 1024,
       },
     });

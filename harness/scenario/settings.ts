@@ -183,6 +183,8 @@ export interface ResolvedSettings {
   minInsyncReplicas: number;
   replicaLagTimeMaxMs: number;
   uncleanLeaderElectionEnable: boolean;
+  /** eligible.leader.replicas (KIP-966); on Kafka the eligible.leader.replicas.version feature at format. */
+  eligibleLeaderReplicas: boolean;
   /** sysctl name (vm.dirty_expire_centisecs) -> value to write; only those the scenario sets. */
   sysctls: Record<string, number>;
   /** Every scenario setting by its Kafka name, normalized, defaults and min.insync.replicas filled in. */
@@ -222,6 +224,7 @@ export function resolveSettings(params: Record<string, SettingValue>, minInsyncR
     minInsyncReplicas: Number(p['min.insync.replicas']),
     replicaLagTimeMaxMs: Number(p['replica.lag.time.max.ms']),
     uncleanLeaderElectionEnable: p['unclean.leader.election.enable'] === true,
+    eligibleLeaderReplicas: p['eligible.leader.replicas'] === true,
     sysctls,
     values: p,
   };

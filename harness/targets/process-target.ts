@@ -202,7 +202,7 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
         firstBrokerId: ids[0]!,
         topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],
         set: brokerSetFlags(settings),
-        controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable },
+        controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable, eligibleLeaderReplicas: settings.eligibleLeaderReplicas, minInsyncReplicas: settings.minInsyncReplicas },
         });
       } catch (err) {
         await disks?.close(false).catch(() => undefined);

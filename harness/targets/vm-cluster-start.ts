@@ -137,6 +137,8 @@ export async function startVmCluster(o: ClusterStartOptions, ctx: VmStartContext
       host: '127.0.0.1',
       sessionTimeoutMs: opts.sessionTimeoutMs ?? 3000,
       uncleanLeaderElection: settings.uncleanLeaderElectionEnable,
+      eligibleLeaderReplicas: settings.eligibleLeaderReplicas,
+      minInsyncReplicas: settings.minInsyncReplicas,
       tickMs: 100,
     });
     // Brokers not yet registered stay in the ISR (Kafka's assumption for a starting cluster);

@@ -103,14 +103,27 @@ function classpath(k: KafkaInstall): string {
   return `${k.libsDir}/*`;
 }
 
-/** kafka-storage format for one node (its own JVM; the metadata log and meta.properties land in its data dir). */
-export async function formatNode(k: KafkaInstall, node: KafkaNodeSpec, config: string, log4j: string, clusterId: string): Promise<void> {
+/**
+ * kafka-storage format for one node (its own JVM; the metadata log and meta.properties land in its
+ * data dir), with `features` as `--feature name=level` (settings-map.ts kafkaFeatureLevels).
+ * Answers the feature levels the format wrote, from its own "Bootstrap metadata" line (a feature
+ * at level 0 is not written: it reads as absent).
+ */
+export async function formatNode(k: KafkaInstall, node: KafkaNodeSpec, config: string, log4j: string, clusterId: string, features: Record<string, number> = {}): Promise<Record<string, number>> {
   // A short-lived JVM: C1 only and the serial collector start it fastest.
-  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', ...(k.classArchive ? [`-XX:SharedArchiveFile=${k.classArchive}`] : []), `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath(k), 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', config];
+  const featureArgs = Object.entries(features).flatMap(([name, level]) => ['--feature', `${name}=${level}`]);
+  const args = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', ...(k.classArchive ? [`-XX:SharedArchiveFile=${k.classArchive}`] : []), `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath(k), 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', config, ...featureArgs];
   const r = await execa(k.java, args, { reject: false, all: true, timeout: 120_000 });
   if (r.exitCode !== 0) {
     throw new Error(`kafka-storage format of node ${node.id} (${k.java} ${args.join(' ')}) failed (exit ${r.exitCode ?? r.signal}): ${String(r.all ?? '').trim().split('\n').slice(-8).join('\n')}`);
   }
+  return formattedFeatureLevels(String(r.all ?? ''));
+}
+
+/** The FeatureLevelRecords of kafka-storage format's "Bootstrap metadata: ..." line. */
+export function formattedFeatureLevels(output: string): Record<string, number> {
+  const line = output.split('\n').find((l) => l.startsWith('Bootstrap metadata:')) ?? '';
+  return Object.fromEntries([...line.matchAll(/FeatureLevelRecord\(name='([^']+)', featureLevel=(\d+)\)/g)].map((m) => [m[1]!, Number(m[2])]));
 }
 
 export class KafkaNodeProcess {

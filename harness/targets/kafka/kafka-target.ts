@@ -21,7 +21,7 @@ import type { KafkaInstall } from './install.ts';
 import { ensureKafkaRuntime } from './kafka-runtime.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
-import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
+import { kafkaBrokerConfigs, kafkaFeatureLevels, kafkaTopicConfigs } from './settings-map.ts';
 import type { BrokerDiskEvidence } from '../../disk/disk-evidence.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from '../host-fault-disks.ts';
 import type { StorageFailure } from '../../results/types.ts';
@@ -58,6 +58,9 @@ export class KafkaCluster implements FaultableCluster {
   private poller: NodeJS.Timeout | null = null;
   /** The KRaft cluster id the nodes were formatted with (a node whose disk lost its format is formatted again with it). */
   clusterId = '';
+  /** `--feature` levels of the format (settings-map.ts kafkaFeatureLevels), and what node formats wrote (absent: level 0). */
+  formatFeatures: Record<string, number> = {};
+  formattedFeatures: Record<string, number> = {};
   log: (line: string) => void = () => undefined;
   private polling = false;
 
@@ -228,7 +231,7 @@ export class KafkaCluster implements FaultableCluster {
           this.log(note);
           reformatted = note;
           mkdirSync(n.node.dataDir, { recursive: true });
-          await formatNode(this.install, n.node, n.config, n.log4j, this.clusterId);
+          await formatNode(this.install, n.node, n.config, n.log4j, this.clusterId, this.formatFeatures);
         }
         const clean = existsSync(path.join(n.node.dataDir, '.kafka_cleanshutdown'));
         const before = logBytes(n.node.dataDir, this.topic);
@@ -357,11 +360,14 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
   const files = specs.map((s) => writeNodeFiles(s, specs, { ...brokerConfigs, ...opts.extraBrokerConfigs?.(s) }));
   const tFormat = Date.now();
   // Never on images: a state without meta.properties is a disk Kafka refuses to start on, as the offline check says.
-  await Promise.all(specs.map(async (s, i) => (onImages ? undefined : formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId))));
+  const features = kafkaFeatureLevels(settings);
+  const written = await Promise.all(specs.map(async (s, i) => (onImages ? undefined : formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId, features))));
   const formatMs = Date.now() - tFormat;
   const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
   const cluster = new KafkaCluster(install, nodes, spec.topic, disks);
   cluster.clusterId = clusterId;
+  cluster.formatFeatures = features;
+  cluster.formattedFeatures = written[0] ?? {};
   if (opts.log) cluster.log = opts.log;
   try {
     const t0 = Date.now();

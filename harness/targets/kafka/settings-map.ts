@@ -37,6 +37,7 @@ export function externalSettingRefusal(name: string, value: SettingValue): strin
   const kafka = kafkaSettingRefusal(name, value);
   if (kafka) return kafka;
   if (name === 'replica.lag.time.max.ms') return `${name} is a broker config of the external cluster (server.properties); the lab sets topic configs only there`;
+  if (name === 'eligible.leader.replicas') return `${name} is the external cluster's eligible.leader.replicas.version feature (kafka-features.sh), which the lab does not change`;
   if (name.startsWith('vm.')) return `${name} is a sysctl of the external cluster's hosts, which the lab does not change`;
   return null;
 }
@@ -77,6 +78,15 @@ export function kafkaTopicConfigs(s: ResolvedSettings): Record<string, string> {
     'min.insync.replicas': String(s.minInsyncReplicas),
     'unclean.leader.election.enable': String(s.uncleanLeaderElectionEnable),
   };
+}
+
+/**
+ * Feature levels `kafka-storage format --feature` sets for a new cluster: eligible.leader.replicas
+ * is Kafka's eligible.leader.replicas.version (1 = KIP-966's ELR and unclean-shutdown handling,
+ * Kafka 4.4's default for a new cluster; 0 = off, as Kafka 4.0 formatted).
+ */
+export function kafkaFeatureLevels(s: Pick<ResolvedSettings, 'eligibleLeaderReplicas'>): Record<string, number> {
+  return { 'eligible.leader.replicas.version': s.eligibleLeaderReplicas ? 1 : 0 };
 }
 
 /** Kafka's producer acks for the registry's acks. */
