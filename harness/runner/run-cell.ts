@@ -12,7 +12,7 @@ import { FAULTS } from '../faults/registry.ts';
 import { trialSeed } from './fault-trial.ts';
 import type { RunOptions } from './run-scenario.ts';
 import { ensureOpenFiles } from '../targets/partition-limits.ts';
-import { faultOfCell } from '../scenario/trial-judgement.ts';
+import { faultsOfCell } from '../scenario/trial-judgement.ts';
 import { TrialAttempts } from './trial-attempts.ts';
 import { CellFigures } from './cell-figures.ts';
 import { cellProducer } from './trial-load.ts';
@@ -37,7 +37,9 @@ export async function runCell(
   const cellDir = store.cellDir(index, cell.id);
   // A fault kind whose cell is its own trial (crash states) runs it through the same target and driver.
   // measure: throughput (a frontier's performance cell) runs without the scenario's fault.
-  const cellFault = faultOfCell(scenario.faults, settings.values);
+  const cellFaults = faultsOfCell(scenario.faults, settings.values);
+  const cellFault = cellFaults[0];
+  // A kind with its own cell is alone in its schedule (scenario check: schedule-checks.ts).
   const ownCell = cellFault ? FAULTS[cellFault.kind].runCell : undefined;
   if (ownCell) {
     const producer = cellProducer(w.producer, settings)?.producer;
@@ -59,7 +61,7 @@ export async function runCell(
   if (raised) log(raised);
   const figures = new CellFigures(w.rate !== null && w.rate !== 0);
   const attempts = new TrialAttempts(w.repetitions, w.extraTrials, cellFault !== undefined);
-  const ctx: CellContext = { opts, driver, scenario, caps: opts.target.capabilities, cell, index, cellDir, settings, log, runStartMs, cellFault, figures, attempts };
+  const ctx: CellContext = { opts, driver, scenario, caps: opts.target.capabilities, cell, index, cellDir, settings, log, runStartMs, cellFaults, figures, attempts };
   let interrupted = false;
   for (let rep = 0; attempts.wanted; rep++) {
     if (opts.signal.aborted) {

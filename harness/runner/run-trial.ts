@@ -20,6 +20,7 @@ import { startTrialCluster, type CellContext } from './trial-cluster.ts';
 import { startTrialLoad } from './trial-load.ts';
 import { driveTrialFault } from './trial-fault.ts';
 import { checkFaultTrial, checkLoadTrial } from './trial-check.ts';
+import { scheduleLine, scheduleOutcome } from './fault-schedule.ts';
 
 export interface AttemptOutcome {
   /** The attempt ran to its check (its trial is the cell's last). */
@@ -48,8 +49,9 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     const { ledger, probedBroker } = setup;
     const load = startTrialLoad(ctx, rep, setup, res);
     if (caps.watchFigures) res.figuresWatch?.start();
-    const faulted = ctx.cellFault ? await driveTrialFault(ctx, rep, setup, load, res, clock) : null;
-    const driven = faulted?.driven ?? null;
+    const faulted = ctx.cellFaults.length ? await driveTrialFault(ctx, rep, setup, load, res, clock) : null;
+    const schedule = faulted?.schedule ?? null;
+    const fired = schedule?.fired ?? null;
     res.figuresWatch?.stop();
     const produced = await res.loadPromise!;
     res.loadPromise = null;
@@ -66,16 +68,16 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     }
     const series = res.sampler ? await res.sampler.stop() : guestSeries(cluster, probedBroker, log);
     res.sampler = null;
-    if (driven?.fired) {
+    if (fired && faulted!.stoppedLoad) {
       clock.lap('cut');
-      const killToExit = Object.values((driven.fired.cut as { killToExitMs?: Record<number, number> }).killToExitMs ?? {});
+      const killToExit = Object.values((fired.cut as { killToExitMs?: Record<number, number> }).killToExitMs ?? {});
       if (killToExit.length) clock.detail.killToExitMs = Math.max(...killToExit);
     } else clock.lap('load');
     if (series?.cost) log(`${attempts.label(rep)}: ${describeProbeCost(series.cost, series.intervalMs)}`);
     interrupted ||= opts.signal.aborted;
     const deviceScope = caps.guestProbes ? `guest disk of broker ${probedBroker}` : "host disk under the data dirs: every broker's, and anything else on it";
     // A fault cuts the window short: only a whole performance window is judged.
-    const repFigures = figures.addLoad(rep, produced, !ctx.cellFault);
+    const repFigures = figures.addLoad(rep, produced, !faulted);
     if (repFigures.steadiness?.state === 'ramping') log(`rep ${rep + 1}: NOT STEADY: ${repFigures.steadiness.reason}`);
     if (rep === 0) {
       figures.timeseries = mergeTimeseries(produced.timeseries, series ? perSecond(series, produced.measureStartMs) : []);
@@ -86,15 +88,19 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     }
 
     const inputs = { rep, repDir, cluster, setup, load: produced, loadStartMs: load.loadStartMs, series, deviceScope, clock, evidence };
-    if (driven?.fired && opts.signal.aborted) {
+    if (fired && opts.signal.aborted) {
       // Ctrl-C after the cut: recovering (a VM reboot) would keep the user waiting; the trial is dropped, not half-checked.
       log(`rep ${rep + 1}: interrupted after the fault, before recovery: this trial is not checked`);
       return { trial: null, interrupted: true, stop: true };
-    } else if (driven?.fired) {
-      cutAtMs = driven.fired.cut.atMs;
-      trial = await checkFaultTrial(ctx, inputs, driven.fired, faulted!.beforeFault);
+    } else if (fired) {
+      cutAtMs = fired.cut.atMs;
+      trial = await checkFaultTrial(ctx, inputs, schedule!, faulted!.beforeFault);
     } else {
-      trial = await checkLoadTrial(ctx, inputs, driven ? driven.plan.whenText : null);
+      trial = await checkLoadTrial(ctx, inputs, schedule ? schedule.unfired : null);
+    }
+    if (schedule) {
+      trial.schedule = scheduleOutcome(schedule.entries, load.loadStartMs);
+      log(`rep ${rep + 1}: schedule: ${scheduleLine(trial.schedule)}`);
     }
     trial.errors = produced.errors;
     trial.requests = requestCounts(ledger);
@@ -116,7 +122,7 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     log(`rep ${rep + 1}: interrupted (${(err as Error).message}); keeping ${figures.trials.length} finished repetition(s)`);
     return { trial: null, interrupted: true, stop: true };
   } finally {
-    keptDisks = await res.release(evidence, cutAtMs, opts.keepData === true);
+    keptDisks = await res.release(evidence, cutAtMs, opts.keepData === true, (line) => log(`rep ${rep + 1}: ${line}`));
   }
   // The cycle includes stopping the cluster: that is what the next trial waits for.
   clock.lap('stop');

@@ -9,7 +9,8 @@ import type { ProbeSeries } from '../probes/index.ts';
 import type { Trial } from '../results/types.ts';
 import type { FaultableCluster, RunningCluster } from '../targets/types.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
-import { ackFiguresAt, faultTrial, recoverAndCheck, type FiredFault } from './fault-trial.ts';
+import { ackFiguresAt, faultTrial, recoverAndCheck } from './fault-trial.ts';
+import { lastingAt, scheduleLine, scheduleOutcome, type ScheduleOutcome } from './fault-schedule.ts';
 import { checkAfterLoad } from './load-trial.ts';
 import { brokerFigures, type FiguresReading } from './broker-figures.ts';
 import { addAgreementTo, replicaAgreement, withDeviceFlushes } from './trial-accounting.ts';
@@ -32,9 +33,10 @@ export interface CheckInputs {
   evidence: TrialEvidence;
 }
 
-/** After a fault that fired: recovery and the check; sets the cell's broker figures. */
-export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, fired: FiredFault, beforeFault: FiguresReading | null): Promise<Trial> {
+/** After a schedule whose entries (some) started: recovery and the check; sets the cell's broker figures. */
+export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule: ScheduleOutcome, beforeFault: FiguresReading | null): Promise<Trial> {
   const { scenario, settings, caps, log } = ctx;
+  const fired = schedule.fired!;
   const { rep, repDir, setup, load, loadStartMs } = i;
   const { client, ledger } = setup;
   const rf = scenario.cluster.replicationFactor;
@@ -49,6 +51,7 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, fired: F
     cluster: i.cluster as FaultableCluster,
     client,
     fired,
+    restart: schedule.restart,
     topic: scenario.cluster.topic,
     ledger,
     replicationFactor: rf,
@@ -71,7 +74,13 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, fired: F
       )
     : withDeviceFlushes({ ...(await brokerFigures(client, i.cluster, caps, log)), takenAt: 'after-recovery' }, i.series, loadStartMs, fired.cut.atMs, i.deviceScope);
   writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
-  const trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks });
+  const lasting = scheduleLine(scheduleOutcome(lastingAt(schedule.entries, fired.cut.atMs), loadStartMs));
+  const trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks, lastingAtCut: lasting ? [lasting] : [] });
+  if (schedule.unfired !== null) {
+    // Part of the schedule never ran: the trial measured less than the scenario asks.
+    trial.suspect = true;
+    trial.note = [`a fault of the schedule (${schedule.unfired}) never started: the load ended first`, trial.note].filter(Boolean).join('; ');
+  }
   // What the settings allowed the fault to lose, beside what it lost.
   const predicted = predictTrialLoss({ fired, settings, scenario, caps, ledger, check: check.report });
   trial.fault!.predicted = predicted;

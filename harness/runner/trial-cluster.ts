@@ -32,8 +32,8 @@ export interface CellContext {
   settings: ResolvedSettings;
   log: (line: string) => void;
   runStartMs: number;
-  /** The fault the cell's trials run under (none in a measure: throughput cell). */
-  cellFault: Fault | undefined;
+  /** The fault schedule the cell's trials run under (empty in a measure: throughput cell, or without faults). */
+  cellFaults: readonly Fault[];
   figures: CellFigures;
   attempts: TrialAttempts;
 }
@@ -65,7 +65,7 @@ export async function startTrialCluster(ctx: CellContext, rep: number, repDir: s
   clock.lapSplit(cluster.startSteps?.steps ?? {}, 'brokerStart');
   Object.assign(clock.detail, cluster.startSteps?.detail);
   clock.notResumed.push(...(cluster.startSteps?.notResumed ?? []));
-  if (ctx.cellFault) assertCanInject([ctx.cellFault], cluster, opts.target);
+  if (ctx.cellFaults.length) assertCanInject([...ctx.cellFaults], cluster, opts.target);
   const client = ctx.driver.connect(cluster, { dataOnHost: caps.dataOnHost });
   const leaders = new Map([...(await cluster.leaders(scenario.cluster.topic))].map(([p, b]) => [p, b.id]));
   const ledger = new AckLedger({
@@ -95,7 +95,7 @@ export async function startTrialCluster(ctx: CellContext, rep: number, repDir: s
   // A VM target probes inside the guest (its page cache is the one a power cut loses).
   const probedBroker = [...leaders.values()][0] ?? cluster.brokers[0].id;
   res.sampler = caps.guestProbes ? null : await startSampler(cluster, caps, log);
-  if (ctx.cellFault) {
+  if (ctx.cellFaults.length) {
     // Broker counters restart at 0 with a restarted broker: read before the fault. The first
     // read is paid here, before the load (broker-figures.ts says why).
     res.figuresWatch = new BrokerFiguresWatch((note) => brokerFigures(client, cluster, caps, note));

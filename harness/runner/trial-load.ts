@@ -41,7 +41,7 @@ export function startTrialLoad(ctx: CellContext, rep: number, setup: TrialSetup,
     factory,
     ...(cellProducer(w.producer, settings) ?? {}),
     // A fault that needs it stops the load at the cut; Ctrl-C stops it too.
-    signal: ctx.cellFault ? AbortSignal.any([opts.signal, res.stopLoad.signal]) : opts.signal,
+    signal: ctx.cellFaults.length ? AbortSignal.any([opts.signal, res.stopLoad.signal]) : opts.signal,
     faultSignal: faultMark.signal,
     onLoadStart: (ms) => markLoadStart(ms),
     onSecond: (p) =>

@@ -8,6 +8,7 @@ import type { ConsumerGroups } from '../workload/consumers.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
 import type { BrokerFiguresWatch } from './broker-figures.ts';
 import type { TrialEvidence } from './trial-evidence.ts';
+import { wakeStopped } from '../faults/pause.ts';
 
 export class TrialResources {
   cluster: RunningCluster | null = null;
@@ -20,9 +21,13 @@ export class TrialResources {
   /** Run first at the release, before anything else stops (a lasting fault's heal: SIGCONT, rules removed). */
   readonly beforeRelease: Array<() => Promise<void>> = [];
 
-  /** Ends everything still running, stops the cluster and returns the disk evidence kept (trial-evidence.ts). */
-  async release(evidence: TrialEvidence, cutAtMs: number | null, keepData: boolean): Promise<DisksManifest | null> {
-    for (const heal of this.beforeRelease.splice(0)) await heal();
+  /** Heals what lasts, ends everything still running, stops the cluster and returns the disk evidence kept (trial-evidence.ts). */
+  async release(evidence: TrialEvidence, cutAtMs: number | null, keepData: boolean, log: (line: string) => void): Promise<DisksManifest | null> {
+    // A heal already run (or failed, which the schedule reported) is not run again.
+    for (const heal of this.beforeRelease.splice(0)) await heal().catch((err: unknown) => log(`heal at the trial's end failed: ${err instanceof Error ? err.message : String(err)}`));
+    // No broker may be stopped (SIGSTOP) from here on: it could not take the stop's SIGTERM.
+    const woke = wakeStopped(this.cluster?.brokers.map((b) => b.pid) ?? []);
+    if (woke.length) log(`broker process(es) ${woke.join(', ')} were still stopped (state T) before the cluster's stop: SIGCONT sent`);
     this.figuresWatch?.stop();
     if (this.consumerGroups) await this.consumerGroups.finish().catch(() => undefined);
     this.consumerGroups = null;

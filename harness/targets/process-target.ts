@@ -5,7 +5,8 @@
 // crash, not a power failure). On the lab's fault disk (host-fault-disks.ts: each broker's
 // data dir on its own NBD disk mounted on the host) it cuts power too: the broker and its
 // disk's page cache die together, and the disk keeps what its model says.
-import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
+import { defaultBrokerCommand, startCluster, type Cluster } from '../../engine/server/cluster.ts';
+import { findExecutable } from '../vm/prerequisites.ts';
 import type { BrokerRecovery, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
@@ -113,6 +114,19 @@ class ProcessCluster implements FaultableCluster {
     return { brokerIds, atMs, liveAtCut };
   }
 
+  async pause(brokerIds: number[]): Promise<CutInfo> {
+    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before stopping anything
+    const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
+    const atMs = Date.now();
+    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGSTOP')));
+    return { brokerIds, atMs, liveAtCut };
+  }
+
+  async resume(brokerIds: number[]): Promise<void> {
+    // killBroker leaves a broker that is not running alone (a killed one; a restarted one is not paused).
+    await Promise.all(brokerIds.filter((id) => this.cluster.broker(id).paused).map((id) => this.cluster.killBroker(id, 'SIGCONT')));
+  }
+
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
     return Promise.all(
       brokerIds.map(async (id) => {
@@ -160,6 +174,16 @@ export interface ProcessTargetOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * The broker command under `setpriv --pdeathsig CONT` where setpriv is present: a broker paused
+ * (fault pause: SIGSTOP) when the harness is SIGKILLed gets SIGCONT from the kernel, sees its
+ * parent gone (--parent-pid) and shuts down; without it, it would stay stopped for good.
+ */
+function brokerCommand(): string[] {
+  const setpriv = findExecutable('setpriv');
+  return setpriv ? [setpriv, '--pdeathsig', 'CONT', '--', ...defaultBrokerCommand()] : defaultBrokerCommand();
+}
+
 /** The cluster's broker ids (engine/server/cluster.ts numbers them from 1). */
 const brokerIds = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -195,6 +219,7 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
         firstBrokerId: ids[0]!,
         topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],
         set: brokerSetFlags(settings),
+        brokerCommand: brokerCommand(),
         controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable },
         });
       } catch (err) {
