@@ -105,20 +105,20 @@ class ProcessCluster implements FaultableCluster {
     return { brokerIds, atMs, liveAtCut, diskAtCut };
   }
 
-  async processKill(brokerIds: number[]): Promise<CutInfo> {
-    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before killing anything
-    const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
-    const atMs = Date.now();
-    // All signals go out before any exit is awaited, so "all" is one correlated crash.
-    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGKILL')));
-    return { brokerIds, atMs, liveAtCut };
+  processKill(brokerIds: number[]): Promise<CutInfo> {
+    return this.signalAll(brokerIds, 'SIGKILL');
   }
 
-  async pause(brokerIds: number[]): Promise<CutInfo> {
-    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before stopping anything
+  pause(brokerIds: number[]): Promise<CutInfo> {
+    return this.signalAll(brokerIds, 'SIGSTOP');
+  }
+
+  private async signalAll(brokerIds: number[], signal: 'SIGKILL' | 'SIGSTOP'): Promise<CutInfo> {
+    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before signalling anything
     const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
     const atMs = Date.now();
-    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGSTOP')));
+    // All signals go out before any exit is awaited, so "all" is one correlated crash (or pause).
+    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, signal)));
     return { brokerIds, atMs, liveAtCut };
   }
 
