@@ -45,10 +45,13 @@ options:
   --list                list the shipped scenarios and the question each answers
   -h, --help            this text
 
-Faults (the scenario's faults:): each repetition of a cell is one trial on a fresh cluster:
-the load runs until the fault fires, stops there, the hit brokers are restarted on the same
-disks, recover, and the checker compares every acknowledged record with what they serve.
-${FAULT_KINDS.map((k) => `  ${k.padEnd(14)}${FAULTS[k].summary}; targets: ${TARGET_KINDS.filter((t) => canDeliver(k, capabilitiesOf(t).faultActions)).join(', ')}`).join('\n')}
+Faults (the scenario's faults:, a schedule applied in order within each trial; each entry has
+kind, target (leader, followers, all or a broker index), when (at, between or afterAcked, from
+the load's start) and, for a lasting kind, duration): each repetition of a cell is one trial on
+a fresh cluster. The load runs through faults that leave brokers up and stops at a kill or a
+cut; every lasting fault is healed after its duration; the hit brokers are restarted on the
+same disks, recover, and the checker compares every acknowledged record with what they serve.
+${FAULT_KINDS.map((k) => `  ${k.padEnd(14)}${FAULTS[k].summary}${FAULTS[k].heal ? ' (lasting: needs duration)' : ''}; targets: ${TARGET_KINDS.filter((t) => canDeliver(k, capabilitiesOf(t).faultActions)).join(', ')}`).join('\n')}
 
 Targets (target:):
 ${TARGET_KINDS.map((t) => `  ${t.padEnd(14)}${TARGETS[t].summary}`).join('\n')}

@@ -1,6 +1,8 @@
 // The one list of fault kinds. Each kind declares the fields of its scenario entry beyond the
-// common kind/target/when (none yet), the action a target must offer to deliver it, and how it
-// is delivered to a running cluster. The scenario schema, validation, results types, the report
+// common kind/target/when/duration, the action a target must offer to deliver it, and its phase
+// hooks in a trial's fault schedule (harness/runner/fault-schedule.ts): start (deliver), heal
+// (lasting kinds, `duration` after the start), whether the load runs through it, whether the hit
+// brokers restart before the check. A new kind is its module plus a row here. The scenario schema, validation, results types, the report
 // and the runner read the kinds from here; FAULTS is a Record over FaultKind, so a kind without
 // a delivery is a type error.
 import * as z from 'zod';
@@ -25,10 +27,19 @@ export interface FaultKindSpec {
   fields: z.ZodRawShape;
   /** The action a target must offer to deliver this kind. */
   needs: FaultAction;
-  /** Sends the fault to the brokers; CutInfo.atMs is the moment it went out. `topic`: the scenario's. */
+  /** Phase start: sends the fault to the brokers; CutInfo.atMs is the moment it went out. `topic`: the scenario's. */
   deliver(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string }): Promise<CutInfo>;
-  /** No broker goes down (a planned move): recovery restarts nothing, it waits for leaders, catch-up and the ISR. */
-  keepsBrokersUp?: true;
+  /**
+   * Phase heal, of a lasting kind (its entries then need `duration:`): undoes the fault on the same
+   * brokers `duration` after the start. It always runs: at its time, and at once when the trial
+   * fails, throws or is interrupted while the fault lasts (before anything else is stopped).
+   * Idempotent and quiet about brokers that are gone.
+   */
+  heal?(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string }): Promise<void>;
+  /** The load keeps running through the fault; false: the load stops at the delivery (a cut: requests to a dead broker only fail). */
+  loadRunsThrough: boolean;
+  /** The hit brokers are down afterwards: recovery restarts them before the check (false: it waits for leaders, catch-up and the ISR only). */
+  restartsBrokers: boolean;
   /** The victims' page caches are lost (a power cut): what no completed flush covered is at risk (harness/checker/loss-prediction.ts). */
   losesPageCache: boolean;
   /**
@@ -63,6 +74,8 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     fields: {},
     needs: 'cut-power',
     losesPageCache: true,
+    loadRunsThrough: false,
+    restartsBrokers: true,
     deliver: (cluster, ids) => powerCutOf(cluster)(ids),
   },
   'process-kill': {
@@ -70,6 +83,8 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     fields: {},
     needs: 'kill-broker-process',
     losesPageCache: false,
+    loadRunsThrough: false,
+    restartsBrokers: true,
     deliver: (cluster, ids) => cluster.processKill(ids),
   },
   'crash-states': {
@@ -88,6 +103,8 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     },
     needs: 'record-write-log',
     losesPageCache: true,
+    loadRunsThrough: false,
+    restartsBrokers: true,
     // The cut itself; the states are built afterwards by the kind's cell (harness/disk/crash-states/cell.ts).
     deliver: (cluster, ids) => powerCutOf(cluster)(ids),
     checkScenario(fault, cluster) {
@@ -109,8 +126,9 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       "planned leader move: every partition the target leads moves to an in-sync follower through the Kafka admin API (AlterPartitionReassignments, then ElectLeaders PREFERRED), as an operator's rebalance does; no broker stops, the load runs through the hand-over",
     fields: {},
     needs: 'elect-preferred-leader',
-    keepsBrokersUp: true,
     losesPageCache: false,
+    loadRunsThrough: true,
+    restartsBrokers: false,
     deliver: async (cluster, ids, { topic }) => {
       const r = await (await import('./move-leader.ts')).moveLeaders(cluster, ids, topic);
       return { brokerIds: r.brokerIds, atMs: r.atMs, leaderMoves: r.moves };
@@ -121,11 +139,29 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       if (cluster?.replicationFactor !== undefined && cluster.replicationFactor < 2) {
         out.push({ path: ['cluster', 'replicationFactor'], topLevel: true, expected: 'replicationFactor >= 2 with a move-leader fault (a follower to move to)', found: String(cluster.replicationFactor) });
       }
-      if (fault.target === 'all') out.push({ path: ['target'], expected: 'leader or { broker: N } with a move-leader fault (all brokers cannot hand leadership to each other)', found: 'all' });
+      if (fault.target === 'all' || fault.target === 'followers') {
+        out.push({ path: ['target'], expected: 'leader or { broker: N } with a move-leader fault (all brokers cannot hand leadership to each other)', found: String(fault.target) });
+      }
       return out;
     },
   },
+  pause: {
+    summary:
+      "pause: SIGSTOP of the broker process (Kafka's JVM) for `duration`, then SIGCONT, as a long GC pause or a stalled VM; nothing is lost from memory, the load runs through it (acks=all waits for a paused in-sync follower until replica.lag.time.max.ms takes it out of the ISR)",
+    fields: {},
+    needs: 'pause-broker-process',
+    losesPageCache: false,
+    loadRunsThrough: true,
+    restartsBrokers: false,
+    deliver: async (cluster, ids) => (await import('./pause.ts')).pauseBrokers(cluster, ids),
+    heal: async (cluster, ids) => (await import('./pause.ts')).resumeBrokers(cluster, ids),
+  },
 };
+
+/** A kind that lasts (has a heal phase): its entries need `duration:`. */
+export function isLasting(kind: FaultKind): boolean {
+  return FAULTS[kind].heal !== undefined;
+}
 
 export const faultKindSchema = z.enum(FAULT_KINDS);
 

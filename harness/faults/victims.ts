@@ -1,16 +1,27 @@
 // Which brokers a fault hits. A scenario names a broker by its index in the cluster (0 .. N-1,
 // as the scenario validator checks); the cluster's ids may start elsewhere (the local cluster
-// numbers brokers from 1). `leader` is the leader of partition 0 at the moment of the fault.
+// numbers brokers from 1). `leader` is the leader of partition 0 at the moment of the fault;
+// `followers` are that leader's in-sync followers at that moment, as the cluster's metadata
+// (the leader, or the controller) says through the client driver.
 import type { FaultVictims } from '../scenario/types.ts';
 import type { FaultableCluster } from '../targets/types.ts';
+import type { ClusterClient } from '../drivers/types.ts';
 
-export function resolveVictims(target: FaultVictims, cluster: FaultableCluster, topic: string): number[] {
+export type IsrSource = Pick<ClusterClient, 'inSyncReplicas'>;
+
+export async function resolveVictims(target: FaultVictims, cluster: FaultableCluster, topic: string, isr?: IsrSource): Promise<number[]> {
   const ids = cluster.brokers.map((b) => b.id);
   if (target === 'all') return ids;
-  if (target === 'leader') {
+  if (target === 'leader' || target === 'followers') {
     const leader = cluster.leaderId(topic, 0);
-    if (leader === null) throw new Error(`fault target leader: ${topic}-0 has no leader at the moment of the fault`);
-    return [leader];
+    if (leader === null) throw new Error(`fault target ${target}: ${topic}-0 has no leader at the moment of the fault`);
+    if (target === 'leader') return [leader];
+    if (!isr) throw new Error(`fault target followers: no metadata source to read ${topic}-0's ISR from`);
+    const inSync = await isr.inSyncReplicas(topic, 0);
+    if (inSync === null) throw new Error(`fault target followers: ${topic}-0 has no leader at the moment of the fault`);
+    const followers = inSync.filter((id) => id !== leader);
+    if (followers.length === 0) throw new Error(`fault target followers: ${topic}-0's leader ${leader} has no in-sync follower at the moment of the fault (ISR [${inSync.join(', ')}])`);
+    return followers;
   }
   const id = ids[target.broker];
   if (id === undefined) throw new Error(`fault target broker ${target.broker}: expected an index from 0 to ${ids.length - 1}`);
@@ -20,5 +31,6 @@ export function resolveVictims(target: FaultVictims, cluster: FaultableCluster, 
 export function describeVictims(target: FaultVictims): string {
   if (target === 'all') return 'all brokers';
   if (target === 'leader') return 'the leader';
+  if (target === 'followers') return "the leader's in-sync followers";
   return `broker #${target.broker}`;
 }

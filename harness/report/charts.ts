@@ -249,6 +249,39 @@ const PANELS: SeriesPanel[] = [
 /** Name of the page-level parameter that picks which cell the time series show. */
 const CELL_PICK = 'cellPick';
 
+/** Panels a fault schedule's spans are drawn over. */
+const SPAN_PANELS = new Set(['rate', 'p99']);
+
+interface FaultSpan {
+  cell: string;
+  fault: string;
+  t0: number;
+  t1: number;
+  from: string;
+  to: string;
+}
+
+/**
+ * Each schedule entry of the trial the cell's timeseries comes from (its first attempt), from its
+ * start to its heal (an instant kind: a thin span at its start), on the series' axis: seconds of
+ * the measured window, so the warm-up comes off the entry's time since the load's start.
+ */
+function faultSpans(run: RunResult, cells: CellResult[]): FaultSpan[] {
+  const warmupSec = (run.settings as { workload?: { warmupSec?: number } }).workload?.warmupSec ?? 0;
+  const out: FaultSpan[] = [];
+  for (const cell of cells) {
+    const trial = (cell.trials ?? []).find((t) => t.index === 0);
+    for (const e of trial?.schedule ?? []) {
+      if (e.startMs === null) continue;
+      const t0 = e.startMs / 1000 - warmupSec;
+      const t1 = typeof e.healMs === 'number' ? e.healMs / 1000 - warmupSec : t0 + 0.08;
+      const fault = `${e.kind} of broker ${(e.targets ?? []).join(', ')} (${e.when})`;
+      out.push({ cell: cell.id, fault, t0, t1, from: `${(e.startMs / 1000).toFixed(2)} s`, to: typeof e.healMs === 'number' ? `${(e.healMs / 1000).toFixed(2)} s` : e.healMs === null ? 'not healed' : '-' });
+    }
+  }
+  return out;
+}
+
 function timeseriesChart(run: RunResult): Chart | null {
   const cells = chartCells(run).filter((c) => (c.timeseries ?? []).length > 0);
   if (cells.length === 0) return null;
@@ -275,6 +308,7 @@ function timeseriesChart(run: RunResult): Chart | null {
   const missing = PANELS.filter((p) => !present.has(p.key)).map((p) => p.title);
   if (missing.length) notes.push(`No samples for: ${missing.join(', ')}.`);
   const cellFilter = { filter: `${CELL_PICK} == 'all' || datum.cell == ${CELL_PICK}` };
+  const spans = faultSpans(run, cells);
   const vconcat = panels.map((panel, i) => {
     const metrics = [...present.get(panel.key)!];
     const last = i === panels.length - 1;
@@ -309,13 +343,29 @@ function timeseriesChart(run: RunResult): Chart | null {
         scale: { domain: panel.metrics.map((m) => m.name), range: [[1, 0], [5, 3]] },
       };
     }
-    return {
-      width: WIDE,
-      height: 110,
+    const line = {
       transform: [{ filter: { field: 'panel', equal: panel.key } }, cellFilter],
       mark: { type: 'line', interpolate: 'linear', tooltip: true, point: { size: 14, filled: true } },
       encoding,
     };
+    if (!spans.length || !SPAN_PANELS.has(panel.key)) return { width: WIDE, height: 110, ...line };
+    // The schedule's entries as shaded spans behind the line: the whole panel's height, start to heal.
+    const shade = {
+      data: { values: spans },
+      transform: [cellFilter],
+      mark: { type: 'rect', color: '#b0b0b0', opacity: 0.28 },
+      encoding: {
+        x: { field: 't0', type: 'quantitative', scale: { domain: [0, tMax] }, title: last ? 'seconds since load start' : null },
+        x2: { field: 't1' },
+        tooltip: [
+          { field: 'cell', type: 'nominal' },
+          { field: 'fault', type: 'nominal' },
+          { field: 'from', type: 'nominal', title: 'started' },
+          { field: 'to', type: 'nominal', title: 'healed' },
+        ],
+      },
+    };
+    return { width: WIDE, height: 110, layer: [shade, line] };
   });
   const spec = {
     $schema: SCHEMA,
@@ -337,7 +387,10 @@ function timeseriesChart(run: RunResult): Chart | null {
     title: 'Over time',
     caption:
       'One sample per second on one time axis, so stalls in throughput or p99 line up with dirty pages, writeback and device flushes. ' +
-      'Page counts assume 4 KiB pages; device figures are for the whole disk (other processes included).',
+      'Page counts assume 4 KiB pages; device figures are for the whole disk (other processes included).' +
+      (spans.length
+        ? ' Grey spans over records/s and p99: each fault of the first trial\'s schedule from its start to its heal (a thin one: a fault that does not last), timed by the harness from the load\'s start; the driver\'s seconds may begin up to a few hundred ms later (its producers connect first).'
+        : ''),
     spec,
     notes,
   };

@@ -197,6 +197,26 @@ export interface StorageFailure {
   line: string;
 }
 
+/** One entry of a trial's fault schedule: when it started and healed, in ms from the load's start. */
+export interface ScheduleEntryOutcome {
+  /** Its index in the scenario's faults: list. */
+  entry: number;
+  kind: FaultKind;
+  /** Its `when` as written. */
+  when: string;
+  /** Seed of a `between` draw. */
+  seed?: number;
+  /** Lasting kinds: the duration asked. */
+  durationMs?: number;
+  /** Broker ids hit (absent: it never started). */
+  targets?: number[];
+  /** Delivered at (null: it never started; note says why). */
+  startMs: number | null;
+  /** Lasting kinds: healed at (null: not healed, or never started). */
+  healMs?: number | null;
+  note?: string;
+}
+
 /** A fault's recovery, stage by stage (ms, each from the end of the one before). */
 export interface RecoverySteps {
   /** The hit brokers restarted (a VM booted again, the disk mounted, the broker serving). */
@@ -247,7 +267,14 @@ export interface Trial {
   /** Set on an attempt run in place of one that could not be judged: that attempt's index. */
   replaces?: number;
   ledger: LedgerSummary;
+  /**
+   * The trial's fault: its schedule's main entry (the first that restarts brokers, else the
+   * first that started; harness/runner/fault-schedule.ts) with the recovery and check after the
+   * whole schedule. Absent when no entry started.
+   */
   fault?: FaultOutcome;
+  /** Every entry of the scenario's fault schedule as this trial ran it, in order (absent in run.json files written before schedules). */
+  schedule?: ScheduleEntryOutcome[];
   /** Something makes this trial's figures doubtful (a guest workload that had stopped, no acks just before the cut, a fault that never fired). */
   suspect?: boolean;
   note?: string;

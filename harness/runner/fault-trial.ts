@@ -1,71 +1,22 @@
-// One fault trial inside a repetition: wait for the fault's moment while the load runs, hit the
-// brokers, stop the load (requests to a dead broker only fail; the load is not redirected to a
-// new leader, even where RF 3 would allow it: one cut, one stop, simple to read), bring the
-// brokers back, check, and turn it all into run.json's Trial.
+// One fault trial inside a repetition, once its schedule ran (fault-schedule.ts: the entries
+// delivered, the load stopped where a kill or a cut needs it, every lasting entry healed): bring
+// the hit brokers back, check, and turn it all into run.json's Trial.
 import type { Acks } from '../../engine/settings/values.ts';
-import type { Fault } from '../scenario/types.ts';
 import type { BrokerRecovery, CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { TrialClock } from './trial-clock.ts';
 import { ackedRecordsOf, type AckLedger } from '../workload/ledger.ts';
 import type { LedgerSummary, Trial } from '../results/types.ts';
-import { planFault, waitForFaultMoment, type FaultPlan, type FaultMoment } from '../faults/schedule.ts';
-import { resolveVictims } from '../faults/victims.ts';
-import { injectFault } from '../faults/inject.ts';
-import { FAULTS } from '../faults/registry.ts';
 import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
-import { checkAfterFault, recordHwBeforeFault, type FaultCheck } from '../checker/after-fault.ts';
+import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
 import { ledgerSummaryOfReport } from '../checker/checker.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import { fullDiskFindings } from './full-disk.ts';
+import type { FiredFault } from './fault-schedule.ts';
 
 /** A trial whose last acknowledgement came longer than this before the cut is flagged. */
 export const QUIET_BEFORE_CUT_MS = 1000;
 
-export interface FiredFault {
-  plan: FaultPlan;
-  targets: number[];
-  cut: CutInfo;
-  /** Each partition's leader just before the fault (null: none), for the loss prediction. */
-  leaders: Map<number, number | null>;
-}
-
-export interface DriveOptions {
-  fault: Fault;
-  seed: number;
-  cluster: FaultableCluster;
-  topic: string;
-  ledger: AckLedger;
-  loadStartMs: number;
-  loadDone: Promise<unknown>;
-  /** Stops the load generator (called right after the kill went out). */
-  stopLoad: () => void;
-  /** Runs at the fault's moment, just before it is delivered (broker figures, marking later errors as after the fault). */
-  beforeInject?: () => Promise<void>;
-  /** The client driver: beside beforeInject, each partition's HW is read through it into the ledger (a driver whose produce answers carry the HW reads nothing). */
-  client?: Pick<ClusterClient, 'highWatermarks'>;
-  signal: AbortSignal;
-}
-
-/** Waits for the moment and delivers the fault; null when the load ended first or on Ctrl-C. */
-export async function driveFault(opts: DriveOptions): Promise<{ plan: FaultPlan; moment: FaultMoment; fired: FiredFault | null }> {
-  const plan = planFault(opts.fault, opts.seed);
-  const moment = await waitForFaultMoment(plan, {
-    loadStartMs: opts.loadStartMs,
-    ackedRecords: () => opts.ledger.counts().ackedRecords,
-    loadDone: opts.loadDone,
-    signal: opts.signal,
-  });
-  if (moment !== 'fire') return { plan, moment, fired: null };
-  const targets = resolveVictims(opts.fault.target, opts.cluster, opts.topic);
-  try {
-    await Promise.all([opts.beforeInject?.(), opts.client ? recordHwBeforeFault(opts.client, opts.topic, opts.ledger) : undefined]);
-    const leaders = new Map(opts.ledger.partitions().map((p) => [p, opts.cluster.leaderId(opts.topic, p)]));
-    const cut = await injectFault(opts.fault.kind, opts.cluster, targets, opts.topic);
-    return { plan, moment, fired: { plan, targets, cut, leaders } };
-  } finally {
-    opts.stopLoad();
-  }
-}
+export type { FiredFault };
 
 export interface AckFigures {
   ackedBeforeCut: number;
@@ -98,6 +49,8 @@ export interface RecoverAndCheckOptions {
   /** The client driver connected to the cluster: the checker reads through it. */
   client: ClusterClient;
   fired: FiredFault;
+  /** The brokers the schedule left down (fault-schedule.ts ScheduleOutcome.restart): restarted before the check. */
+  restart: number[];
   topic: string;
   ledger: AckLedger;
   /** Replicas per partition (the ISR is timed until it holds this many). */
@@ -108,9 +61,8 @@ export interface RecoverAndCheckOptions {
 }
 
 export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ recovery: RecoveryOutcome; check: FaultCheck }> {
-  // A planned move stopped no broker: nothing to restart.
-  const down = FAULTS[opts.fired.plan.fault.kind].keepsBrokersUp ? [] : opts.fired.targets;
-  const recovery = await recoverAfterFault(opts.cluster, opts.client, down, {
+  // A planned move or a pause stopped no broker: nothing to restart.
+  const recovery = await recoverAfterFault(opts.cluster, opts.client, opts.restart, {
     topic: opts.topic,
     partitions: opts.ledger.partitions(),
     replicationFactor: opts.replicationFactor,
@@ -145,8 +97,8 @@ export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
   };
 }
 
-/** Why a trial's figures are doubtful, if they are. */
-export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: Acks = 1): string[] {
+/** Why a trial's figures are doubtful, if they are. `lastingAtCut`: the schedule's entries lasting at the cut (a paused broker): a quiet ack stream then is theirs, not a stalled load. */
+export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: Acks = 1, lastingAtCut: readonly string[] = []): string[] {
   // The target's own remarks on the cut (VM: a guest already down, a stale page-cache reading).
   const out: string[] = [...((fired.cut as { notes?: string[] }).notes ?? [])];
   const stopped = Object.entries(fired.cut.liveAtCut ?? {}).filter(([, live]) => !live).map(([id]) => id);
@@ -155,6 +107,8 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
   }
   if (acksMode === 0) {
     // acks=0 acknowledges nothing: there is no ack stream to have stalled.
+  } else if (lastingAtCut.length > 0 && acks.lastAckBeforeCutMs !== null) {
+    // An earlier entry of the schedule still lasted (e.g. a paused follower holding acks=all): the quiet is what it measures.
   } else if (acks.storageErrorsAfterLastAck > 0) {
     // The broker refused produces with KAFKA_STORAGE_ERROR (its log went offline, fail-stop):
     // a quiet ack stream is the behaviour under test, not a stalled load; unless its disk had
@@ -184,11 +138,13 @@ export function faultTrial(args: {
   check: FaultCheck;
   cycleMs: number;
   acksMode?: Acks;
+  /** The schedule's entries lasting at the cut, described (suspicions). */
+  lastingAtCut?: readonly string[];
 }): Trial {
   const { fired, acks, recovery, check } = args;
   const dirty = Object.values(fired.cut.guestDirtyBeforeCut ?? {});
   const live = Object.values(fired.cut.liveAtCut ?? {});
-  const notes = suspicions(fired, acks, recovery, args.acksMode);
+  const notes = suspicions(fired, acks, recovery, args.acksMode, args.lastingAtCut);
   const recoveryNotes = recovery.recoveries.flatMap((r) => (r.note ? [r.note] : []));
   return {
     index: args.index,

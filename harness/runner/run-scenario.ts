@@ -54,9 +54,6 @@ async function gitCommit(): Promise<string | null> {
 
 export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
   const { scenario, log } = opts;
-  if (scenario.faults.length > 1) {
-    throw new Error(`${scenario.file}: faults: this runner takes one fault per trial (the load stops at the cut), found ${scenario.faults.length}`);
-  }
   const baseSeed = opts.baseSeed ?? randomInt(2 ** 31);
   opts = { ...opts, baseSeed };
   const runId = newRunId();
@@ -80,6 +77,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     },
     target: opts.target.kind,
     ...(opts.target.info ? { targetInfo: await opts.target.info() } : {}),
+    // A kind that decides the disk model (crash states) is alone in its schedule (schedule-checks.ts).
     ...(scenario.faults[0] && FAULTS[scenario.faults[0].kind].diskModel
       ? { diskModel: FAULTS[scenario.faults[0].kind].diskModel!(opts.target.capabilities.faultDisk, scenario.vm?.disk?.model) }
       : diskModelIdFor(opts.target)
@@ -173,8 +171,8 @@ function cellDriverName(settings: ResolvedSettings, workloadDriver: DriverName):
 
 /** Trials that keep disk images (host-route fault disks under a fault that cuts power) and one trial's images at most. */
 function evidenceSpaceNeed(scenario: Scenario, defaultTarget: TargetKind): EvidenceSpaceNeed {
-  const fault = scenario.faults[0];
-  if (!fault || FAULTS[fault.kind].needs !== 'cut-power' || FAULTS[fault.kind].runCell) return { trials: 0, perTrialBytes: 0 };
+  const fault = scenario.faults.find((f) => FAULTS[f.kind].needs === 'cut-power');
+  if (!fault || FAULTS[fault.kind].runCell) return { trials: 0, perTrialBytes: 0 };
   let trials = 0;
   let perTrialBytes = 0;
   for (const cell of scenario.matrix) {

@@ -1,13 +1,15 @@
 // Checks of a scenario's faults: against the target(s) of the run (what each can deliver and
 // whether an external cluster has the commands to do it), the cluster (broker ids; the shape a
 // kind asks for itself, FaultKindSpec.checkScenario) and the load's length (a fault after the
-// load never happens).
+// load never happens, a pause must heal within it), and the schedule as a whole
+// (schedule-checks.ts: entries that cannot both apply).
 // Item by item, so one malformed fault does not hide what is wrong with the others.
 import type { ScenarioIssue } from './errors.ts';
 import { faultSchema } from './schema.ts';
 import type { SourceFile } from './source.ts';
 import type { Fault } from './types.ts';
 import { FAULTS, canDeliver, deliverableKinds } from '../faults/registry.ts';
+import { checkSchedule } from './schedule-checks.ts';
 import { TARGET_KINDS, capabilitiesOf, type TargetKind } from '../targets/registry.ts';
 
 export interface FaultChecksInput {
@@ -58,7 +60,10 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
       issues.push(src.issue(x.topLevel ? x.path : ['faults', i, ...x.path], x.expected, x.found));
     }
     if (typeof f.target === 'object' && cluster && f.target.broker >= cluster.brokers) {
-      issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${cluster.brokers - 1} | leader | all`, String(f.target.broker)));
+      issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${cluster.brokers - 1} | leader | followers | all`, String(f.target.broker)));
+    }
+    if (f.target === 'followers' && cluster && (cluster.replicationFactor ?? cluster.brokers) < 2) {
+      issues.push(src.issue(['faults', i, 'target'], 'leader | all | a broker id with replicationFactor 1 (followers: the leader has none)', 'followers'));
     }
     if (load) {
       const loadSec = load.warmupSec + load.durationSec;
@@ -69,5 +74,6 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
       }
     }
   });
+  for (const x of checkSchedule(items, load ? load.warmupSec + load.durationSec : null)) issues.push(src.issue(['faults', ...x.path], x.expected, x.found));
   return issues;
 }

@@ -497,7 +497,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill\|crash-states\|move-leader$/,
+    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause$/,
     found: "'freeze'",
   },
   {
@@ -515,7 +515,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 5,
     column: 35,
     path: 'faults[0].target',
-    expected: /^a broker id from 0 to 2 \| leader \| all$/,
+    expected: /^a broker id from 0 to 2 \| leader \| followers \| all$/,
     found: '3',
   },
   {

@@ -48,7 +48,7 @@ function describe(s: Scenario): string {
     const target = typeof f.target === 'object' ? `broker ${f.target.broker}` : f.target;
     const when =
       'at' in f.when ? `at ${f.when.at} s` : 'between' in f.when ? `between ${f.when.between[0]} and ${f.when.between[1]} s` : `after ${f.when.afterAcked} acked records`;
-    lines.push(`fault: ${f.kind} of ${target}, ${when}`);
+    lines.push(`fault: ${f.kind} of ${target}, ${when}${f.duration !== undefined ? `, for ${f.duration} s` : ''}`);
   }
   for (const e of s.expectations) lines.push(`expect (line ${e.line}): ${e.expression}`);
   return lines.join('\n');

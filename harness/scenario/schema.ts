@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { SETTINGS, SETTING_NAMES, type SettingValue } from './settings.ts';
 import type { FaultVictims, FaultWhen } from './types.ts';
-import { FAULTS, FAULT_KINDS, faultKindSchema } from '../faults/registry.ts';
+import { FAULTS, FAULT_KINDS, faultKindSchema, isLasting } from '../faults/registry.ts';
 import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
 import { parseDuration, parseSize } from './units.ts';
@@ -99,8 +99,8 @@ export const workloadSchema = z.strictObject({
   consumers: consumersSchema,
 });
 
-const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | all', (v) => {
-  if (v === 'leader' || v === 'all') return v;
+const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | followers | all', (v) => {
+  if (v === 'leader' || v === 'followers' || v === 'all') return v;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return { broker: v };
   return undefined;
 });
@@ -153,9 +153,17 @@ export const faultSchema = z
     kind: faultKindSchema,
     target: faultTarget,
     when: whenSchema,
+    /** Lasting kinds (a heal phase, harness/faults/registry.ts): how long the fault lasts, from its start. */
+    duration: seconds('a duration > 0 (seconds, or a string like 2s, 1500ms)', (s) => s > 0).optional(),
     ...kindFields,
   })
   .superRefine((f, ctx) => {
+    if (isLasting(f.kind) && f.duration === undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected duration: S with a ${f.kind} fault (how long it lasts before its heal)`, path: ['duration'], input: undefined, params: { found: 'none' } });
+    }
+    if (!isLasting(f.kind) && f.duration !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `expected no duration on a ${f.kind} fault (it does not last: only ${FAULT_KINDS.filter(isLasting).join(', ')} have one)`, path: ['duration'], input: f.duration });
+    }
     const own = FAULTS[f.kind].fields;
     for (const name of Object.keys(kindFields)) {
       if (!(name in own) && (f as Record<string, unknown>)[name] !== undefined) {

@@ -5,9 +5,14 @@ import type { Trial } from '../results/types.ts';
 import type { SettingValue } from './settings.ts';
 import type { Fault } from './types.ts';
 
-/** The fault a cell runs under: the scenario's, except in a cell that measures throughput (measure: throughput). */
+/** The fault a cell runs under (its schedule's first entry): the scenario's, except in a cell that measures throughput (measure: throughput). */
 export function faultOfCell(faults: readonly Fault[], values: Readonly<Record<string, SettingValue>>): Fault | undefined {
-  return values.measure === 'throughput' ? undefined : faults[0];
+  return faultsOfCell(faults, values)[0];
+}
+
+/** The fault schedule a cell runs under: the scenario's `faults:`, none in a cell that measures throughput. */
+export function faultsOfCell(faults: readonly Fault[], values: Readonly<Record<string, SettingValue>>): readonly Fault[] {
+  return values.measure === 'throughput' ? [] : faults;
 }
 
 /** Why a trial's figures cannot judge an expectation (its cell's fault did not fire in it, it is suspect), or null when they can. */

@@ -61,7 +61,8 @@ export interface WorkloadSpec {
   consumers: ConsumerSpec[];
 }
 
-export type FaultVictims = { broker: number } | 'leader' | 'all';
+/** `followers`: the in-sync followers of partition 0's leader at the moment of the fault (harness/faults/victims.ts). */
+export type FaultVictims = { broker: number } | 'leader' | 'followers' | 'all';
 
 export type FaultWhen =
   /** Seconds since the load started (warm-up included). */
@@ -71,10 +72,14 @@ export type FaultWhen =
   /** As soon as this many records have been acknowledged. */
   | { afterAcked: number };
 
+/** One entry of a scenario's `faults:` schedule (applied in order within each trial). */
 export interface Fault {
   kind: FaultKind;
   target: FaultVictims;
+  /** When it starts, from the load's start. */
   when: FaultWhen;
+  /** Lasting kinds (those with a heal, harness/faults/registry.ts): seconds from its start to its heal. */
+  duration?: number;
 }
 
 export type CompareOp = '==' | '!=' | '<' | '<=' | '>' | '>=';

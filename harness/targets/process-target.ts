@@ -5,7 +5,8 @@
 // crash, not a power failure). On the lab's fault disk (host-fault-disks.ts: each broker's
 // data dir on its own NBD disk mounted on the host) it cuts power too: the broker and its
 // disk's page cache die together, and the disk keeps what its model says.
-import { startCluster, type Cluster } from '../../engine/server/cluster.ts';
+import { defaultBrokerCommand, startCluster, type Cluster } from '../../engine/server/cluster.ts';
+import { findExecutable } from '../vm/prerequisites.ts';
 import type { BrokerRecovery, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
 import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
@@ -111,13 +112,27 @@ class ProcessCluster implements FaultableCluster {
     return { brokerIds, atMs, liveAtCut, diskAtCut, storageFailures: await this.storageFailures() };
   }
 
-  async processKill(brokerIds: number[]): Promise<CutInfo> {
-    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before killing anything
+  processKill(brokerIds: number[]): Promise<CutInfo> {
+    return this.signalAll(brokerIds, 'SIGKILL');
+  }
+
+  pause(brokerIds: number[]): Promise<CutInfo> {
+    return this.signalAll(brokerIds, 'SIGSTOP');
+  }
+
+  private async signalAll(brokerIds: number[], signal: 'SIGKILL' | 'SIGSTOP'): Promise<CutInfo> {
+    for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before signalling anything
     const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
     const atMs = Date.now();
-    // All signals go out before any exit is awaited, so "all" is one correlated crash.
-    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, 'SIGKILL')));
-    return { brokerIds, atMs, liveAtCut, storageFailures: await this.storageFailures() };
+    // All signals go out before any exit is awaited, so "all" is one correlated crash (or pause).
+    await Promise.all(brokerIds.map((id) => this.cluster.killBroker(id, signal)));
+    // A kill's broker logs may name a storage failure from before it; a pause's broker is still writing its log.
+    return { brokerIds, atMs, liveAtCut, ...(signal === 'SIGKILL' ? { storageFailures: await this.storageFailures() } : {}) };
+  }
+
+  async resume(brokerIds: number[]): Promise<void> {
+    // killBroker leaves a broker that is not running alone (a killed one; a restarted one is not paused).
+    await Promise.all(brokerIds.filter((id) => this.cluster.broker(id).paused).map((id) => this.cluster.killBroker(id, 'SIGCONT')));
   }
 
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
@@ -167,6 +182,16 @@ export interface ProcessTargetOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * The broker command under `setpriv --pdeathsig CONT` where setpriv is present: a broker paused
+ * (fault pause: SIGSTOP) when the harness is SIGKILLed gets SIGCONT from the kernel, sees its
+ * parent gone (--parent-pid) and shuts down; without it, it would stay stopped for good.
+ */
+function brokerCommand(): string[] {
+  const setpriv = findExecutable('setpriv');
+  return setpriv ? [setpriv, '--pdeathsig', 'CONT', '--', ...defaultBrokerCommand()] : defaultBrokerCommand();
+}
+
 /** The cluster's broker ids (engine/server/cluster.ts numbers them from 1). */
 const brokerIds = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
@@ -202,6 +227,7 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
         firstBrokerId: ids[0]!,
         topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],
         set: brokerSetFlags(settings),
+        brokerCommand: brokerCommand(),
         controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable, eligibleLeaderReplicas: settings.eligibleLeaderReplicas, minInsyncReplicas: settings.minInsyncReplicas },
         });
       } catch (err) {

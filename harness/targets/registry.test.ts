@@ -2,7 +2,7 @@
 // delivered by some target, `scenario check` refuses a kind with the target named, a loaded
 // target carries the capabilities the registry declares, and a driver loads under its name.
 import { describe, expect, it } from 'vitest';
-import { FAULTS, FAULT_KINDS, deliverableKinds } from '../faults/registry.ts';
+import { FAULTS, FAULT_KINDS, deliverableKinds, isLasting, type FaultKind } from '../faults/registry.ts';
 import { refusal } from '../faults/inject.ts';
 import { DRIVER_NAMES, loadDriver } from '../drivers/registry.ts';
 import { compileScenario, ScenarioError } from '../scenario/index.ts';
@@ -10,9 +10,9 @@ import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts
 
 // target: external delivers faults through the scenario's own commands.
 const EXTERNAL = { bootstrap: ['127.0.0.1:9092'], kill: ['true'], restart: ['true'], commandTimeoutSec: 5 };
-// A planned move needs followers to move to: 3 brokers and the leader as its target.
+// A planned move needs followers to move to: 3 brokers and the leader as its target; a lasting kind its duration.
 const faultScenario = (target: string, kind: string) =>
-  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}${kind === 'move-leader' ? 'cluster: { brokers: 3 }\n' : ''}faults:\n  - { kind: ${kind}, target: ${kind === 'move-leader' ? 'leader' : 'all'}, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''} }\n`;
+  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}${kind === 'move-leader' ? 'cluster: { brokers: 3 }\n' : ''}faults:\n  - { kind: ${kind}, target: ${kind === 'move-leader' ? 'leader' : 'all'}, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''}${isLasting(kind as FaultKind) ? ', duration: 1s' : ''} }\n`;
 
 describe('fault and target registries', () => {
   it('every fault kind is delivered by at least one target', () => {

@@ -33,8 +33,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     capabilities: {
       // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
-      // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader'],
+      // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
+      // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
@@ -83,8 +84,8 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     capabilities: {
       // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
-      // elect-preferred-leader: Kafka's Admin API (move-leader).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader'],
+      // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM.
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,

@@ -142,6 +142,10 @@ export interface FaultableCluster extends RunningCluster {
   /** Only on targets whose capabilities.faultActions include cut-power (a fault kind's need decides, not a stub that throws). */
   powerCut?(brokerIds: number[]): Promise<CutInfo>;
   processKill(brokerIds: number[]): Promise<CutInfo>;
+  /** Only on targets whose capabilities.faultActions include pause-broker-process: SIGSTOP of the brokers' processes (harness/faults/pause.ts). */
+  pause?(brokerIds: number[]): Promise<CutInfo>;
+  /** SIGCONT of brokers pause() stopped; a broker that is gone (killed, restarted since) is left alone. */
+  resume?(brokerIds: number[]): Promise<void>;
   /** Brings the brokers back on the same disks / data dirs; waits until they serve. */
   restart(brokerIds: number[]): Promise<BrokerRecovery[]>;
   /** Waits until every partition of the topic has a leader again (after a fault). */

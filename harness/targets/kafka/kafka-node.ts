@@ -210,6 +210,17 @@ export class KafkaNodeProcess {
     }
   }
 
+  /** SIGCONT: a frozen JVM runs on (a pause's heal); nothing when it is gone. */
+  thaw(): void {
+    if (this.pid !== null && this.running) {
+      try {
+        process.kill(this.pid, 'SIGCONT');
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+
   /** SIGKILL; resolves when the JVM is gone. */
   async kill(): Promise<void> {
     if (this.child && this.running) this.child.kill('SIGKILL');

@@ -184,6 +184,18 @@ export class KafkaCluster implements FaultableCluster {
     return { brokerIds, atMs, liveAtCut, storageFailures: await this.storageFailures() };
   }
 
+  async pause(brokerIds: number[]): Promise<CutInfo> {
+    const nodes = brokerIds.map((id) => this.node(id));
+    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
+    const atMs = Date.now();
+    for (const n of nodes) n.freeze();
+    return { brokerIds, atMs, liveAtCut };
+  }
+
+  async resume(brokerIds: number[]): Promise<void> {
+    for (const id of brokerIds) this.node(id).thaw();
+  }
+
   /** The topic as created (a restart on disks that lost the metadata log creates it again). */
   topicSpec: { partitions: number; replicationFactor: number; configs: Record<string, string> } | null = null;
 
