@@ -41,7 +41,7 @@ describe('fault pause', () => {
 cluster: { brokers: 2, topic: pz, partitions: 1, replicationFactor: 2, minInsyncReplicas: 1 }
 settings: { io: buffered, flush: never }
 matrix: { target: [durolab, kafka], acks: [1, all] }
-workload: { driver: kafka, recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 6s, repetitions: 1, extraTrials: 0, producer: { retries: 0 } }
+workload: { driver: kafka, recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 10s, repetitions: 1, extraTrials: 0, producer: { retries: 0 } }
 faults:
   - kind: pause
     target: followers
@@ -65,7 +65,10 @@ expectations:
       expect(e).toMatchObject({ entry: 0, kind: 'pause', when: 'at 1.5 s', durationMs: 2500 });
       expect(e!.targets).toHaveLength(1);
       expect(e!.startMs!).toBeGreaterThanOrEqual(1490);
-      expect(e!.startMs!).toBeLessThan(2500);
+      // Delivered after the readings at the fault's moment (victims from the ISR, broker figures within
+      // 2 s, the HW within 1.5 s): within a second alone on the machine, up to ~5 s on a busy one
+      // (a CI run beside other suites delivered one at 6.5 s); the 10 s load still runs past its heal.
+      expect(e!.startMs!).toBeLessThan(6000);
       expect(e!.healMs! - e!.startMs!).toBeGreaterThanOrEqual(2490);
       expect(e!.healMs! - e!.startMs!).toBeLessThan(3500);
       // trial.fault is the pause, as for any one-entry schedule; nothing restarted.

@@ -35,6 +35,7 @@ const ledger = z.object({
   hwWentBack: z.number().optional(),
   hwNotMeasured: z.number().optional(),
   ackedWithoutOffset: z.number().optional(),
+  ackedWhileIsrShrunk: z.number().optional(),
   lostBeyondPrediction: z.number().optional(),
 });
 
@@ -184,6 +185,7 @@ const cell = z.object({
           .object({ sent: z.number(), acked: z.number(), failed: z.number(), pending: z.number(), neverSent: z.number(), unconfirmed: z.number() })
           .optional(),
         replicas: replicas.optional(),
+        isr: z.array(z.object({ atMs: z.number(), partition: z.number(), leader: z.number().nullable(), isr: z.array(z.number()).nullable() })).optional(),
         evidence: z.object({ dir: z.string(), keptBecause: z.array(z.string()), incomplete: z.array(z.string()).optional() }).optional(),
         recount: z
           .union([

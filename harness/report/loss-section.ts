@@ -66,9 +66,9 @@ function hwNotMeasuredText(ts: Trial[]): string {
   return n ? `HW going back not measured in ${n} of ${ts.length} trials` : '';
 }
 
-/** Acknowledged records whose delivery report carried no offset, summed over trials ('—' when no trial recorded the count: an older run.json). */
-function ackedWithoutOffset(ts: Trial[]): { text: string; v: number | '' } {
-  const counts = ts.map((t) => t.ledger.ackedWithoutOffset).filter((v): v is number => typeof v === 'number');
+/** A ledger count summed over trials ('—' when no trial recorded it: not sampled, or an older run.json). */
+function summedLedgerCount(ts: Trial[], key: 'ackedWithoutOffset' | 'ackedWhileIsrShrunk'): { text: string; v: number | '' } {
+  const counts = ts.map((t) => t.ledger[key]).filter((v): v is number => typeof v === 'number');
   if (counts.length === 0) return { text: '—', v: '' };
   const sum = counts.reduce((a, b) => a + b, 0);
   return { text: fmtInt(sum), v: sum };
@@ -89,6 +89,7 @@ export function lossDistributionTable(run: RunResult): string {
     ['acked lost min / median / max', 'acknowledged records missing after recovery, over the trials'],
     ['lost per trial', ''],
     ['acked without offset', 'acknowledged records whose delivery report carried no offset (librdkafka reports a retry the broker found a duplicate of that way), over the trials: counted in acked, they must survive and are found by their identity'],
+    ['acked while ISR shrunk', 'acks=all: records acknowledged while their partition\'s ISR held fewer replicas than the replication factor (sampled every 250 ms), over the trials; — where not sampled'],
     ['loss window min / median / max', 'how long before the cut the oldest lost record had been acknowledged, over trials that lost records'],
     ['guest dirty at cut (median)', 'nr_dirty in the cut guests just before the cut'],
     ['back in service (median)', 'from the restart (VM: the reboot) until every partition is led again and the replicas caught up'],
@@ -96,7 +97,7 @@ export function lossDistributionTable(run: RunResult): string {
     ['trial cycle min / median / max', 'fresh cluster, load, fault, recovery, check, stop'],
     ['integrity', 'corrupt batches served, replicas disagreeing below HW, HW gone back, records at another offset: all must be 0 (and whether the HW going back was measured)'],
   ]
-    .map(([l, t], i) => `<th scope="col"${i > 0 && i !== 3 && i !== 10 ? ' class="num"' : ''}${t ? ` title="${escapeHtml(t)}"` : ''}>${escapeHtml(l)}</th>`)
+    .map(([l, t], i) => `<th scope="col"${i > 0 && i !== 3 && i !== 11 ? ' class="num"' : ''}${t ? ` title="${escapeHtml(t)}"` : ''}>${escapeHtml(l)}</th>`)
     .join('');
   const rows = cells.map((c) => {
     const ts = faultTrials(c);
@@ -116,7 +117,8 @@ export function lossDistributionTable(run: RunResult): string {
       `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}</td>` +
       td(dist(lost, fmtInt), anyLost ? 'bad' : '') +
       `<td class="mono">${escapeHtml(lost.map(fmtInt).join(', '))}</td>` +
-      td(ackedWithoutOffset(ts)) +
+      td(summedLedgerCount(ts, 'ackedWithoutOffset')) +
+      td(summedLedgerCount(ts, 'ackedWhileIsrShrunk')) +
       td(dist(windows, fmtSeconds)) +
       td(medianCell(dirty, (pages) => fmtBytes(pages * PAGE_BYTES))) +
       td(medianCell(recover, fmtMs)) +

@@ -44,6 +44,8 @@ export interface LedgerSummary {
    * found by their identity; no offset check applies to them.
    */
   ackedWithoutOffset?: number;
+  /** acks=all: records acknowledged while their partition's ISR held fewer replicas than the replication factor (harness/probes/isr-sampler.ts); absent: not sampled. */
+  ackedWhileIsrShrunk?: number;
   /** Fault trials: acknowledged records lost that the settings' loss window says were safe (must be 0 on an honest disk; FaultOutcome.predicted has the rule). */
   lostBeyondPrediction?: number;
 }
@@ -280,6 +282,8 @@ export interface Trial {
   note?: string;
   /** The trial's disk images kept for a re-count (harness/runner/trial-evidence.ts): its directory under the cell's, why, and copies that could not be made. */
   evidence?: { dir: string; keptBecause: string[]; incomplete?: string[] };
+  /** Each partition's leader and ISR as they changed during the load (ms from the load's start; isr null: the reading failed), where sampled (RF > 1). */
+  isr?: Array<{ atMs: number; partition: number; leader: number | null; isr: number[] | null }>;
   /** Every acknowledged record classified from the kept disk images alone (`durolab recount`, harness/recount). */
   recount?: RecountFigures | { problem: string };
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */

@@ -113,7 +113,7 @@ function withSteadiness(reps: RepetitionFigures[]): { steadiness?: Steadiness } 
 }
 
 export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): CellResult['ledger'] {
-  type Optional = 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'hwNotMeasured' | 'ackedWithoutOffset' | 'lostBeyondPrediction';
+  type Optional = 'offsetChanged' | 'inconsistentOffsets' | 'replicasDisagree' | 'replicasDiverged' | 'hwWentBack' | 'hwNotMeasured' | 'ackedWithoutOffset' | 'ackedWhileIsrShrunk' | 'lostBeyondPrediction';
   const sum = (k: Optional) =>
     a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
   return {
@@ -131,6 +131,7 @@ export function addLedgers(a: CellResult['ledger'], b: CellResult['ledger']): Ce
     ...sum('hwWentBack'),
     ...sum('hwNotMeasured'),
     ...sum('ackedWithoutOffset'),
+    ...sum('ackedWhileIsrShrunk'),
     ...sum('lostBeyondPrediction'),
   };
 }

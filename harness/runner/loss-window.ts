@@ -11,7 +11,8 @@ import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
-import type { FiredFault } from './fault-trial.ts';
+import type { FiredFault } from './fault-schedule.ts';
+import type { IsrChange } from '../probes/isr-sampler.ts';
 
 /** Linux's defaults (centisecs): a guest kernel's unless a cell sets them. */
 const KERNEL_DEFAULT_CS = { 'vm.dirty_expire_centisecs': 3000, 'vm.dirty_writeback_centisecs': 500 } as const;
@@ -30,7 +31,16 @@ function sysctlMs(name: keyof typeof KERNEL_DEFAULT_CS, settings: ResolvedSettin
   return KERNEL_DEFAULT_CS[name] * 10;
 }
 
-export function predictTrialLoss(o: { fired: FiredFault; settings: ResolvedSettings; scenario: Pick<Scenario, 'cluster' | 'vm'>; caps: TargetCapabilities; ledger: AckLedger; check: CheckReport }): LossPrediction {
+export function predictTrialLoss(o: {
+  fired: FiredFault;
+  settings: ResolvedSettings;
+  scenario: Pick<Scenario, 'cluster' | 'vm'>;
+  caps: TargetCapabilities;
+  ledger: AckLedger;
+  check: CheckReport;
+  /** The ISR sampled during the load (rule 3 of the prediction). */
+  isr?: readonly IsrChange[];
+}): LossPrediction {
   const leaders = new Map<number, number>();
   for (const [p, id] of o.fired.leaders) if (id !== null) leaders.set(p, id);
   const partitions = o.ledger.partitions();
@@ -52,5 +62,6 @@ export function predictTrialLoss(o: { fired: FiredFault; settings: ResolvedSetti
     batches: partitions.flatMap((p) => [...o.ledger.batches(p)]),
     cutMs: o.fired.cut.atMs,
     lost: o.check.lost,
+    ...(o.isr ? { isr: o.isr } : {}),
   });
 }

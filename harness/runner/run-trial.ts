@@ -21,6 +21,7 @@ import { startTrialLoad } from './trial-load.ts';
 import { driveTrialFault } from './trial-fault.ts';
 import { checkFaultTrial, checkLoadTrial } from './trial-check.ts';
 import { scheduleLine, scheduleOutcome } from './fault-schedule.ts';
+import { addIsrFigures, startIsrSampler } from './trial-isr.ts';
 
 export interface AttemptOutcome {
   /** The attempt ran to its check (its trial is the cell's last). */
@@ -48,6 +49,7 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     const cluster = res.cluster!;
     const { ledger, probedBroker } = setup;
     const load = startTrialLoad(ctx, rep, setup, res);
+    res.isrSampler = startIsrSampler(ctx, setup);
     if (caps.watchFigures) res.figuresWatch?.start();
     const faulted = ctx.cellFaults.length ? await driveTrialFault(ctx, rep, setup, load, res, clock) : null;
     const schedule = faulted?.schedule ?? null;
@@ -55,6 +57,8 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     res.figuresWatch?.stop();
     const produced = await res.loadPromise!;
     res.loadPromise = null;
+    const isr = res.isrSampler ? await res.isrSampler.stop() : null;
+    res.isrSampler = null;
     // What the broker processes hold with the cell's partitions (host processes; first repetition).
     if (rep === 0 && caps.sysctls === 'host') {
       const seen = await Promise.all(cluster.brokers.map((b) => (b.pid === null ? null : processFootprint(b.pid, fsp))));
@@ -87,7 +91,7 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
       }
     }
 
-    const inputs = { rep, repDir, cluster, setup, load: produced, loadStartMs: load.loadStartMs, series, deviceScope, clock, evidence };
+    const inputs = { rep, repDir, cluster, setup, load: produced, loadStartMs: load.loadStartMs, series, deviceScope, clock, evidence, isr };
     if (fired && opts.signal.aborted) {
       // Ctrl-C after the cut: recovering (a VM reboot) would keep the user waiting; the trial is dropped, not half-checked.
       log(`rep ${rep + 1}: interrupted after the fault, before recovery: this trial is not checked; its ledger and cut images are kept in ${repDir}`);
@@ -106,6 +110,7 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
       trial.schedule = scheduleOutcome(schedule.entries, load.loadStartMs);
       log(`rep ${rep + 1}: schedule: ${scheduleLine(trial.schedule)}`);
     }
+    if (isr) addIsrFigures(trial, isr, { ledger, loadStartMs: load.loadStartMs, acks: ctx.settings.acks, rf: scenario.cluster.replicationFactor });
     trial.errors = produced.errors;
     trial.requests = requestCounts(ledger);
     writeLedger(repDir, ledger);

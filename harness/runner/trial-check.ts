@@ -17,6 +17,7 @@ import { addAgreementTo, replicaAgreement, withDeviceFlushes } from './trial-acc
 import { predictTrialLoss } from './loss-window.ts';
 import { CHECK_FILE, LEDGER_FILE, writeFailedCheck, writeLedger, type TrialEvidence } from './trial-evidence.ts';
 import type { TrialClock } from './trial-clock.ts';
+import type { IsrChange } from '../probes/isr-sampler.ts';
 import type { CellContext, TrialSetup } from './trial-cluster.ts';
 
 export interface CheckInputs {
@@ -31,6 +32,8 @@ export interface CheckInputs {
   deviceScope: string;
   clock: TrialClock;
   evidence: TrialEvidence;
+  /** The ISR changes sampled during the load (trial-isr.ts), or null when not sampled. */
+  isr: IsrChange[] | null;
 }
 
 /** After a schedule whose entries (some) started: recovery and the check; sets the cell's broker figures. */
@@ -82,7 +85,7 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
     trial.note = [`a fault of the schedule (${schedule.unfired}) never started: the load ended first`, trial.note].filter(Boolean).join('; ');
   }
   // What the settings allowed the fault to lose, beside what it lost.
-  const predicted = predictTrialLoss({ fired, settings, scenario, caps, ledger, check: check.report });
+  const predicted = predictTrialLoss({ fired, settings, scenario, caps, ledger, check: check.report, ...(i.isr ? { isr: i.isr } : {}) });
   trial.fault!.predicted = predicted;
   trial.ledger.lostBeyondPrediction = predicted.beyond;
   const beyond = beyondPredictionText(predicted);

@@ -9,6 +9,7 @@ import type { DisksManifest } from '../disk/disk-evidence.ts';
 import type { BrokerFiguresWatch } from './broker-figures.ts';
 import type { TrialEvidence } from './trial-evidence.ts';
 import { wakeStopped } from '../faults/pause.ts';
+import type { IsrSampler } from '../probes/isr-sampler.ts';
 
 export class TrialResources {
   cluster: RunningCluster | null = null;
@@ -16,6 +17,7 @@ export class TrialResources {
   loadPromise: Promise<ProduceResult> | null = null;
   consumerGroups: ConsumerGroups | null = null;
   figuresWatch: BrokerFiguresWatch | null = null;
+  isrSampler: IsrSampler | null = null;
   /** Stops the load before its end (a fault that needs it stopped; the release). */
   readonly stopLoad = new AbortController();
   /** Run first at the release, before anything else stops (a lasting fault's heal: SIGCONT, rules removed). */
@@ -36,6 +38,7 @@ export class TrialResources {
       await this.loadPromise.catch(() => undefined);
     }
     if (this.sampler) await this.sampler.stop().catch(() => undefined);
+    if (this.isrSampler) await this.isrSampler.stop().catch(() => undefined);
     const cluster = this.cluster;
     evidence.beforeStop(cluster);
     let kept: DisksManifest | null = null;

@@ -17,7 +17,7 @@ import type { CompareOp, Condition, Expectation, MetricRef, Operand } from './ty
 // Evaluation lives in evaluate-expectations.ts; these names stay importable from here.
 export { effectiveParams, evaluateExpectations, formatNumber } from './evaluate-expectations.ts';
 
-const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'inconsistentOffsets', 'replicasDisagree', 'replicasDiverged', 'hwWentBack', 'lostBeyondPrediction'];
+const LEDGER_FIELDS = ['acked', 'ackedLost', 'duplicates', 'outOfOrder', 'corrupt', 'unackedPresent', 'offsetChanged', 'inconsistentOffsets', 'replicasDisagree', 'replicasDiverged', 'hwWentBack', 'ackedWhileIsrShrunk', 'lostBeyondPrediction'];
 const LATENCY_FIELDS = ['p50', 'p90', 'p99', 'p999', 'p9999', 'max', 'count'];
 
 export const METRICS: readonly string[] = [
