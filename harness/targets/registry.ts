@@ -84,7 +84,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     },
   },
   kafka: {
-    summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',
+    summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs, combined broker + controller, on loopback or each in its own network namespace (cluster.network)',
     capabilities: {
       // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
