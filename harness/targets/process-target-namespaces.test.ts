@@ -13,7 +13,7 @@ import { loadDriver } from '../drivers/registry.ts';
 import { requireLabNetwork } from '../net/net-test-helpers.ts';
 import { cellSettings, compileScenario } from '../scenario/index.ts';
 import { processTarget } from './process-target.ts';
-import { netnsInodeOfName, netnsInodeOfPid, netnsList, produceFor, waitForIsr } from './lab-cluster-test-helpers.ts';
+import { cutReplicationAndHeal, netnsInodeOfName, netnsInodeOfPid, interruptedStartLeavesNothing, namespacesLeft, produceFor, waitForIsr } from './lab-cluster-test-helpers.ts';
 import type { FaultableCluster } from './types.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-process-ns-'));
@@ -58,30 +58,35 @@ settings: { acks: all, flush: never, replica.lag.time.max.ms: 2000 }
       const client = (await loadDriver('http')).connect(cluster, { dataOnHost: true });
       const follower = cluster.brokers.map((b) => b.id).find((id) => id !== leader)!;
       expect((await waitForIsr(client, topic, (isr) => isr.length === 3, 'all three')).isr).toContain(follower);
-      const cut = await net.lab.partition({ a: [net.links[leader]!.node], b: [net.links[follower]!.node], ports: net.links[leader]!.ports.replication });
-      const stop = new AbortController();
-      const load = produceFor(client, topic, leader, 60, 9000, stop.signal);
-      try {
-        const shrunk = await waitForIsr(client, topic, (isr) => !isr.includes(follower), 'without the cut follower');
-        console.log(`durolab: follower ${follower} cut from leader ${leader} on the replication port: out of the ISR after ${shrunk.ms} ms (ISR [${shrunk.isr.join(', ')}])`);
-        expect(shrunk.isr).toContain(leader);
-        // Its clients' links and its controller link are untouched: it answers the harness and stays registered.
-        const health = await fetch(`${cluster.urlOf(follower)}/v1/health`, { signal: AbortSignal.timeout(3000) });
-        expect(health.ok).toBe(true);
-        const metrics = await client.brokerMetrics();
-        expect(metrics.down).toEqual([]);
-        await cut.heal();
-        const back = await waitForIsr(client, topic, (isr) => isr.includes(follower), 'with the follower back');
-        console.log(`durolab: healed: follower ${follower} back in the ISR after ${back.ms} ms`);
-      } finally {
-        stop.abort();
-        await load.result.catch(() => undefined);
-      }
-      expect(load.ledger.counts().ackedRecords).toBeGreaterThan(0);
+      const r = await cutReplicationAndHeal({
+        labNet: net,
+        client,
+        topic,
+        leader,
+        follower,
+        label: 'durolab',
+        whileCut: async () => {
+          // Its clients' links and its controller link are untouched: it answers the harness and stays registered.
+          const health = await fetch(`${cluster.urlOf(follower)}/v1/health`, { signal: AbortSignal.timeout(3000) });
+          expect(health.ok).toBe(true);
+          expect((await client.brokerMetrics()).down).toEqual([]);
+        },
+      });
+      expect([r.shrunk.isr.includes(leader), r.ackedRecords > 0]).toEqual([true, true]);
     } finally {
       await cluster.stop();
     }
-    const left = await netnsList();
-    for (const n of names) expect(left).not.toContain(n);
+    expect(await namespacesLeft(names)).toEqual([]);
   }, 180_000);
+
+  it('closes the lab network when a start is interrupted (the Ctrl-C path: the brokers stop, then their namespaces go)', async (ctx) => {
+    requireLabNetwork(ctx);
+    const scenario = compileScenario('question: q\ncluster: { brokers: 2, network: namespaces }\n', 'inline.yaml', { defaultName: 'inline' });
+    const aborted = AbortSignal.abort();
+    expect(
+      await interruptedStartLeavesNothing(() =>
+        processTarget().start({ cluster: scenario.cluster, settings: cellSettings(scenario, scenario.matrix[0]!), workDir: path.join(work, 'interrupted'), signal: aborted }),
+      ),
+    ).toEqual([]);
+  }, 60_000);
 });

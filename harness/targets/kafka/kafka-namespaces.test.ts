@@ -13,7 +13,7 @@ import { kafkaDriver } from '../../drivers/kafka/driver.ts';
 import { metadataFromAny } from '../../drivers/kafka/wire.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
-import { netnsInodeOfName, netnsInodeOfPid, netnsList, produceFor, waitForIsr } from '../lab-cluster-test-helpers.ts';
+import { cutReplicationAndHeal, netnsInodeOfName, netnsInodeOfPid, interruptedStartLeavesNothing, namespacesLeft, produceFor, waitForIsr } from '../lab-cluster-test-helpers.ts';
 import { requireKafka } from './kafka-requirements.ts';
 import { startKafkaCluster } from './kafka-target.ts';
 
@@ -55,28 +55,39 @@ describe('target: kafka in network namespaces', () => {
 
       const follower = cluster.brokers.map((b) => b.id).find((id) => id !== leader)!;
       await waitForIsr(client, topic, (isr) => isr.length === 3, 'all three');
-      const cut = await net.lab.partition({ a: [net.links[leader]!.node], b: [net.links[follower]!.node], ports: net.links[leader]!.ports.replication });
-      const stop = new AbortController();
-      const load = produceFor(client, topic, leader, 90, 8000, stop.signal);
-      try {
-        const shrunk = await waitForIsr(client, topic, (isr) => !isr.includes(follower), 'without the cut follower', 45_000);
-        console.log(`kafka: follower ${follower} cut from leader ${leader} on the REPLICATION port: out of the ISR after ${shrunk.ms} ms (ISR [${shrunk.isr.join(', ')}])`);
-        expect(shrunk.isr).toContain(leader);
-        // Its client listener answers the harness, and it is still a registered broker (its KRaft link is untouched).
-        const md = await metadataFromAny([cluster.brokers.find((b) => b.id === follower)!.kafka!], [topic]);
-        expect(md.brokers.map((b) => b.id).sort()).toEqual([0, 1, 2]);
-        await cut.heal();
-        const back = await waitForIsr(client, topic, (isr) => isr.includes(follower), 'with the follower back', 45_000);
-        console.log(`kafka: healed: follower ${follower} back in the ISR after ${back.ms} ms`);
-      } finally {
-        stop.abort();
-        await load.result.catch(() => undefined);
-      }
-      expect(load.ledger.counts().ackedRecords).toBeGreaterThan(0);
+      const r = await cutReplicationAndHeal({
+        labNet: net,
+        client,
+        topic,
+        leader,
+        follower,
+        label: 'kafka',
+        timeoutMs: 45_000,
+        whileCut: async () => {
+          // Its client listener answers the harness, and it is still a registered broker (its KRaft link is untouched).
+          const md = await metadataFromAny([cluster.brokers.find((b) => b.id === follower)!.kafka!], [topic]);
+          expect(md.brokers.map((b) => b.id).sort()).toEqual([0, 1, 2]);
+        },
+      });
+      expect([r.shrunk.isr.includes(leader), r.ackedRecords > 0]).toEqual([true, true]);
     } finally {
       await cluster.stop();
     }
-    const left = await netnsList();
-    for (const n of names) expect(left).not.toContain(n);
+    expect(await namespacesLeft(names)).toEqual([]);
   }, 300_000);
+
+  it('closes the lab network when a start fails (the JVMs stop first, then their namespaces go)', async (ctx) => {
+    requireLabNetwork(ctx);
+    const install = await requireKafka(ctx);
+    expect(
+      await interruptedStartLeavesNothing(() =>
+        startKafkaCluster(install, {
+          cluster: { brokers: 1, topic: 'ns', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1, network: 'namespaces' },
+          settings: resolveSettings({}, 1),
+          workDir: path.join(work, 'interrupted'),
+          signal: AbortSignal.abort(),
+        }),
+      ),
+    ).toEqual([]);
+  }, 120_000);
 });
