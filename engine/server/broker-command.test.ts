@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../common/repo-root.ts';
-import { parseId, parseParentPid, prepareDataDir } from './broker-command.ts';
+import { parseId, parseParentPid, parseReplicationPort, prepareDataDir } from './broker-command.ts';
 import { checkPortRange } from './cluster-command.ts';
 import { main as benchBrokerMain } from './bench-broker.ts';
 
@@ -27,6 +27,10 @@ describe('durolab broker arguments', () => {
     expect(parseId('2147483647')).toBe(2147483647);
     expect(() => parseId('2147483648')).toThrow('--id 2147483648: expected an integer from 0 to 2147483647');
     expect(() => parseId('-1')).toThrow(/--id -1: expected an integer/);
+    expect(parseReplicationPort(undefined)).toBeUndefined();
+    expect(parseReplicationPort('9091')).toBe(9091);
+    expect(() => parseReplicationPort('65536')).toThrow('--replication-port 65536: expected a port number from 0 to 65535 (0 = any free port)');
+    expect(() => parseReplicationPort('x')).toThrow(/--replication-port x: expected a port number/);
     expect(parseParentPid(undefined)).toBeNull();
     expect(parseParentPid('4242')).toBe(4242);
     for (const bad of ['abc', '0', '-5', '1.5', '']) expect(() => parseParentPid(bad)).toThrow(`--parent-pid ${bad}: expected a process id`);

@@ -10,8 +10,9 @@ import { brokerSettings, loadRawSettings, parseTopicSpec, settingsHelp } from '.
 
 const HELP = `usage: durolab broker --id N --data DIR [options]
 
-Runs one broker. Prints {"event":"ready","brokerId","url","kafka","pid"} on stdout once it serves
-(kafka: the Kafka protocol listener's host:port, null with kafka.port=-1);
+Runs one broker. Prints {"event":"ready","brokerId","url","kafka","replication","pid"} on stdout
+once it serves (kafka: the Kafka protocol listener's host:port, null with kafka.port=-1;
+replication: the --replication-port listener's URL, null without one);
 logs go to stderr. SIGTERM or SIGINT shuts down cleanly.
 
 options:
@@ -19,6 +20,9 @@ options:
   --data DIR             data directory (DIR/<topic>-<partition>/ per replica; made if missing)
   --listen HOST:PORT     bind address (default 127.0.0.1:9092; port 0 = any free port)
   --advertise URL        URL other brokers and clients use (default http://HOST:PORT)
+  --replication-port N   a second HTTP listener on the --listen host for other brokers' replica
+                         fetches (0 = any free port); its URL is what the broker registers with
+                         the controller, so replication has a link of its own, apart from clients'
   --controller URL       controller base URL (e.g. http://127.0.0.1:9095); without it the
                          broker is standalone: its --topic partitions at RF 1, led by itself
   --topic NAME:PARTITIONS  standalone topic (repeatable)
@@ -36,6 +40,12 @@ export function parseListen(s: string): { host: string; port: number } {
   const port = Number(m[3]);
   if (port > 65535) throw new Error(`--listen ${s}: port must be in [0, 65535]`);
   return { host: m[1] || m[2] || '127.0.0.1', port };
+}
+
+export function parseReplicationPort(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  if (!/^\d{1,5}$/.test(s) || Number(s) > 65535) throw new Error(`--replication-port ${s}: expected a port number from 0 to 65535 (0 = any free port)`);
+  return Number(s);
 }
 
 /** Kafka's broker.id is an int32. */
@@ -100,6 +110,7 @@ export async function main(argv: string[]): Promise<number> {
       data: { type: 'string' },
       listen: { type: 'string', default: '127.0.0.1:9092' },
       advertise: { type: 'string' },
+      'replication-port': { type: 'string' },
       controller: { type: 'string' },
       topic: { type: 'string', multiple: true, default: [] },
       config: { type: 'string' },
@@ -119,6 +130,7 @@ export async function main(argv: string[]): Promise<number> {
   const id = parseId(values.id);
   const parentPid = parseParentPid(values['parent-pid']);
   const { host, port } = parseListen(values.listen!);
+  const replicationPort = parseReplicationPort(values['replication-port']);
   const topics = values.topic!.map((t) => parseTopicSpec(t, false));
   if (values.controller && topics.length > 0) {
     throw new Error('--topic is for a standalone broker; with --controller create topics on the controller (POST /v1/controller/topics or durolab cluster --topic)');
@@ -134,6 +146,7 @@ export async function main(argv: string[]): Promise<number> {
     host,
     port,
     advertiseUrl: values.advertise,
+    ...(replicationPort !== undefined ? { replicationPort } : {}),
     controllerUrl: values.controller,
     topics,
     settings,
@@ -165,7 +178,7 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onInt);
     if (parentPid !== null) watchParent(parentPid, () => stop(`parent process ${parentPid} is gone`, 0));
-    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, kafka: broker.kafka?.address ?? null, pid: process.pid })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'ready', brokerId: id, url: broker.url, kafka: broker.kafka?.address ?? null, replication: broker.replicationUrl, pid: process.pid })}\n`);
     // Compile the metrics' summary code now, before any load (latency.ts says why).
     setImmediate(warmLatencySummaries);
   });

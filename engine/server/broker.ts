@@ -30,6 +30,12 @@ export interface BrokerOptions {
   port: number;
   /** URL other brokers and clients use; default http://host:port once bound. */
   advertiseUrl?: string;
+  /**
+   * A second HTTP listener on `host` for other brokers' replica fetches (0 = any free port): its
+   * URL is the one registered with the controller, so followers fetch there, on a link of their
+   * own (a network partition can cut replication and leave clients alone). Absent: one listener.
+   */
+  replicationPort?: number;
   /** Controller base URL; without it the broker is standalone (RF 1, leads everything). */
   controllerUrl?: string;
   /** Standalone topics. */
@@ -60,6 +66,8 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   readonly openFailures: OpenFailure[] = [];
   readonly log: (msg: string) => void;
   url = '';
+  /** The replication listener's URL (replicationPort), or null: peers then fetch from `url`. */
+  replicationUrl: string | null = null;
   /** The Kafka protocol listener (null with kafka.port=-1). */
   kafka: KafkaListener | null = null;
 
@@ -69,6 +77,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   }
   private cluster: HeartbeatAnswer = { assignments: [], brokers: [] };
   private server: http.Server | null = null;
+  private replicationServer: http.Server | null = null;
   private link: ControllerLink | null = null;
   private readonly partitions = new Map<string, Map<number, Partition>>();
   private readonly fetchers = new Map<Partition, FollowerFetcher>();
@@ -126,6 +135,19 @@ export class Broker implements BrokerHost, KafkaBrokerView {
   }
 
   private async listen(): Promise<void> {
+    const host = this.opts.host ?? '127.0.0.1';
+    const urlOf = (port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.server = this.httpServer();
+    const port = await this.bind(this.server, host, this.opts.port, '--listen');
+    this.url = this.opts.advertiseUrl?.replace(/\/+$/, '') ?? urlOf(port);
+    if (this.opts.replicationPort !== undefined) {
+      this.replicationServer = this.httpServer();
+      this.replicationUrl = urlOf(await this.bind(this.replicationServer, host, this.opts.replicationPort, '--replication-port'));
+    }
+  }
+
+  /** The broker's HTTP server (every route); not yet listening. */
+  private httpServer(): http.Server {
     const h = this.settings.http;
     const server = http.createServer(
       {
@@ -164,19 +186,21 @@ export class Broker implements BrokerHost, KafkaBrokerView {
         socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       } else socket.destroy();
     });
-    this.server = server;
-    const host = this.opts.host ?? '127.0.0.1';
+    return server;
+  }
+
+  /** Listens on host:port (0 = any free port); the port bound. */
+  private async bind(server: http.Server, host: string, port: number, flag: string): Promise<number> {
     await new Promise<void>((resolve, reject) => {
-      const onError = (err: Error): void => reject(new Error(`--listen ${host}:${this.opts.port}: cannot listen: ${err.message}`));
+      const onError = (err: Error): void => reject(new Error(`${flag} ${host}:${port}: cannot listen: ${err.message}`));
       server.once('error', onError);
-      server.listen(this.opts.port, host, () => {
+      server.listen(port, host, () => {
         server.off('error', onError);
         resolve();
       });
     });
     const addr = server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : this.opts.port;
-    this.url = this.opts.advertiseUrl?.replace(/\/+$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return typeof addr === 'object' && addr ? addr.port : port;
   }
 
   /** A KAFKA_STORAGE_ERROR answered or met: its cause (errno, file, log dir) is logged the first time only. */
@@ -236,7 +260,7 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     while (!this.closed) {
       const started = Date.now();
       try {
-        const answer = await this.link!.heartbeat(this.id, this.url, this.kafka?.address, this.incarnation, this.previousShutdown.clean);
+        const answer = await this.link!.heartbeat(this.id, this.replicationUrl ?? this.url, this.kafka?.address, this.incarnation, this.previousShutdown.clean);
         if (this.closed) return;
         this.applyHeartbeat(answer);
         this.heartbeat.ok++;
@@ -410,14 +434,17 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     this.heartbeatAbort.abort();
     this.loopDelay.stop();
     if (this.tickTimer) clearInterval(this.tickTimer);
-    const server = this.server;
-    const serverClosed = server
-      ? new Promise<void>((r) => {
-          if (!server.listening) return r();
-          server.close(() => r());
-        })
-      : Promise.resolve();
-    server?.closeIdleConnections();
+    const servers = [this.server, this.replicationServer].filter((x): x is http.Server => x !== null);
+    const serversClosed = Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((r) => {
+            if (!server.listening) return r();
+            server.close(() => r());
+          }),
+      ),
+    );
+    for (const server of servers) server.closeIdleConnections();
     const kafkaClosed = this.kafka?.close();
     await Promise.all([...this.fetchers.values()].map((f) => f.stop()));
     this.fetchers.clear();
@@ -431,8 +458,8 @@ export class Broker implements BrokerHost, KafkaBrokerView {
     }
     // Partitions answered their pending produces on close; long polls still open are cut.
     await new Promise((r) => setImmediate(r));
-    server?.closeAllConnections();
-    await serverClosed;
+    for (const server of servers) server.closeAllConnections();
+    await serversClosed;
     await kafkaClosed;
     this.link?.close();
     this.fetchAgent.destroy();

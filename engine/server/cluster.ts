@@ -38,10 +38,31 @@ export interface ClusterOptions {
   controller?: Partial<ControllerSettings>;
   /** argv prefix that runs `durolab broker`. Default: node bin/durolab.mjs broker. */
   brokerCommand?: string[];
+  /**
+   * Each broker its own host (e.g. a network namespace per broker): where broker `id` binds and
+   * how it is spawned. Absent: every broker on `host`, ports from `port`, spawned as is.
+   */
+  placeBroker?: (id: number) => BrokerPlacement;
+  /** Address the controller binds (brokers reach it there). Default: host. */
+  controllerHost?: string;
   readyTimeoutMs?: number;
   /** SIGTERM -> SIGKILL grace when stopping a broker. Default 5000. */
   stopGraceMs?: number;
   log?: (msg: string) => void;
+}
+
+/** One broker's own host: its address, fixed ports (one per link), and how to start a process there. */
+export interface BrokerPlacement {
+  /** The address it binds every listener to and advertises. */
+  host: string;
+  /** HTTP API (clients, the harness's reads). */
+  port: number;
+  /** Kafka protocol listener (clients). */
+  kafkaPort: number;
+  /** Replica fetches from the other brokers (--replication-port). */
+  replicationPort: number;
+  /** [file, args] that run `file args` on that host (e.g. inside its network namespace). */
+  spawn(file: string, args: string[]): [string, string[]];
 }
 
 export interface ClusterBroker {
@@ -89,6 +110,7 @@ interface Child {
   proc: ResultPromise | null;
   exited: Promise<void>;
   port: number;
+  placement: BrokerPlacement | null;
 }
 
 /**
@@ -157,7 +179,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const controllerPort = opts.controllerPort ?? (basePort === 0 ? 0 : basePort + n);
   const cserver: ControllerServer = await startControllerServer({
     port: controllerPort,
-    host,
+    host: opts.controllerHost ?? host,
     sessionTimeoutMs: cs.sessionTimeoutMs,
     uncleanLeaderElection: cs.uncleanLeaderElection,
     eligibleLeaderReplicas: cs.eligibleLeaderReplicas,
@@ -170,7 +192,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   let stopping = false;
 
   const spawnBroker = async (c: Child): Promise<void> => {
-    const { info } = c;
+    const { info, placement } = c;
     mkdirSync(info.dataDir, { recursive: true });
     const args = [
       ...command.slice(1),
@@ -179,22 +201,24 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       '--data',
       info.dataDir,
       '--listen',
-      `${host}:${c.port}`,
+      `${placement?.host ?? host}:${c.port}`,
+      ...(placement ? ['--replication-port', String(placement.replicationPort)] : []),
       '--controller',
       cserver.url,
       '--parent-pid',
       String(process.pid),
       ...configArgs,
       // A restarted broker keeps its Kafka port, so clients' bootstrap lists stay valid.
-      ...(info.kafka ? ['--set', `kafka.port=${info.kafka.slice(info.kafka.lastIndexOf(':') + 1)}`] : []),
+      ...(placement ? ['--set', `kafka.port=${placement.kafkaPort}`] : info.kafka ? ['--set', `kafka.port=${info.kafka.slice(info.kafka.lastIndexOf(':') + 1)}`] : []),
     ];
+    const [file, argv] = placement ? placement.spawn(command[0]!, args) : [command[0]!, args];
     // The child writes its log straight into the file (an inherited fd, not a pipe through us),
     // so it keeps logging, and shuts down cleanly, after we are gone. Its stdout (the ready
     // line) comes through a pipe and is copied into the same file.
     const logFd = openSync(info.logPath, 'a');
     let proc: ResultPromise;
     try {
-      proc = execa(command[0], args, {
+      proc = execa(file, argv, {
         cwd: repoRoot(),
         stdin: 'ignore',
         stdout: 'pipe',
@@ -338,8 +362,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         info: { id, url: '', kafka: '', pid: -1, dataDir: path.join(dir, `broker-${id}`), logPath: path.join(dir, `broker-${id}.log`), running: false, paused: false },
         proc: null,
         exited: Promise.resolve(),
-        port: basePort === 0 ? 0 : basePort + i,
+        port: opts.placeBroker ? 0 : basePort === 0 ? 0 : basePort + i,
+        placement: opts.placeBroker?.(id) ?? null,
       };
+      if (c.placement) c.port = c.placement.port;
       children.set(id, c);
       cluster.brokers.push(c.info);
     }

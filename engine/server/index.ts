@@ -2,7 +2,7 @@
 // local cluster the harness drives. Replication logic lives in engine/replication.
 export { Broker, type BrokerOptions } from './broker.ts';
 export type { BrokerHost, OpenFailure } from './broker-host.ts';
-export { startCluster, defaultBrokerCommand, type Cluster, type ClusterBroker, type ClusterOptions, type LeaderInfo, type TopicSpec } from './cluster.ts';
+export { startCluster, defaultBrokerCommand, type BrokerPlacement, type Cluster, type ClusterBroker, type ClusterOptions, type LeaderInfo, type TopicSpec } from './cluster.ts';
 export { startControllerServer, createControllerHandler, type ControllerServer, type ControllerServerOptions } from './controller-server.ts';
 export { HttpControllerLink, LocalControllerLink, type ControllerLink, type HeartbeatAnswer } from './controller-link.ts';
 export { FollowerFetcher, type FetcherOptions, type FetcherStats } from './fetcher.ts';

@@ -23,3 +23,9 @@ export type DriverName = (typeof DRIVER_NAMES)[number];
 /** harness/disk/on-cut.ts: what a power cut does to a volatile cache's unflushed writes (the live disk and the crash-state builder alike). */
 export const ON_CUT_POLICIES = ['drop-unflushed', 'random-subset', 'reorder', 'torn'] as const;
 export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
+
+/** harness/scenario/cluster-network.ts: how a cluster's nodes are connected (`cluster.network`). */
+export const CLUSTER_NETWORKS = ['loopback', 'namespaces'] as const;
+export type ClusterNetwork = (typeof CLUSTER_NETWORKS)[number];
+/** What a `cluster.network` (or `network` setting) value must be, for error messages. */
+export const CLUSTER_NETWORK_EXPECTED = 'loopback | namespaces (namespaces: each broker its own host, a network namespace on a lab bridge)';

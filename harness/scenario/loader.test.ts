@@ -25,6 +25,7 @@ const SHIPPED = [
   'producer-idempotence',
   'producer-inflight',
   'kafka-libraries',
+  'namespace-cost',
   'io-modes',
   'fsync-intervals',
   'acks-all',

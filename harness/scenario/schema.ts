@@ -16,6 +16,7 @@ import { externalSchema } from '../targets/external/external-spec.ts';
 import { TARGET_AXIS_VALUES, targetAxisSchema } from './target-axis.ts';
 import { diskSchema } from '../disk/disk-spec.ts';
 import { leaf } from './zod-leaf.ts';
+import { CLUSTER_NETWORKS, CLUSTER_NETWORK_EXPECTED, type ClusterNetwork } from '../model/kinds.ts';
 
 
 function intBetween(min: number, max: number) {
@@ -75,6 +76,8 @@ export const clusterSchema = z.strictObject({
   /** Defaults to the number of brokers (see validate.ts). */
   replicationFactor: intBetween(1, 9).optional(),
   minInsyncReplicas: intBetween(1, 9).default(1),
+  /** Each broker its own host (a network namespace) or all on loopback; see cluster-network.ts. */
+  network: leaf<ClusterNetwork>(CLUSTER_NETWORK_EXPECTED, (v) => ((CLUSTER_NETWORKS as readonly unknown[]).includes(v) ? (v as ClusterNetwork) : undefined)).default('loopback'),
 });
 
 export const workloadSchema = z.strictObject({

@@ -18,6 +18,7 @@ import {
 import { defaultLogConfig, logConfigFromSettings } from '../../engine/storage/config.ts';
 import { formatSize, parseSize } from '../../engine/units.ts';
 import type { LogConfig } from '../../engine/storage/types.ts';
+import { CLUSTER_NETWORKS, CLUSTER_NETWORK_EXPECTED } from '../model/kinds.ts';
 import { isKafkaLibraryName, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../drivers/kafka/libraries.ts';
 
 export type { Acks, SettingValue };
@@ -96,6 +97,16 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     },
     display: (v) => String(v),
     label: (v) => `${String(v)} partition${v === 1 ? '' : 's'}`,
+  },
+  /**
+   * The cluster's network in this cell, over cluster.network (cluster-network.ts): a matrix axis
+   * for the cost of a namespace per broker against loopback, in one run.
+   */
+  network: {
+    expected: `${CLUSTER_NETWORK_EXPECTED}, over cluster.network in this cell`,
+    parse: (v) => ((CLUSTER_NETWORKS as readonly unknown[]).includes(v) ? (v as string) : undefined),
+    display: (v) => String(v),
+    label: (v) => (v === 'namespaces' ? 'namespaces' : 'loopback'),
   },
   driver: {
     expected: 'http | kafka (the client driver of the cell)',

@@ -1,6 +1,7 @@
 // What a loaded scenario looks like to the runner, the faults and the report.
 
 import type { SettingValue } from './settings.ts';
+import type { ClusterNetwork } from '../model/kinds.ts';
 import type { DriverName, FaultKind, TargetKind } from '../model/kinds.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 import type { ExternalSpec } from '../targets/external/external-spec.ts';
@@ -26,6 +27,8 @@ export interface ClusterSpec {
   partitions: number;
   replicationFactor: number;
   minInsyncReplicas: number;
+  /** loopback (absent) or namespaces: each broker its own host (cluster-network.ts). */
+  network?: ClusterNetwork;
 }
 
 export interface MatrixCell {

@@ -20,6 +20,7 @@ import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, hostGlobalWrite, isSysctl, t
 import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
 import { cellTargetKind, targetKindOf, type TargetAxisValue } from './target-axis.ts';
+import { checkLabNetwork } from './network-checks.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
@@ -255,6 +256,18 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     if (why) issues.push(src.issue(where, `a partition count target: ${kind} can run on this machine (${why})`, String(partitions)));
   }
 
+  issues.push(
+    ...checkLabNetwork({
+      src,
+      kinds: targetKnown ? kinds : null,
+      target,
+      network: s.cluster?.network,
+      baseSettings: s.settings as Record<string, SettingValue> | undefined,
+      cells,
+      matrixHasNetwork: s.matrix !== undefined && 'network' in (s.matrix as object),
+    }),
+  );
+
   // measure: loss runs the scenario's fault; without one there is nothing to measure loss under.
   const measures = new Set([s.settings?.measure, ...(cells ?? []).map((c) => c.params.measure)].filter((v) => v !== undefined));
   if (measures.has('loss') && s.faults !== undefined && s.faults.length === 0) {
@@ -349,6 +362,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       partitions: cluster.partitions,
       replicationFactor: cluster.replicationFactor ?? cluster.brokers,
       minInsyncReplicas: cluster.minInsyncReplicas,
+      ...(cluster.network !== 'loopback' ? { network: cluster.network } : {}),
     },
     settings: s.settings as Record<string, SettingValue>,
     matrix: cells!,

@@ -1,13 +1,21 @@
 // The process target: brokers as local child processes on loopback, the controller in this
-// process (engine/server/cluster.ts). Data directories live under the cell's work dir, so the
+// process (engine/server/cluster.ts). With `cluster.network: namespaces` each broker runs in
+// its own lab node (a network namespace, harness/net/lab-network.ts) with three listeners at its
+// node's address: the HTTP API and the Kafka listener for clients, a replication listener that
+// the other brokers fetch from. The controller stays in the harness process (the runner reads
+// its state directly, as on the vm target), listening on the lab bridge's address in the root
+// namespace on a port of its own: a broker's controller link is cut alone by a partition
+// between its node and 'harness' on that port, its clients' links by one on the client ports. Data directories live under the cell's work dir, so the
 // probes watch the device that really holds them. Its one fault is a process kill: SIGKILL of
 // the broker child, after which the host's page cache still holds everything it wrote (a
 // crash, not a power failure). On the lab's fault disk (host-fault-disks.ts: each broker's
 // data dir on its own NBD disk mounted on the host) it cuts power too: the broker and its
 // disk's page cache die together, and the disk keeps what its model says.
-import { defaultBrokerCommand, startCluster, type Cluster } from '../../engine/server/cluster.ts';
+import { defaultBrokerCommand, startCluster, type Cluster, type ClusterOptions } from '../../engine/server/cluster.ts';
 import { findExecutable } from '../vm/prerequisites.ts';
-import type { BrokerRecovery, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
+import type { BrokerRecovery, ClusterLabNetwork, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
+import type { LabNetwork } from '../net/lab-network.ts';
+import { LAB_PORTS, labNetworkFor, listenablePort } from './lab-links.ts';
 import { brokerSetFlags } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
 import { mkdirSync, symlinkSync } from 'node:fs';
@@ -50,7 +58,13 @@ class ProcessCluster implements FaultableCluster {
     private readonly cluster: Cluster,
     /** Each broker's data dir on the lab's fault disk, or null (plain directories: no power cut). */
     private readonly disks: HostFaultDisks | null = null,
+    /** The lab network its brokers run in (cluster.network: namespaces), or null (loopback). */
+    private readonly lab: ClusterLabNetwork | null = null,
   ) {}
+
+  labNetwork(): ClusterLabNetwork | null {
+    return this.lab;
+  }
 
   recordedDisk(brokerId: number): RecordedDisk | null {
     return this.disks?.recordedDisk(brokerId) ?? null;
@@ -168,7 +182,12 @@ class ProcessCluster implements FaultableCluster {
 
   async stop(): Promise<void> {
     await this.cluster.stop();
-    await this.disks?.close(this.cluster.brokers.every((b) => !b.running));
+    try {
+      await this.disks?.close(this.cluster.brokers.every((b) => !b.running));
+    } finally {
+      // After the brokers: their namespaces go with it.
+      await this.lab?.lab.close();
+    }
   }
 }
 
@@ -180,6 +199,36 @@ export interface ProcessTargetOptions {
   /** Some cell sets vm.disk.* (the run has no single disk model). */
   diskVariesByCell?: boolean;
   log?: (line: string) => void;
+  /** The lab network's lines (cluster.network: namespaces). */
+  netLog?: (line: string) => void;
+}
+
+/**
+ * Broker ids[i] in lab node i: its listeners at the node's address (HTTP API, Kafka, replication:
+ * LAB_PORTS), spawned inside the node's namespace; the controller on the bridge's address.
+ */
+async function placeInLab(lab: LabNetwork, ids: number[]): Promise<{ options: Partial<ClusterOptions>; links: ClusterLabNetwork }> {
+  const controllerPort = await listenablePort(lab.harnessAddress, LAB_PORTS.controller);
+  const nodeOf = (id: number): number => {
+    const node = ids.indexOf(id);
+    if (node < 0) throw new Error(`durolab cluster: no lab node for broker ${id} (brokers ${ids.join(', ')})`);
+    return node;
+  };
+  const ports = { client: [LAB_PORTS.http, LAB_PORTS.client], replication: [LAB_PORTS.replication], controller: [controllerPort] };
+  return {
+    options: {
+      controllerHost: lab.harnessAddress,
+      controllerPort,
+      placeBroker: (id) => ({
+        host: lab.nodes[nodeOf(id)]!.address,
+        port: LAB_PORTS.http,
+        kafkaPort: LAB_PORTS.client,
+        replicationPort: LAB_PORTS.replication,
+        spawn: (file, args) => lab.argvIn(nodeOf(id), file, args),
+      }),
+    },
+    links: { lab, links: Object.fromEntries(ids.map((id, node) => [id, { node, ports }])), controller: { endpoints: ['harness'], port: controllerPort } },
+  };
 }
 
 /**
@@ -219,22 +268,28 @@ export function processTarget(opts: ProcessTargetOptions = {}): Target {
       }
       const disksMs = Date.now() - t0;
       let cluster: Cluster;
+      let lab: LabNetwork | null = null;
+      let inLab: { options: Partial<ClusterOptions>; links: ClusterLabNetwork } | null = null;
       try {
+        lab = await labNetworkFor(o, spec.brokers, 'durolab cluster', opts.netLog ?? (() => undefined));
+        inLab = lab ? await placeInLab(lab, ids) : null;
         cluster = await startCluster({
-        brokers: spec.brokers,
-        dir: clusterDir,
-        port: 0,
-        firstBrokerId: ids[0]!,
-        topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],
-        set: brokerSetFlags(settings),
-        brokerCommand: brokerCommand(),
-        controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable, eligibleLeaderReplicas: settings.eligibleLeaderReplicas, minInsyncReplicas: settings.minInsyncReplicas },
+          brokers: spec.brokers,
+          dir: clusterDir,
+          port: 0,
+          firstBrokerId: ids[0]!,
+          topics: [{ name: spec.topic, partitions: spec.partitions, replicationFactor: spec.replicationFactor }],
+          set: brokerSetFlags(settings),
+          brokerCommand: brokerCommand(),
+          controller: { uncleanLeaderElection: settings.uncleanLeaderElectionEnable, eligibleLeaderReplicas: settings.eligibleLeaderReplicas, minInsyncReplicas: settings.minInsyncReplicas },
+          ...inLab?.options,
         });
       } catch (err) {
+        await lab?.close().catch(() => undefined);
         await disks?.close(false).catch(() => undefined);
         throw err;
       }
-      const c = new ProcessCluster(cluster, disks);
+      const c = new ProcessCluster(cluster, disks, inLab?.links ?? null);
       // The trial's setup step: the fault disks made (mkfs, export, loop, mount); the broker processes are the broker start.
       if (disks) c.startSteps = { steps: { setup: disksMs } };
       if (o.signal?.aborted) {

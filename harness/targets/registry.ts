@@ -10,6 +10,7 @@ import type { Target, TargetCapabilities } from './types.ts';
 export type { TargetCapabilities };
 import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
 import { PARTITION_COSTS, partitionRefusal } from './partition-limits.ts';
+import { cellNetwork } from '../scenario/cluster-network.ts';
 
 import { TARGET_KINDS, type TargetKind } from '../model/kinds.ts';
 export { TARGET_KINDS, type TargetKind };
@@ -17,7 +18,7 @@ export { TARGET_KINDS, type TargetKind };
 // TargetCapabilities: harness/targets/types.ts (a type the registry's entries fill in).
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults'>>;
+  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults' | 'cluster'>>;
   log: (line: string) => void;
 }
 
@@ -29,7 +30,7 @@ export interface TargetKindSpec {
 
 export const TARGETS: Record<TargetKind, TargetKindSpec> = {
   process: {
-    summary: 'brokers as local processes on loopback',
+    summary: 'brokers as local processes, on loopback or each in its own network namespace (cluster.network)',
     capabilities: {
       // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
@@ -49,13 +50,16 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       drivers: ['http', 'kafka'],
       refuseCluster: (c) => partitionRefusal(PARTITION_COSTS.process, c),
     },
-    load: async ({ scenario, log }) =>
-      (await import('./process-target.ts')).processTarget({
+    load: async ({ scenario, log }) => {
+      await labNetworkReady(scenario);
+      return (await import('./process-target.ts')).processTarget({
         ...(scenario.vm ? { vm: scenario.vm } : {}),
         faultDisk: wantsFaultDisk(scenario),
         diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
         log: (line) => log(`[disk] ${line}`),
-      }),
+        netLog: (line) => log(`[net] ${line}`),
+      });
+    },
   },
   vm: {
     summary: 'each broker in its own QEMU VM with its own ext4 disk',
@@ -73,6 +77,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       // guest vCPU runs the broker and its page-cache writeback); an assumed bound, not measured here.
       closedLoopDiskMBps: 40,
       drivers: ['http'],
+      refuseLabNetwork: 'its brokers are QEMU guests on user-mode networking, reached through host forwards; the lab network puts host processes in namespaces',
     },
     load: async ({ scenario, log }) => {
       const { vmTarget, diskVariesByCell } = await import('./vm-target.ts');
@@ -80,7 +85,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     },
   },
   kafka: {
-    summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs on loopback, combined broker + controller',
+    summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs, combined broker + controller, on loopback or each in its own network namespace (cluster.network)',
     capabilities: {
       // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
@@ -100,13 +105,15 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       refuseSetting: kafkaSettingRefusal,
       refuseCluster: (c) => partitionRefusal(PARTITION_COSTS.kafka, c),
     },
-    load: async ({ scenario, log }) =>
-      (await import('./kafka/kafka-target.ts')).kafkaTarget({
+    load: async ({ scenario, log }) => {
+      await labNetworkReady(scenario);
+      return (await import('./kafka/kafka-target.ts')).kafkaTarget({
         log: (line) => log(`[kafka] ${line}`),
         ...(scenario.vm ? { vm: scenario.vm } : {}),
         faultDisk: wantsFaultDisk(scenario),
         diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
-      }),
+      });
+    },
   },
   external: {
     summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's kill/restart commands",
@@ -123,6 +130,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       drivers: ['kafka'],
       refuseSetting: externalSettingRefusal,
       faultsNeedCommands: true,
+      refuseLabNetwork: 'its brokers run on hosts the lab did not start (their network is theirs; network faults there go through command templates)',
     },
     load: async ({ scenario }) => (await import('./external/external-target.ts')).externalTarget(scenario.external),
   },
@@ -135,6 +143,22 @@ export function wantsFaultDisk(scenario: TargetLoadOptions['scenario']): boolean
   // A kill or a planned leader move needs no fault disk: plain data dirs (a power cut and a write log do).
   const cuts = (scenario.faults ?? []).some((f) => FAULTS[f.kind].needs === 'cut-power' || FAULTS[f.kind].needs === 'record-write-log');
   return cuts || scenario.vm?.disk !== undefined || diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {});
+}
+
+/**
+ * Some cell of the scenario starts its nodes in the lab network (`cluster.network: namespaces`,
+ * or a `network` setting or axis value). Later: also a scenario with a network fault.
+ */
+export function wantsLabNetwork(scenario: TargetLoadOptions['scenario']): boolean {
+  const base = cellNetwork(scenario.cluster ?? {}, scenario.settings ?? {});
+  return base === 'namespaces' || (scenario.matrix ?? []).some((c) => cellNetwork(scenario.cluster ?? {}, { ...scenario.settings, ...c.params }) === 'namespaces');
+}
+
+/** Fails the load, before any cell, when the scenario wants the lab network and this machine cannot make one (root, ip, nft). */
+async function labNetworkReady(scenario: TargetLoadOptions['scenario']): Promise<void> {
+  if (!wantsLabNetwork(scenario)) return;
+  const why = (await import('../net/net-tools.ts')).labNetworkPrerequisiteProblem();
+  if (why) throw new Error(`cluster.network: namespaces: ${why}`);
 }
 
 export const targetKindSchema = z.enum(TARGET_KINDS);

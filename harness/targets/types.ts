@@ -10,6 +10,8 @@ import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
 import type { StorageFailure } from '../results/types.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
+import type { LabNetwork } from '../net/lab-network.ts';
+import type { Endpoint } from '../net/partition.ts';
 
 export interface TargetBroker {
   id: number;
@@ -67,7 +69,41 @@ export interface RunningCluster {
   storageFailures?(): Promise<StorageFailure[]>;
   /** Targets with capabilities.guestProbes: the probe series the guest of a broker recorded. */
   guestProbes?(brokerId: number): ProbeSeries;
+  /**
+   * Started with `cluster.network: namespaces`: the lab network its nodes run in and, per broker,
+   * its node and the ports of each of its links (what a partition or a slow link acts on); null
+   * on loopback. Absent: the target never runs in namespaces (capabilities.refuseLabNetwork).
+   */
+  labNetwork?(): ClusterLabNetwork | null;
   stop(): Promise<void>;
+}
+
+/**
+ * The ports of one broker's links. A partition narrowed to a link drops the traffic between the
+ * two sides from or to these ports (harness/net/partition.ts: either end); every port is fixed
+ * and below the ephemeral range, so no client's own port can collide with one.
+ */
+export interface BrokerLinkPorts {
+  /** Where clients (the harness's drivers) reach the broker: durolab's HTTP API and its Kafka listener; Kafka's PLAINTEXT listener. */
+  client: number[];
+  /** Where the other brokers fetch its replicas: durolab's replication listener; Kafka's REPLICATION (inter-broker) listener. */
+  replication: number[];
+  /** Where its controller traffic goes: durolab's controller's port (at the harness); Kafka's CONTROLLER listener (KRaft, on every node). */
+  controller: number[];
+}
+
+/** A cluster in the lab network (RunningCluster.labNetwork). */
+export interface ClusterLabNetwork {
+  lab: LabNetwork;
+  /** Per broker id: the lab node it runs in, and its links' ports. */
+  links: Record<number, { node: number; ports: BrokerLinkPorts }>;
+  /**
+   * Where the controller listens, as partition endpoints: 'harness' when it runs in the harness
+   * process (durolab's: root namespace, at lab.harnessAddress), or node indexes (Kafka: every node
+   * is a KRaft voter). Cut a broker from its controller with lab.partition({ a: [node], b:
+   * controller.endpoints minus node, ports: links[id].ports.controller }).
+   */
+  controller: { endpoints: Endpoint[]; port: number };
 }
 
 /** A cluster start split into trial steps (harness/results/trial-steps.ts), in ms. */
@@ -201,4 +237,9 @@ export interface TargetCapabilities {
   refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number; unbufferedIo?: boolean }) => string | null;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
   faultsNeedCommands?: boolean;
+  /**
+   * Why its clusters cannot start each node in its own network namespace (`cluster.network:
+   * namespaces`, harness/net/lab-network.ts); absent: they can, and `scenario check` lets it through.
+   */
+  refuseLabNetwork?: string;
 }

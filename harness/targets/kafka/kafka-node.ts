@@ -1,4 +1,5 @@
-// One Apache Kafka KRaft node (combined broker + controller) as a local JVM on 127.0.0.1: its
+// One Apache Kafka KRaft node (combined broker + controller) as a local JVM on 127.0.0.1 (or at
+// its lab node's address, inside the node's network namespace, with a listener per link): its
 // generated server.properties, `kafka-storage format` (kafka.tools.StorageTool), start with a
 // heap sized for a 2-core, 24 GiB machine, readiness from its log, SIGKILL and clean stop. The
 // JVM runs under `setpriv --pdeathsig KILL` and in the process registry, so none outlives the
@@ -20,8 +21,19 @@ export interface KafkaNodeSpec {
   /** log.dirs when it must differ from dataDir (a comma-free symlink to it: Kafka splits log.dirs at commas). */
   logDir?: string;
   logPath: string;
+  /** The address its listeners bind and advertise (default 127.0.0.1; a lab node's address in namespaces). */
+  host?: string;
+  /** Clients (PLAINTEXT). */
   port: number;
+  /** KRaft (CONTROLLER). */
   controllerPort: number;
+  /** Inter-broker replication on a listener of its own (REPLICATION); absent: over PLAINTEXT with the clients. */
+  replicationPort?: number;
+}
+
+/** host:port of a node's client listener (what drivers, admin calls and Metadata use). */
+export function clientAddress(node: Pick<KafkaNodeSpec, 'host' | 'port'>): string {
+  return `${node.host ?? '127.0.0.1'}:${node.port}`;
 }
 
 /**
@@ -50,15 +62,18 @@ export function randomClusterId(): string {
 
 export function serverProperties(node: KafkaNodeSpec, all: KafkaNodeSpec[], broker: Record<string, string>): string {
   const rf = String(Math.min(3, all.length));
+  const host = node.host ?? '127.0.0.1';
+  // Each link its own listener where asked (a lab node): clients, replication, KRaft.
+  const replication = node.replicationPort !== undefined ? `REPLICATION://${host}:${node.replicationPort}` : null;
   const props: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': String(node.id),
-    'controller.quorum.voters': all.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(','),
-    listeners: `PLAINTEXT://127.0.0.1:${node.port},CONTROLLER://127.0.0.1:${node.controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${node.port}`,
+    'controller.quorum.voters': all.map((n) => `${n.id}@${n.host ?? '127.0.0.1'}:${n.controllerPort}`).join(','),
+    listeners: [`PLAINTEXT://${host}:${node.port}`, replication, `CONTROLLER://${host}:${node.controllerPort}`].filter(Boolean).join(','),
+    'advertised.listeners': [`PLAINTEXT://${host}:${node.port}`, replication].filter(Boolean).join(','),
     'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'inter.broker.listener.name': replication ? 'REPLICATION' : 'PLAINTEXT',
+    'listener.security.protocol.map': `PLAINTEXT:PLAINTEXT,${replication ? 'REPLICATION:PLAINTEXT,' : ''}CONTROLLER:PLAINTEXT`,
     'log.dirs': node.logDir ?? node.dataDir,
     'auto.create.topics.enable': 'false',
     'offsets.topic.replication.factor': rf,
@@ -133,6 +148,8 @@ export class KafkaNodeProcess {
   running = false;
   /** Where the node's log stood when its last start began (what start() wrote comes after). */
   private logStart = 0;
+  /** [file, args] that run the JVM where it belongs (inside its lab node's namespace, killed with the harness); null: here, under setpriv --pdeathsig. */
+  spawnIn: ((file: string, args: string[]) => [string, string[]]) | null = null;
 
   constructor(
     readonly k: KafkaInstall,
@@ -154,7 +171,7 @@ export class KafkaNodeProcess {
     this.logStart = logStart;
     const flags = this.archiveFlags ? [...jvmFlags(this.brokers), ...this.archiveFlags] : jvmFlags(this.brokers, this.k.classArchive);
     const args = [...flags, `${KAFKA_JVM_MARKER}${this.marker}`, `-Dlog4j2.configurationFile=${this.log4j}`, '-cp', classpath(this.k), 'kafka.Kafka', this.config];
-    const [file, argv] = pdeathsigArgv(findExecutable('setpriv'), this.k.java, args);
+    const [file, argv] = this.spawnIn ? this.spawnIn(this.k.java, args) : pdeathsigArgv(findExecutable('setpriv'), this.k.java, args);
     const child = execa(file, argv, {
       stdin: 'ignore',
       stdout: { file: this.node.logPath, append: true },

@@ -1,6 +1,6 @@
 // target: kafka — Apache Kafka 4 (from Maven Central, install.ts) as N KRaft nodes, each a
-// combined broker + controller JVM on 127.0.0.1 with its own data dir under the cell's work
-// dir. The topic is created with the cell's settings as Kafka topic configs (settings-map.ts);
+// combined broker + controller JVM on 127.0.0.1 (with cluster.network: namespaces, in its own
+// lab node: kafka-lab.ts) with its own data dir under the cell's work dir. The topic is created with the cell's settings as Kafka topic configs (settings-map.ts);
 // leaders come from Metadata, polled; faults are SIGKILL of broker JVMs and a restart on the
 // same data dirs (the page cache survives, as with target: process), and, on the lab's fault
 // disk (host-fault-disks.ts: each node's log.dirs, the KRaft metadata log included, on its own
@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, sym
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { BrokerRecovery, ClusterStartOptions, ClusterStartSteps, CrashStateChecker, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
+import type { BrokerRecovery, ClusterLabNetwork, ClusterStartOptions, ClusterStartSteps, CrashStateChecker, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
 import type { ResolvedSettings } from '../../scenario/settings.ts';
 import { ensureRecoveryCheck, KafkaRecoveryChecker } from './recovery-check.ts';
 import { kafkaStateChecker } from './kafka-check-state.ts';
@@ -20,7 +20,10 @@ import { KafkaWire, metadataFromAny, type PartitionMetadata } from '../../driver
 import type { KafkaInstall } from './install.ts';
 import { ensureKafkaRuntime } from './kafka-runtime.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
-import { KafkaNodeProcess, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
+import { KafkaNodeProcess, clientAddress, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
+import type { LabNetwork } from '../../net/lab-network.ts';
+import { labNetworkFor } from '../lab-links.ts';
+import { kafkaLabLinks, labPlacement, spawnInLab } from './kafka-lab.ts';
 import { kafkaBrokerConfigs, kafkaFeatureLevels, kafkaTopicConfigs } from './settings-map.ts';
 import type { BrokerDiskEvidence } from '../../disk/disk-evidence.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from '../host-fault-disks.ts';
@@ -70,13 +73,19 @@ export class KafkaCluster implements FaultableCluster {
     readonly topic: string,
     /** Each node's data on the lab's fault disk (power cuts possible), or null (plain directories). */
     readonly disks: HostFaultDisks | null = null,
+    /** The lab network its nodes run in (cluster.network: namespaces), or null (loopback). */
+    private readonly lab: ClusterLabNetwork | null = null,
   ) {}
+
+  labNetwork(): ClusterLabNetwork | null {
+    return this.lab;
+  }
 
   get brokers(): TargetBroker[] {
     return this.nodes.map((n) => ({
       id: n.node.id,
-      url: `kafka://127.0.0.1:${n.node.port}`,
-      kafka: `127.0.0.1:${n.node.port}`,
+      url: `kafka://${clientAddress(n.node)}`,
+      kafka: clientAddress(n.node),
       dataDir: n.node.dataDir,
       logPath: n.node.logPath,
       pid: n.running ? n.pid : null,
@@ -90,7 +99,7 @@ export class KafkaCluster implements FaultableCluster {
   }
 
   private liveAddresses(): string[] {
-    return this.nodes.filter((n) => n.running).map((n) => `127.0.0.1:${n.node.port}`);
+    return this.nodes.filter((n) => n.running).map((n) => clientAddress(n.node));
   }
 
   /** Metadata of the topic from any live broker, into the cache leaderId() reads. */
@@ -275,7 +284,7 @@ export class KafkaCluster implements FaultableCluster {
   }
 
   urlOf(brokerId: number): string {
-    return `kafka://127.0.0.1:${this.node(brokerId).node.port}`;
+    return `kafka://${clientAddress(this.node(brokerId).node)}`;
   }
 
   recordedDisk(brokerId: number): RecordedDisk | null {
@@ -299,8 +308,13 @@ export class KafkaCluster implements FaultableCluster {
     // Final images kept as evidence must be a clean stop's (Kafka's own shutdown: flush, checkpoints).
     const grace = this.disks?.keepsFinalImages ? EVIDENCE_STOP_GRACE_MS : CLUSTER_STOP_GRACE_MS;
     const how = await Promise.all(this.nodes.map((n) => n.stop(grace)));
-    // The disks after their JVMs: a clean unmount writes back and flushes what is left.
-    await this.disks?.close(how.every((h) => h === 'clean'));
+    try {
+      // The disks after their JVMs: a clean unmount writes back and flushes what is left.
+      await this.disks?.close(how.every((h) => h === 'clean'));
+    } finally {
+      // The namespaces after their JVMs.
+      await this.lab?.lab.close();
+    }
     // The comma-free symlinks (commaFreePath), not the data they point to.
     for (const n of this.nodes) if (n.node.logDir !== undefined && n.node.logDir !== n.node.dataDir) rmSync(n.node.logDir, { force: true });
   }
@@ -336,18 +350,21 @@ export async function startKafkaCluster(install: KafkaInstall, opts: KafkaCluste
   const t0 = Date.now();
   const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'kafka node', opts.disks) : null;
   const disksMs = Date.now() - t0;
+  let lab: LabNetwork | null = null;
   try {
-    const cluster = await startOn(install, opts, ids, disks);
+    lab = await labNetworkFor(opts, spec.brokers, 'kafka cluster', log);
+    const cluster = await startOn(install, opts, ids, disks, lab);
     // The trial's setup step: the fault disks made (mkfs, export, loop, mount) and every node formatted; the JVMs are the broker start.
     cluster.startSteps = { steps: { setup: disksMs + cluster.formatMs } };
     return cluster;
   } catch (err) {
+    await lab?.close().catch(() => undefined);
     await disks?.close(false).catch(() => undefined);
     throw err;
   }
 }
 
-async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, ids: number[], disks: HostFaultDisks | null): Promise<KafkaCluster> {
+async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, ids: number[], disks: HostFaultDisks | null, lab: LabNetwork | null): Promise<KafkaCluster> {
   const { cluster: spec, settings } = opts;
   const specs: KafkaNodeSpec[] = [];
   for (const id of ids) {
@@ -359,8 +376,7 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
       dataDir,
       logDir: commaFreePath(dataDir),
       logPath: path.join(opts.workDir, `broker-${id}.log`),
-      port: await freePort(),
-      controllerPort: await freePort(),
+      ...(lab ? labPlacement(lab, specs.length) : { port: await freePort(), controllerPort: await freePort() }),
     });
   }
   const brokerConfigs = kafkaBrokerConfigs(settings);
@@ -376,7 +392,8 @@ async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, id
   const written = await Promise.all(specs.map(async (s, i) => (onImages ? undefined : formatNode(install, s, files[i]!.config, files[i]!.log4j, clusterId, features))));
   const formatMs = Date.now() - tFormat;
   const nodes = specs.map((s, i) => new KafkaNodeProcess(install, s, files[i]!.config, files[i]!.log4j, spec.brokers, opts.workDir));
-  const cluster = new KafkaCluster(install, nodes, spec.topic, disks);
+  if (lab) spawnInLab(lab, nodes);
+  const cluster = new KafkaCluster(install, nodes, spec.topic, disks, lab ? kafkaLabLinks(lab, nodes) : null);
   cluster.clusterId = clusterId;
   cluster.formatFeatures = features;
   cluster.formattedFeatures = written[0] ?? {};
@@ -411,7 +428,7 @@ function formattedClusterId(dataDir: string): string | null {
 
 /** CreateTopics once every broker registered (a replication factor of N needs N registered brokers). */
 async function createTopic(cluster: KafkaCluster, topic: string, partitions: number, replicationFactor: number, configs: Record<string, string>): Promise<void> {
-  const address = `127.0.0.1:${cluster.nodes[0]!.node.port}`;
+  const address = clientAddress(cluster.nodes[0]!.node);
   const end = Date.now() + 30_000;
   for (;;) {
     const md = await metadataFromAny([address], null).catch(() => null);
