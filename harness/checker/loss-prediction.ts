@@ -9,9 +9,14 @@
 //    for sure; a record acknowledged within replica.lag.time.max.ms of the fault may exist on
 //    the leader alone (a follower that lagged that long left the ISR, but one that lagged less
 //    may miss it), so it is at risk when the fault takes the leader's log or its leadership
-//    (power cut, kill, planned move), even flushed: the replica that leads next may lack it,
-//    and the old leader truncates to it. acks=0: nothing was confirmed; every record is at risk.
-// 2. The page cache. Only a power cut loses it. A record not safe by rule 1 on a cut broker is
+//    (power cut, kill, planned move, full disk), even flushed: the replica that leads next may
+//    lack it, and the old leader truncates to it. acks=0: nothing was confirmed; every record is
+//    at risk. A full disk (fault disk-full) counts as a kill of the hit brokers from its start on:
+//    their logs go offline (Kafka halts the broker), another replica leads, they restart after
+//    the heal; the acks=1 window reaches from replica.lag.time.max.ms before the fill to the end
+//    of the load, as the hit leader may acknowledge until its first ENOSPC.
+// 2. The page cache. Only a power cut loses it (a full disk does not: the writes it refused
+//    were never acknowledged, the pages written before reach the disk). A record not safe by rule 1 on a cut broker is
 //    safe only if a flush completed over it, which the flush policy bounds:
 //    per-batch, io=dsync: flushed before the answer (safe);
 //    messages:N: at most N acknowledged records per partition unflushed (the last N offsets);

@@ -15,7 +15,8 @@ export function isFaultable(c: RunningCluster): c is FaultableCluster {
 export function refusal(kind: FaultKind, target: Pick<Target, 'kind' | 'capabilities'>): string | null {
   if (canDeliver(kind, target.capabilities.faultActions)) return null;
   const can = deliverableKinds(target.capabilities.faultActions);
-  return `target ${target.kind} cannot deliver fault ${kind} (it needs ${FAULTS[kind].needs}); target ${target.kind} delivers ${can.length ? can.join(', ') : 'no fault'}`;
+  const why = target.capabilities.lacksFaultAction?.[FAULTS[kind].needs];
+  return `target ${target.kind} cannot deliver fault ${kind} (it needs ${FAULTS[kind].needs}${why ? `: ${why}` : ''}); target ${target.kind} delivers ${can.length ? can.join(', ') : 'no fault'}`;
 }
 
 /** Throws before anything starts when a target cannot deliver the scenario's faults. */

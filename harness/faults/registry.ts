@@ -33,15 +33,20 @@ export interface FaultKindSpec {
    * Phase heal, of a lasting kind (its entries then need `duration:`): undoes the fault on the same
    * brokers `duration` after the start. It always runs: at its time, and at once when the trial
    * fails, throws or is interrupted while the fault lasts (before anything else is stopped).
-   * Idempotent and quiet about brokers that are gone.
+   * Idempotent and quiet about brokers that are gone. `cut`: what its deliver returned (the heal may add to it).
    */
-  heal?(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string }): Promise<void>;
+  heal?(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string; cut: CutInfo }): Promise<void>;
   /** The load keeps running through the fault; false: the load stops at the delivery (a cut: requests to a dead broker only fail). */
   loadRunsThrough: boolean;
   /** The hit brokers are down afterwards: recovery restarts them before the check (false: it waits for leaders, catch-up and the ISR only). */
   restartsBrokers: boolean;
   /** The victims' page caches are lost (a power cut): what no completed flush covered is at risk (harness/checker/loss-prediction.ts). */
   losesPageCache: boolean;
+  /**
+   * It fills the victims' disks on purpose: their ENOSPC and full filesystems are the fault under test,
+   * not a finding that makes the trial suspect (harness/runner/full-disk.ts); other brokers' still are.
+   */
+  fillsDisk?: boolean;
   /**
    * What this kind asks of the scenario beyond a deliverable target (scenario check names each):
    * its fields as parsed, the cluster, the when clause.
@@ -155,6 +160,21 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     restartsBrokers: false,
     deliver: async (cluster, ids) => (await import('./pause.ts')).pauseBrokers(cluster, ids),
     heal: async (cluster, ids) => (await import('./pause.ts')).resumeBrokers(cluster, ids),
+  },
+  'disk-full': {
+    summary:
+      "full disk: a filler file takes every free byte of the victims' host fault disks (fallocate, then zeros) for `duration`, under the running load, so their next appends " +
+      "and flushes fail with ENOSPC (Kafka takes the log dir offline and, its only one, halts; durolab's log goes offline until restart); the heal deletes the filler, the hit brokers are restarted before the check",
+    fields: {},
+    needs: 'fill-disk',
+    // Writes refused with ENOSPC were never acknowledged; what was written stays in the page cache and reaches the disk.
+    losesPageCache: false,
+    loadRunsThrough: true,
+    // Neither system comes back on its own: Kafka's broker halted, durolab's keeps the log offline until it restarts.
+    restartsBrokers: true,
+    fillsDisk: true,
+    deliver: async (cluster, ids) => (await import('./disk-full.ts')).fillDisks(cluster, ids),
+    heal: async (_cluster, _ids, { cut }) => (await import('./disk-full.ts')).freeDisks(cut),
   },
 };
 

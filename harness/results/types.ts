@@ -182,8 +182,36 @@ export interface FaultOutcome {
   lossTimeline?: { binMs: number; bins: Array<{ t: number; acked: number; lost: number }> };
   /** Per broker id on an NBD disk: the volatile cache at the cut and what the onCut policy kept (harness/disk/volatile-cache.ts CutOutcome). */
   diskAtCut?: Record<string, unknown>;
-  /** Storage failures the brokers' own logs named up to the cut (a log dir offline after ENOSPC, EIO), first per broker and cause. */
+  /**
+   * Storage failures the brokers' own logs named up to the cut (a log dir offline after ENOSPC, EIO), first per broker and cause;
+   * after a kind the load runs through (disk-full, pause), up to the load's end, read before any restart.
+   */
   storageFailures?: StorageFailure[];
+  /** disk-full: per broker id, its fault disk as the filler left it and as the heal gave it back (harness/faults/disk-full.ts). */
+  filledDisks?: Record<string, FilledDisk>;
+}
+
+/** One broker's fault disk filled by fault disk-full: a filler file on the disk's root, outside the broker's data dir. */
+export interface FilledDisk {
+  /** The filler's path (on the mounted disk, beside the broker's data dir). */
+  filler: string;
+  /**
+   * The filesystem's size, and its free bytes for the brokers' uid (statfs) before and after the fill; after it, what ext4 keeps
+   * for its own metadata still counts (2 % of the disk, at most 16 MiB: harness/faults/disk-full.ts) though no write can take it.
+   */
+  fsBytes: number;
+  freeBeforeBytes: number;
+  freeAfterBytes: number;
+  fillerBytes: number;
+  /** When the fill began (ms since the epoch). */
+  atMs: number;
+  /** fallocate (then zeros for what it left), or zeros only (fallocate refused or missing). */
+  method: 'fallocate' | 'zeros';
+  /** Why fallocate was not used, when it was not. */
+  fallocateRefused?: string;
+  fillMs: number;
+  /** The heal: when it removed the filler, whether the file is gone, the free space then. */
+  healed?: { atMs: number; fillerGone: boolean; freeBytes: number };
 }
 
 /** A broker's log line saying a log dir failed (durolab: KAFKA_STORAGE_ERROR ...; Kafka: LogDirFailureChannel), read by its target. */

@@ -154,7 +154,7 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       if (spec.heal) {
         const heal = spec.heal;
         const entry = entries[i]!;
-        const pending = new PendingHeal(() => heal(opts.cluster, targets, { topic: opts.topic }), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
+        const pending = new PendingHeal(() => heal(opts.cluster, targets, { topic: opts.topic, cut }), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
         heals.push(pending);
         opts.onLasting?.(() => pending.now());
       }
@@ -169,6 +169,11 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
   const fired = entries[main]?.fired ?? started[0]?.fired ?? null;
   const restart = [...new Set(started.filter((e) => FAULTS[e.plan.fault.kind].restartsBrokers).flatMap((e) => e.fired!.targets))];
   return { entries, fired, restart, unfired };
+}
+
+/** The brokers whose disks the started entries filled on purpose (kinds whose registry row says fillsDisk). */
+export function filledOnPurpose(entries: readonly ScheduledEntry[]): number[] {
+  return [...new Set(entries.filter((e) => e.fired && FAULTS[e.plan.fault.kind].fillsDisk).flatMap((e) => e.fired!.targets))];
 }
 
 /** Entries that lasted over a moment (started before it, healed after it or not at all): a quiet ack stream then is theirs. */

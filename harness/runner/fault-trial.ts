@@ -11,6 +11,7 @@ import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
 import { ledgerSummaryOfReport } from '../checker/checker.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import { fullDiskFindings } from './full-disk.ts';
+import { FAULTS } from '../faults/registry.ts';
 import type { FiredFault } from './fault-schedule.ts';
 
 /** A trial whose last acknowledgement came longer than this before the cut is flagged. */
@@ -61,6 +62,8 @@ export interface RecoverAndCheckOptions {
 }
 
 export async function recoverAndCheck(opts: RecoverAndCheckOptions): Promise<{ recovery: RecoveryOutcome; check: FaultCheck }> {
+  // The load ran on past the delivery (a full disk, a pause): what the brokers' logs named by its end, read before a restart.
+  if (FAULTS[opts.fired.plan.fault.kind].loadRunsThrough && opts.cluster.storageFailures) opts.fired.cut.storageFailures = await opts.cluster.storageFailures();
   // A planned move or a pause stopped no broker: nothing to restart.
   const recovery = await recoverAfterFault(opts.cluster, opts.client, opts.restart, {
     topic: opts.topic,
@@ -97,8 +100,11 @@ export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
   };
 }
 
-/** Why a trial's figures are doubtful, if they are. `lastingAtCut`: the schedule's entries lasting at the cut (a paused broker): a quiet ack stream then is theirs, not a stalled load. */
-export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: Acks = 1, lastingAtCut: readonly string[] = []): string[] {
+/**
+ * Why a trial's figures are doubtful, if they are. `lastingAtCut`: the schedule's entries lasting at the cut (a paused broker): a quiet
+ * ack stream then is theirs, not a stalled load. `filledOnPurpose`: brokers whose disk a fault of the schedule filled (full-disk.ts).
+ */
+export function suspicions(fired: FiredFault, acks: AckFigures, recovery: RecoveryOutcome, acksMode: Acks = 1, lastingAtCut: readonly string[] = [], filledOnPurpose: readonly number[] = []): string[] {
   // The target's own remarks on the cut (VM: a guest already down, a stale page-cache reading).
   const out: string[] = [...((fired.cut as { notes?: string[] }).notes ?? [])];
   const stopped = Object.entries(fired.cut.liveAtCut ?? {}).filter(([, live]) => !live).map(([id]) => id);
@@ -122,7 +128,7 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
     const full = (d as { writeLogFull?: string } | null)?.writeLogFull;
     if (full) out.push(full);
   }
-  out.push(...fullDiskFindings(fired.cut));
+  out.push(...fullDiskFindings(fired.cut, filledOnPurpose));
   const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
   if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
   if (!recovery.caughtUp) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);
@@ -140,11 +146,13 @@ export function faultTrial(args: {
   acksMode?: Acks;
   /** The schedule's entries lasting at the cut, described (suspicions). */
   lastingAtCut?: readonly string[];
+  /** Brokers whose disk a fault of the schedule filled on purpose (suspicions). */
+  filledOnPurpose?: readonly number[];
 }): Trial {
   const { fired, acks, recovery, check } = args;
   const dirty = Object.values(fired.cut.guestDirtyBeforeCut ?? {});
   const live = Object.values(fired.cut.liveAtCut ?? {});
-  const notes = suspicions(fired, acks, recovery, args.acksMode, args.lastingAtCut);
+  const notes = suspicions(fired, acks, recovery, args.acksMode, args.lastingAtCut, args.filledOnPurpose);
   const recoveryNotes = recovery.recoveries.flatMap((r) => (r.note ? [r.note] : []));
   return {
     index: args.index,
@@ -172,6 +180,7 @@ export function faultTrial(args: {
       lossTimeline: check.timeline,
       ...(fired.cut.diskAtCut ? { diskAtCut: fired.cut.diskAtCut } : {}),
       ...(fired.cut.storageFailures?.length ? { storageFailures: fired.cut.storageFailures } : {}),
+      ...(fired.cut.filledDisks ? { filledDisks: fired.cut.filledDisks } : {}),
     },
     // What a restart had to do (format a node whose disk kept nothing, create the topic again) is the
     // fault's measured consequence, said beside the result; a suspicion is doubt about the result.

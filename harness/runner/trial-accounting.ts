@@ -2,10 +2,11 @@
 // by state (pending vs never sent), errors before and after the fault, replica agreement from
 // bytes (RF > 1), and the device's own flush count beside the brokers' self-reported one.
 import type { ClusterClient } from '../drivers/types.ts';
-import type { BrokerSummary, ReplicaAgreement, Trial } from '../results/types.ts';
+import type { BrokerSummary, FilledDisk, ReplicaAgreement, Trial } from '../results/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import { deviceFlushesBetween, type ProbeSeries } from '../probes/index.ts';
 import { compareReplicaBytes, replicaAgreementOf } from '../checker/replica-bytes.ts';
+import { mib } from './full-disk.ts';
 
 export function requestCounts(ledger: AckLedger): NonNullable<Trial['requests']> {
   const c = ledger.counts();
@@ -71,5 +72,15 @@ export function faultLine(t: Trial): string {
   const stages = s
     ? `restart ${sec(s.restartMs)}, leaders ${sec(s.electionMs)}, caught up ${sec(s.catchUpMs)}, ${s.isrMs === null ? `ISR short: ${s.isrShort ?? ''}` : `ISR whole ${sec(s.isrMs)} later`}; `
     : '';
-  return `${window}; recovery ${f.recoverMs === undefined ? '-' : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}`;
+  const filled = Object.entries(f.filledDisks ?? {}).map(([id, d]) => `; ${filledDiskText(Number(id), d)}`);
+  return `${window}; recovery ${f.recoverMs === undefined ? '-' : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}${filled.join('')}`;
+}
+
+/** "broker 1's disk filled: 1862.4 MiB filler (fallocate) in 0.3 s, 0.0 MiB left free of 1958.1 MiB; healed: 1863.0 MiB free" */
+export function filledDiskText(id: number, d: FilledDisk): string {
+  const heal = d.healed ? (d.healed.fillerGone ? `healed: ${mib(d.healed.freeBytes)} free` : 'FILLER LEFT after the heal') : 'not healed';
+  return (
+    `broker ${id}'s disk filled: ${mib(d.fillerBytes)} filler (${d.method}${d.fallocateRefused ? `: ${d.fallocateRefused}` : ''}) in ${(d.fillMs / 1000).toFixed(1)} s, ` +
+    `${mib(d.freeAfterBytes)} left free of ${mib(d.fsBytes)}; ${heal}`
+  );
 }

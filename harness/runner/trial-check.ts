@@ -10,7 +10,7 @@ import type { Trial } from '../results/types.ts';
 import type { FaultableCluster, RunningCluster } from '../targets/types.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
 import { ackFiguresAt, faultTrial, recoverAndCheck } from './fault-trial.ts';
-import { lastingAt, scheduleLine, scheduleOutcome, type ScheduleOutcome } from './fault-schedule.ts';
+import { filledOnPurpose, lastingAt, scheduleLine, scheduleOutcome, type ScheduleOutcome } from './fault-schedule.ts';
 import { checkAfterLoad } from './load-trial.ts';
 import { brokerFigures, type FiguresReading } from './broker-figures.ts';
 import { addAgreementTo, replicaAgreement, withDeviceFlushes } from './trial-accounting.ts';
@@ -78,7 +78,18 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
     : withDeviceFlushes({ ...(await brokerFigures(client, i.cluster, caps, log)), takenAt: 'after-recovery' }, i.series, loadStartMs, fired.cut.atMs, i.deviceScope);
   writeFileAtomic(path.join(repDir, 'check.json'), JSON.stringify({ recovery, check, replicas: agreement }, null, 1));
   const lasting = scheduleLine(scheduleOutcome(lastingAt(schedule.entries, fired.cut.atMs), loadStartMs));
-  const trial = faultTrial({ index: rep, loadStartMs, fired, acks, recovery, check, cycleMs: 0, acksMode: settings.acks, lastingAtCut: lasting ? [lasting] : [] });
+  const trial = faultTrial({
+    index: rep,
+    loadStartMs,
+    fired,
+    acks,
+    recovery,
+    check,
+    cycleMs: 0,
+    acksMode: settings.acks,
+    lastingAtCut: lasting ? [lasting] : [],
+    filledOnPurpose: filledOnPurpose(schedule.entries),
+  });
   if (schedule.unfired !== null) {
     // Part of the schedule never ran: the trial measured less than the scenario asks.
     trial.suspect = true;

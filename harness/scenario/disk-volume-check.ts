@@ -10,6 +10,7 @@
 // Load seconds: to the latest moment of the fault when it stops the load (a cut, a kill), the
 // whole warm-up + duration otherwise; a crash-states trial loads closed-loop until its cut.
 import { capabilitiesOf, wantsFaultDisk } from '../targets/registry.ts';
+import { FAULTS } from '../faults/registry.ts';
 import type { ScenarioIssue } from './errors.ts';
 import type { SourceFile } from './source.ts';
 import { cellTargetKind } from './target-axis.ts';
@@ -43,7 +44,8 @@ export function estimateDiskVolume(s: Scenario, cell: MatrixCell): DiskVolumeEst
   const onFaultDisk = caps.faultDisk === 'guest' || (caps.faultDisk === 'host' && wantsFaultDisk(s));
   if (!onFaultDisk || caps.closedLoopDiskMBps === undefined) return null;
   const w = s.workload;
-  const fault = s.faults[0];
+  // The entry that stops the load (a cut, a kill); the load runs through the others (a pause, a full disk) to its end.
+  const fault = s.faults.find((f) => !FAULTS[f.kind].loadRunsThrough);
   const crashStates = fault?.kind === 'crash-states';
   const lastMoment = fault && 'at' in fault.when ? fault.when.at : fault && 'between' in fault.when ? fault.when.between[1] : null;
   const loadSec = crashStates && lastMoment !== null ? lastMoment : Math.min(w.warmupSec + w.durationSec, lastMoment ?? Infinity);

@@ -46,10 +46,11 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
       if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
         const can = deliverableKinds(capabilitiesOf(target).faultActions);
         const able = TARGET_KINDS.filter((t) => canDeliver(f.kind, capabilitiesOf(t).faultActions));
+        const why = capabilitiesOf(target).lacksFaultAction?.[FAULTS[f.kind].needs];
         issues.push(
           src.issue(
             ['faults', i, 'kind'],
-            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'})`,
+            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'}${why ? `; target ${target}: ${why}` : ''})`,
             `'${f.kind}'`,
           ),
         );

@@ -94,11 +94,16 @@ export interface DiskSpace {
   freeBytes: number;
 }
 
+/** A filesystem's size and the bytes the brokers (same uid as the harness) can still write to it; throws when unreadable. */
+export function fileSystemSpace(dir: string): { fsBytes: number; freeBytes: number } {
+  const s = statfsSync(dir);
+  // root writes into ext4's reserved blocks too: its free space is bfree, anyone else's bavail.
+  return { fsBytes: s.blocks * s.bsize, freeBytes: (process.getuid?.() === 0 ? s.bfree : s.bavail) * s.bsize };
+}
+
 function spaceOf(mountPoint: string, diskMiB: number): DiskSpace | null {
   try {
-    const s = statfsSync(mountPoint);
-    // root writes into ext4's reserved blocks too: its free space is bfree, anyone else's bavail.
-    return { diskMiB, fsBytes: s.blocks * s.bsize, freeBytes: (process.getuid?.() === 0 ? s.bfree : s.bavail) * s.bsize };
+    return { diskMiB, ...fileSystemSpace(mountPoint) };
   } catch {
     return null;
   }
@@ -172,7 +177,12 @@ export class HostFaultDisks {
 
   /** Where broker `id`'s data lives (a directory on its mounted disk). */
   dataDirOf(id: number): string {
-    return path.join(this.disk(id).mountPoint, HOST_DISK_DATA_DIR);
+    return path.join(this.rootOf(id), HOST_DISK_DATA_DIR);
+  }
+
+  /** The root of broker `id`'s disk where it is mounted (its data dir is below it). */
+  rootOf(id: number): string {
+    return this.disk(id).mountPoint;
   }
 
   /**

@@ -149,6 +149,11 @@ class ProcessCluster implements FaultableCluster {
     await Promise.all(brokerIds.filter((id) => this.cluster.broker(id).paused).map((id) => this.cluster.killBroker(id, 'SIGCONT')));
   }
 
+  faultDiskRoot(brokerId: number): string | null {
+    this.cluster.broker(brokerId); // an unknown id throws
+    return this.disks?.rootOf(brokerId) ?? null;
+  }
+
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
     return Promise.all(
       brokerIds.map(async (id) => {

@@ -3,7 +3,7 @@
 // and a loader that imports its module only when a scenario uses it (the process path never
 // pulls in the QEMU code). The runner reads capabilities and never branches on the kind.
 import * as z from 'zod';
-import { FAULTS } from '../faults/registry.ts';
+import { FAULTS, type FaultAction } from '../faults/registry.ts';
 import { diskVariesByCell } from '../disk/disk-spec.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target, TargetCapabilities } from './types.ts';
@@ -35,8 +35,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
       // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
-      // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process'],
+      // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
+      // fill-disk: a filler file on the host fault disk's root fills its filesystem (harness/faults/disk-full.ts).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'fill-disk'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
@@ -66,6 +67,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     capabilities: {
       // record-write-log: QEMU's blklogwrites (or the NBD disk) records every request to the data disk.
       faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
+      lacksFaultAction: {
+        'fill-disk': "its brokers' disks are ext4 inside QEMU guests, mounted by the guest: a filler would have to be written by the guest agent, which has no such command (targets process and kafka fill their host fault disk)",
+      },
       sysctls: 'guest',
       recoveryTimeoutMs: 120_000,
       dataOnHost: false,
@@ -89,8 +93,9 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     capabilities: {
       // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
-      // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM.
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process'],
+      // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM;
+      // fill-disk: a filler file on the node's host fault disk fills its filesystem (harness/faults/disk-full.ts).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'fill-disk'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,
@@ -138,10 +143,13 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
 
 export const DEFAULT_TARGET: TargetKind = 'process';
 
-/** A host-route target puts its brokers on the fault disk when a fault cuts power or the scenario names a disk. */
+/** What a fault kind needs that only a fault disk gives: its power cut, its write log, its filesystem to fill. */
+const FAULT_DISK_ACTIONS: readonly FaultAction[] = ['cut-power', 'record-write-log', 'fill-disk'];
+
+/** A host-route target puts its brokers on the fault disk when a fault cuts power, records or fills it, or the scenario names a disk. */
 export function wantsFaultDisk(scenario: TargetLoadOptions['scenario']): boolean {
-  // A kill or a planned leader move needs no fault disk: plain data dirs (a power cut and a write log do).
-  const cuts = (scenario.faults ?? []).some((f) => FAULTS[f.kind].needs === 'cut-power' || FAULTS[f.kind].needs === 'record-write-log');
+  // A kill or a planned leader move needs no fault disk: plain data dirs (a power cut, a write log and a full disk do).
+  const cuts = (scenario.faults ?? []).some((f) => FAULT_DISK_ACTIONS.includes(FAULTS[f.kind].needs));
   return cuts || scenario.vm?.disk !== undefined || diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {});
 }
 

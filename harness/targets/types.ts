@@ -7,7 +7,7 @@ import type { ClusterSpec } from '../scenario/types.ts';
 import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
-import type { StorageFailure } from '../results/types.ts';
+import type { FilledDisk, StorageFailure } from '../results/types.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 import type { LabNetwork } from '../net/lab-network.ts';
@@ -167,6 +167,8 @@ export interface CutInfo {
   leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
   /** What the cut brokers' own logs said of failed log dirs up to the cut (RunningCluster.storageFailures). */
   storageFailures?: StorageFailure[];
+  /** disk-full: per broker, its fault disk filled (the heal adds what it gave back). */
+  filledDisks?: Record<number, FilledDisk>;
 }
 
 /**
@@ -182,7 +184,13 @@ export interface FaultableCluster extends RunningCluster {
   pause?(brokerIds: number[]): Promise<CutInfo>;
   /** SIGCONT of brokers pause() stopped; a broker that is gone (killed, restarted since) is left alone. */
   resume?(brokerIds: number[]): Promise<void>;
-  /** Brings the brokers back on the same disks / data dirs; waits until they serve. */
+  /**
+   * Only on targets whose capabilities.faultActions include fill-disk: the root of broker `brokerId`'s
+   * mounted host fault disk (its data dir lies below it), or null when this cluster runs on plain
+   * directories (harness/faults/disk-full.ts fills that filesystem).
+   */
+  faultDiskRoot?(brokerId: number): string | null;
+  /** Brings the brokers back on the same disks / data dirs (a broker still running is stopped first); waits until they serve. */
   restart(brokerIds: number[]): Promise<BrokerRecovery[]>;
   /** Waits until every partition of the topic has a leader again (after a fault). */
   waitForLeaders(topic: string, timeoutMs: number): Promise<void>;
@@ -235,6 +243,8 @@ export interface TargetCapabilities {
   refuseSetting?: (name: string, value: SettingValue) => string | null;
   /** Why this machine cannot run the scenario's cluster on this target (e.g. the open files its partitions need), or null: `scenario check` refuses it. */
   refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number; unbufferedIo?: boolean }) => string | null;
+  /** Why it does not offer an action some fault kind needs, where that is worth saying (`scenario check` adds it to the refusal). */
+  lacksFaultAction?: Partial<Record<FaultAction, string>>;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
   faultsNeedCommands?: boolean;
   /**

@@ -36,6 +36,8 @@ const START_TIMEOUT_MS = 60_000;
 const CLUSTER_STOP_GRACE_MS = 2000;
 /** The same when the final disk images are kept: a whole quorum's clean shutdown takes ~6 s here. */
 const EVIDENCE_STOP_GRACE_MS = 30_000;
+/** SIGTERM to SIGKILL of one node a restart finds still running (the rest of the quorum is up: its controlled shutdown can finish). */
+const RESTART_STOP_GRACE_MS = 10_000;
 
 /** Bytes of a topic's partition logs (.log files) under a data dir, per partition. */
 function logBytes(dataDir: string, topic: string): Map<number, number> {
@@ -205,6 +207,11 @@ export class KafkaCluster implements FaultableCluster {
     for (const id of brokerIds) this.node(id).thaw();
   }
 
+  faultDiskRoot(brokerId: number): string | null {
+    this.node(brokerId); // an unknown id throws
+    return this.disks?.rootOf(brokerId) ?? null;
+  }
+
   /** The topic as created (a restart on disks that lost the metadata log creates it again). */
   topicSpec: { partitions: number; replicationFactor: number; configs: Record<string, string> } | null = null;
 
@@ -243,6 +250,9 @@ export class KafkaCluster implements FaultableCluster {
       brokerIds.map(async (id) => {
         const n = this.node(id);
         const t0 = Date.now();
+        // A node still running (a fault that left it up, e.g. a full disk it survived) is stopped as an operator
+        // restarts it: SIGTERM, SIGKILL after the grace; a second JVM on its data dir would not start.
+        if (n.running) await n.stop(RESTART_STOP_GRACE_MS);
         const attach = this.disks ? await this.disks.attach(id) : null;
         let reformatted: string | undefined;
         if (attach && !existsSync(path.join(n.node.dataDir, 'meta.properties'))) {
