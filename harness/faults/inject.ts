@@ -16,7 +16,7 @@ export function refusal(kind: FaultKind, target: Pick<Target, 'kind' | 'capabili
   if (canDeliver(kind, target.capabilities.faultActions)) return null;
   const can = deliverableKinds(target.capabilities.faultActions);
   const why = target.capabilities.lacksFaultAction?.[FAULTS[kind].needs];
-  return `target ${target.kind} cannot deliver fault ${kind} (it needs ${FAULTS[kind].needs}${why ? `: ${why}` : ''}); target ${target.kind} delivers ${can.length ? can.join(', ') : 'no fault'}`;
+  return `target ${target.kind} cannot deliver fault ${kind} (it needs ${FAULTS[kind].needs})${why ? `: ${why}` : ''}; target ${target.kind} delivers ${can.length ? can.join(', ') : 'no fault'}`;
 }
 
 /** Throws before anything starts when a target cannot deliver the scenario's faults. */

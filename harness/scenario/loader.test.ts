@@ -16,6 +16,7 @@ const SHIPPED = [
   'peer-fsync-eio',
   'peer-fsync-intervals',
   'planned-leader-move',
+  'disk-full',
   'durability-frontier',
   'lagging-consumer',
   'zero-copy',
@@ -171,6 +172,11 @@ describe('shipped scenarios', () => {
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
         expect(s.faults[0]).toMatchObject({ kind: 'move-leader', target: 'leader' });
         expect(s.expectations.map((e) => e.expression)).toContain('ackedLost == 0 where acks == all in every trial');
+      } else if (name === 'disk-full') {
+        // The leader's host fault disk filled on purpose on both engines, healed, restarted; the errors are the figures.
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect(s.faults[0]).toMatchObject({ kind: 'disk-full', target: 'leader', duration: 5 });
+        expect(s.expectations.map((e) => e.expression)).toEqual(expect.arrayContaining(['lostBeyondPrediction == 0 in every trial', 'corrupt == 0 in every trial']));
       } else if (s.faults.length > 0) {
         expect(s.target).toBe('process');
         expect(s.faults.every((f) => f.kind === 'process-kill')).toBe(true);
@@ -498,7 +504,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause$/,
+    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause\|disk-full$/,
     found: "'freeze'",
   },
   {

@@ -16,7 +16,7 @@ describe('scenario check on fault schedules', () => {
 
   it('refuses a pause without a duration, a duration on a kind that does not last, and unknown fields', () => {
     expect(() => compile('  - { kind: pause, target: leader, when: { at: 1s } }\n')).toThrow(/faults\[0\]\.duration: expected duration: S with a pause fault \(how long it lasts before its heal\), found none/);
-    expect(() => compile('  - { kind: process-kill, target: leader, when: { at: 1s }, duration: 2s }\n')).toThrow(/faults\[0\]\.duration: expected no duration on a process-kill fault \(it does not last: only pause have one\)/);
+    expect(() => compile('  - { kind: process-kill, target: leader, when: { at: 1s }, duration: 2s }\n')).toThrow(/faults\[0\]\.duration: expected no duration on a process-kill fault \(it does not last: only pause(, [a-z-]+)* have one\)/);
     expect(() => compile('  - { kind: pause, target: leader, when: { at: 1s }, duration: 2s, heal: now }\n')).toThrow(/faults\[0\]\.heal/);
   });
 
