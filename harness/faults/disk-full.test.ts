@@ -13,11 +13,9 @@ import { DEFAULT_DISK_SPEC } from '../disk/disk-spec.ts';
 import { hostDiskPrerequisiteProblem } from '../disk/host-disk.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 import { HostFaultDisks, fileSystemSpace } from '../targets/host-fault-disks.ts';
-import { requireKafka } from '../targets/kafka/kafka-requirements.ts';
 import { compileScenario } from '../scenario/validate.ts';
-import { loadTarget } from '../targets/registry.ts';
 import { accountingLines } from '../cli/accounting-summary.ts';
-import { runScenario } from '../runner/run-scenario.ts';
+import { requireKafkaAndFaultDisk, runScenarioHere } from '../runner/run-scenario-test-helpers.ts';
 import { FILLER_NAME, fillFileSystem, removeFiller } from './disk-full.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-disk-full-'));
@@ -123,15 +121,9 @@ expectations:
 
 describe('fault disk-full under load', () => {
   it("on durolab and on Kafka: the leader's log names ENOSPC after the fill, the trial is not suspect for it, the filler is gone, the broker restarted, nothing corrupt", async (ctx) => {
-    await requireKafka(ctx);
-    const why = hostDiskPrerequisiteProblem();
-    if (why) missingRequirement(ctx, why);
+    await requireKafkaAndFaultDisk(ctx);
     const scenario = compileScenario(SCENARIO, 'disk-full-test.yaml', { defaultName: 'disk-full-test' });
-    const lines: string[] = [];
-    const log = (l: string) => lines.push(l);
-    const target = await loadTarget(scenario.target, { scenario, log });
-    const { run } = await runScenario({ scenario, target, resultsDir: path.join(work, 'results'), allowHostSysctl: false, signal: new AbortController().signal, log });
-    const out = lines.join('\n');
+    const { run, out } = await runScenarioHere(scenario, path.join(work, 'results'));
     const accounting = accountingLines(run).join('\n');
     expect(run.cells.map((c) => [c.params.target, c.status])).toEqual([
       ['durolab', 'ok'],

@@ -7,14 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostDiskPrerequisiteProblem } from '../disk/host-disk.ts';
-import { missingRequirement } from '../../test/requirements.ts';
-import { requireKafka } from '../targets/kafka/kafka-requirements.ts';
 import { kafkaStorageFailureLines } from '../targets/kafka/kafka-log-lines.ts';
 import { compileScenario } from '../scenario/validate.ts';
-import { loadTarget } from '../targets/registry.ts';
 import { accountingLines } from '../cli/accounting-summary.ts';
-import { runScenario } from './run-scenario.ts';
+import { requireKafkaAndFaultDisk, runScenarioHere } from './run-scenario-test-helpers.ts';
 import { clockTime, fullDiskFindings } from './full-disk.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-full-disk-'));
@@ -70,17 +66,12 @@ expectations:
 
 describe('a full fault disk', () => {
   it('marks the trial suspect with the disk size, the bytes written and the cause, on durolab and on Kafka', async (ctx) => {
-    await requireKafka(ctx);
-    const why = hostDiskPrerequisiteProblem();
-    if (why) missingRequirement(ctx, why);
+    await requireKafkaAndFaultDisk(ctx);
     // scenario check refuses a disk this load fills (disk-volume-check.ts): compiled on 2 GiB, run on 64 MiB,
     // as a load faster than the estimate's bound would fill a disk the check let through.
     const scenario = compileScenario(SCENARIO, 'full-disk.yaml', { defaultName: 'full-disk' });
     scenario.vm!.diskMiB = 64;
-    const lines: string[] = [];
-    const target = await loadTarget(scenario.target, { scenario, log: (l) => lines.push(l) });
-    const { run } = await runScenario({ scenario, target, resultsDir: path.join(work, 'results'), allowHostSysctl: false, signal: new AbortController().signal, log: (l) => lines.push(l) });
-    const out = lines.join('\n');
+    const { run, out } = await runScenarioHere(scenario, path.join(work, 'results'));
     const accounting = accountingLines(run);
     expect(run.cells.map((c) => c.params.target)).toEqual(['durolab', 'kafka']);
     for (const c of run.cells) {
