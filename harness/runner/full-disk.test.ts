@@ -117,6 +117,19 @@ describe('storage failure lines', () => {
     expect(clockTime(f[0]!.atMs!)).toBe('20:00:20.239');
   });
 
+  it('a disk a fault filled on purpose (disk-full) is no finding; another broker\'s full disk still is; a fill its broker never met is', () => {
+    const enospc = (brokerId: number) => ({ brokerId, errno: 'ENOSPC', file: `/d${brokerId}/t-0/00000000000000000000.log`, atMs: null, line: '' });
+    const full = { diskMiB: 2048, fsBytes: 1900 * 1048576, freeBytes: 16 * 1048576 };
+    const cut = { diskAtCut: { 1: { space: { ...full, freeBytes: 0 } } }, storageFailures: [enospc(1), enospc(2)] };
+    expect(fullDiskFindings(cut, [1])).toEqual([expect.stringMatching(/^broker 2's disk filled \(ENOSPC on \/d2\/t-0\/00000000000000000000\.log\)/)]);
+    expect(fullDiskFindings({ storageFailures: [enospc(2)] }, [1])).toEqual([
+      "broker 1's disk was filled on purpose, but its log names no ENOSPC: the fault did not reach its writes (nothing it wrote needed a new block?)",
+      expect.stringMatching(/^broker 2's disk filled/),
+    ]);
+    // Without the fault's word, the same figures are a finding for both.
+    expect(fullDiskFindings(cut)).toHaveLength(2);
+  });
+
   it('a disk under 1 % free at the cut is full without an ENOSPC line; 1 % or more and no ENOSPC is not', () => {
     const space = (freeBytes: number) => ({ diskMiB: 256, fsBytes: 240 * 1048576, freeBytes });
     const cut = (freeBytes: number) => ({ diskAtCut: { 1: { space: space(freeBytes), counters: { bytesWritten: 250 * 1048576 } } } });
