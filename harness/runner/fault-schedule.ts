@@ -13,7 +13,7 @@ import type { ScheduleEntryOutcome } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan } from '../faults/schedule.ts';
 import { resolveVictims } from '../faults/victims.ts';
 import { injectFault } from '../faults/inject.ts';
-import { FAULTS } from '../faults/registry.ts';
+import { FAULTS, type FaultContext } from '../faults/registry.ts';
 import { recordHwBeforeFault } from '../checker/after-fault.ts';
 
 export interface FiredFault {
@@ -141,12 +141,14 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       const spec = FAULTS[plan.fault.kind];
       let cut: CutInfo;
       let targets: number[] = [];
+      // One per entry: its start and its heal share it (what the heal undoes).
+      const fctx: FaultContext = { topic: opts.topic, fault: plan.fault, ...(opts.client ? { isr: opts.client } : {}), held: {} };
       try {
         targets = await resolveVictims(plan.fault.target, opts.cluster, opts.topic, opts.client);
         if (i === main) await Promise.all([opts.beforeMain?.(), opts.client ? recordHwBeforeFault(opts.client, opts.topic, opts.ledger) : undefined]);
         if (i === 0) opts.atFirst?.();
         const leaders = new Map(opts.ledger.partitions().map((p) => [p, opts.cluster.leaderId(opts.topic, p)]));
-        cut = await injectFault(plan.fault.kind, opts.cluster, targets, opts.topic);
+        cut = await injectFault(plan.fault.kind, opts.cluster, targets, fctx);
         entries[i]!.fired = { plan, targets, cut, leaders };
       } finally {
         if (!spec.loadRunsThrough) opts.stopLoad();
@@ -154,7 +156,7 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       if (spec.heal) {
         const heal = spec.heal;
         const entry = entries[i]!;
-        const pending = new PendingHeal(() => heal(opts.cluster, targets, { topic: opts.topic }), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
+        const pending = new PendingHeal(() => heal(opts.cluster, targets, fctx), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
         heals.push(pending);
         opts.onLasting?.(() => pending.now());
       }
