@@ -64,6 +64,7 @@ expectations:
       expect(e!.healMs! - e!.startMs!).toBeGreaterThanOrEqual(4490);
       expect(e!.healMs! - e!.startMs!).toBeLessThan(5500);
       const leader = e!.targets![0]!;
+      expect(e!.detail).toMatch(new RegExp(`^broker ${leader} cut from broker \\d on the replication link\\(s\\)$`));
       expect(t.fault).toMatchObject({ kind: 'partition', targets: [leader], atMs: e!.startMs });
       expect(t.fault!.recovery).toEqual([]);
       // The ISR: both replicas before the cut, the leader alone during it (sampled every ~250 ms).
@@ -81,7 +82,7 @@ expectations:
       expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0 });
       expect(t.suspect).toBeUndefined();
     }
-    expect(out).toMatch(/schedule: partition of broker \d \d\.\d\d-\d\.\d\d s/);
+    expect(out).toMatch(/schedule: partition of broker (\d) \(broker \1 cut from broker \d on the replication link\(s\)\) \d\.\d\d-\d\.\d\d s/);
   }, 260_000);
 
   it('slow-link on durolab: the leader capped at 1 Mbit/s throttles the producers while it lasts, then they recover', async (ctx) => {
@@ -101,7 +102,7 @@ faults:
     const cell = run.cells[0]!;
     const t = cell.trials![0]!;
     const [e] = t.schedule!;
-    expect(e).toMatchObject({ kind: 'slow-link', durationMs: 3000 });
+    expect(e).toMatchObject({ kind: 'slow-link', durationMs: 3000, detail: '1 Mbit/s' });
     const during = cell.timeseries.filter((p) => p.t * 1000 >= e!.startMs! + 300 && (p.t + 1) * 1000 <= e!.healMs!);
     const before = cell.timeseries.filter((p) => (p.t + 1) * 1000 <= e!.startMs!);
     const after = cell.timeseries.filter((p) => p.t * 1000 >= e!.healMs! + 500);

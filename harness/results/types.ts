@@ -218,6 +218,8 @@ export interface ScheduleEntryOutcome {
   startMs: number | null;
   /** Lasting kinds: healed at (null: not healed, or never started). */
   healMs?: number | null;
+  /** What it did, where its kind says more than its victims (a partition: whom they were cut from, on which links; a slow link: its rate and loss). */
+  detail?: string;
   note?: string;
 }
 

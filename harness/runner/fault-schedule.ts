@@ -189,8 +189,15 @@ export function scheduleOutcome(entries: readonly ScheduledEntry[], loadStartMs:
     ...(e.fired ? { targets: e.fired.targets } : {}),
     startMs: e.fired ? e.fired.cut.atMs - loadStartMs : null,
     ...(FAULTS[e.plan.fault.kind].heal ? { healMs: e.healedAtMs === null ? null : e.healedAtMs - loadStartMs } : {}),
+    ...(cutDetail(e.fired?.cut) ? { detail: cutDetail(e.fired?.cut)! } : {}),
     ...(e.notStarted ? { note: e.notStarted } : {}),
   }));
+}
+
+function cutDetail(cut: CutInfo | undefined): string | undefined {
+  if (cut?.partition) return cut.partition.description;
+  if (cut?.slowLink) return [cut.slowLink.rateMbit !== undefined ? `${cut.slowLink.rateMbit} Mbit/s` : '', cut.slowLink.lossPercent !== undefined ? `${cut.slowLink.lossPercent} % loss` : ''].filter(Boolean).join(', ');
+  return undefined;
 }
 
 /** The schedule in one terminal line: `pause of broker 2 1.00-3.01 s; process-kill of broker 1 at 4.00 s`. */
@@ -199,7 +206,7 @@ export function scheduleLine(schedule: readonly ScheduleEntryOutcome[]): string 
   return schedule
     .map((e) => {
       if (e.startMs === null) return `${e.kind} (${e.when}) not started: ${e.note ?? 'no reason recorded'}`;
-      const who = `${e.kind} of broker ${(e.targets ?? []).join(', ')}`;
+      const who = `${e.kind} of broker ${(e.targets ?? []).join(', ')}${e.detail ? ` (${e.detail})` : ''}`;
       if (e.healMs === undefined) return `${who} at ${s(e.startMs)} s`;
       return `${who} ${s(e.startMs)}-${e.healMs === null ? 'not healed' : `${s(e.healMs)} s`}`;
     })
