@@ -68,6 +68,7 @@ export function predictTrialLoss(o: {
     lost: o.check.lost,
     ...(o.isr ? { isr: o.isr } : {}),
     ...(isolatedAtMs !== undefined ? { isolatedAtMs } : {}),
+    eligibleLeaderReplicas: o.settings.eligibleLeaderReplicas,
   });
 }
 
