@@ -201,6 +201,8 @@ interface SeriesPanel {
   key: string;
   title: string;
   log?: boolean;
+  /** Drawn only when some cell has it, and never listed as missing (the ISR: sampled only with RF > 1). */
+  onlyWhenSampled?: boolean;
   metrics: Array<{ name: string; pick: (p: TimePoint) => number | null | undefined }>;
 }
 
@@ -210,7 +212,7 @@ const PANELS: SeriesPanel[] = [
   { key: 'rate', title: 'records/s', metrics: [{ name: 'records/s', pick: (p) => p.recordsPerSec }] },
   { key: 'p99', title: 'p99 µs (log)', log: true, metrics: [{ name: 'p99', pick: (p) => p.p99Us }] },
   // Beside p99: the smallest partition ISR each second (sampled every ~250 ms during the load, RF > 1).
-  { key: 'isr', title: 'ISR size (smallest partition)', metrics: [{ name: 'ISR size', pick: (p) => p.isrSize }] },
+  { key: 'isr', title: 'ISR size (smallest partition)', onlyWhenSampled: true, metrics: [{ name: 'ISR size', pick: (p) => p.isrSize }] },
   {
     key: 'pagecache',
     title: 'page cache MiB',
@@ -307,7 +309,8 @@ function timeseriesChart(run: RunResult): Chart | null {
   if (panels.length === 0) return null;
   const tMax = Math.max(...values.map((v) => v.t));
   const notes: string[] = [];
-  const missing = PANELS.filter((p) => !present.has(p.key)).map((p) => p.title);
+  // The ISR panel exists only for replicated runs (sampled with RF > 1): its absence elsewhere is no gap.
+  const missing = PANELS.filter((p) => !present.has(p.key) && !p.onlyWhenSampled).map((p) => p.title);
   if (missing.length) notes.push(`No samples for: ${missing.join(', ')}.`);
   const cellFilter = { filter: `${CELL_PICK} == 'all' || datum.cell == ${CELL_PICK}` };
   const spans = faultSpans(run, cells);
