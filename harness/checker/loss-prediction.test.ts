@@ -131,4 +131,22 @@ describe('loss prediction', () => {
     expect(predictLoss(zombie)).toMatchObject({ atRisk: 100 });
     expect(predictLoss({ ...zombie, isolatedAtMs: undefined }).atRisk).toBe(0);
   });
+
+  it('without eligible leader replicas, a power cut of the leader alone in the ISR puts its page cache at risk under acks=all and min ISR 2 (KIP-966)', () => {
+    const isr = [
+      { atMs: 0, partition: 0, leader: 1, isr: [1, 2, 3] },
+      { atMs: CUT - 1950, partition: 0, leader: 1, isr: [1] },
+    ];
+    // Only the leader cut; what it acknowledged was on two replicas before the shrink, nothing after it (min ISR 2).
+    const cut = input({ victims: [1], isr, batches: batches.slice(0, 80) });
+    expect(predictLoss(cut).atRisk).toBe(0);
+    expect(predictLoss({ ...cut, eligibleLeaderReplicas: true }).atRisk).toBe(0);
+    // ELR off: the restarted leader leads again on what its disk kept; no flush: every record acknowledged in the last 40 s.
+    const off = predictLoss({ ...cut, eligibleLeaderReplicas: false, lost: lostOf(0).slice(0, 80) });
+    expect(off.atRisk).toBe(800);
+    expect(off.beyond).toBe(0);
+    // The ISR whole at the cut, or a follower cut instead: the other replicas lead, nothing at risk.
+    expect(predictLoss({ ...cut, eligibleLeaderReplicas: false, isr: [isr[0]!] }).atRisk).toBe(0);
+    expect(predictLoss({ ...cut, eligibleLeaderReplicas: false, victims: [2] }).atRisk).toBe(0);
+  });
 });

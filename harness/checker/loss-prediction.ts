@@ -32,7 +32,10 @@
 //    leader only, at risk when the fault hits it (cut, killed or isolated: another replica may
 //    lead without it), flushed or not. A leader isolated from its followers and controller (a
 //    zombie) that goes on acknowledging with acks=1 puts what it acknowledged after its isolation
-//    at risk: the leader elected in its place never had it.
+//    at risk: the leader elected in its place never had it. Without eligible leader replicas
+//    (KIP-966 off), a power cut of the leader while the ISR was it alone puts what its page cache
+//    held at risk under acks=all too, whatever min.insync.replicas: it is elected again on what its
+//    disk kept, and the followers that had the records truncate to it.
 // A disk that ignores FLUSH is not in the rules: the settings predict an honest drive, so its
 // loss shows as records lost outside the window.
 import type { Acks, FlushPolicy, IoMode } from '../../engine/settings/values.ts';
@@ -68,6 +71,8 @@ export interface LossPredictionInput {
   isr?: readonly IsrChange[];
   /** When the victims were cut off from their followers and the controller (a partition fault; rule 3), wall clock. */
   isolatedAtMs?: number;
+  /** eligible.leader.replicas (KIP-966): false lets the last ISR member, cut, lead again with what its cut lost (rule 3). Absent: as on. */
+  eligibleLeaderReplicas?: boolean;
 }
 
 export type { LossPrediction };
@@ -105,7 +110,10 @@ function riskOf(i: LossPredictionInput, partition: number): Risk {
   }
   const cache = unflushedRisk(i);
   if (i.acks === 'all') {
-    // On at least min ISR replicas: safe while one of them kept its page cache.
+    // On at least min ISR replicas: safe while one of them kept its page cache, unless the cut
+    // leader was the ISR's last member and no eligible leader replica stands in (rule 3, KIP-966):
+    // it leads again on what its disk kept, and the replicas that had more truncate to it.
+    if (i.eligibleLeaderReplicas === false && leader !== undefined && leaderHit && lastInIsr(i, partition, leader)) return cache;
     return i.victims.length < Math.min(i.minInsyncReplicas, i.replicationFactor) ? { kind: 'none' } : cache;
   }
   if (i.replicationFactor === 1) return leaderHit ? cache : { kind: 'none' };
@@ -117,6 +125,12 @@ function riskOf(i: LossPredictionInput, partition: number): Risk {
   if (i.victims.length < i.replicationFactor) return lag;
   if (cache.kind === 'all') return cache;
   return cache.kind === 'since' && cache.ms > (lag as { ms: number }).ms ? cache : lag;
+}
+
+/** The sampled ISR at the fault was the leader alone. */
+function lastInIsr(i: LossPredictionInput, partition: number, leader: number): boolean {
+  const isr = i.isr ? isrAt(i.isr, partition, i.cutMs)?.isr : undefined;
+  return isr !== undefined && isr !== null && isr.length === 1 && isr[0] === leader;
 }
 
 function describe(r: Risk): string {

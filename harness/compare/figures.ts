@@ -24,6 +24,9 @@ export const FIGURES = [
   'lateGroupP99Ratio',
   'lateGroupCatchUpMBps',
   'lateGroupCpuPerGB',
+  'ackedWhileIsrShrunk',
+  'notEnoughReplicas',
+  'faultP99Us',
 ] as const;
 export type FigureName = (typeof FIGURES)[number];
 
@@ -46,6 +49,9 @@ export const FIGURE_LABEL: Record<FigureName, string> = {
   lateGroupP99Ratio: "producers' p99 while the late group read / before",
   lateGroupCatchUpMBps: 'MB/s of the late consumer group until it caught up',
   lateGroupCpuPerGB: "brokers' CPU ms per GB served while the late group caught up",
+  ackedWhileIsrShrunk: 'acked while the ISR was shrunk (acks=all)',
+  notEnoughReplicas: 'NOT_ENOUGH_REPLICAS answers',
+  faultP99Us: "producers' p99 µs during the fault",
 };
 
 /** Higher is better for these; lower for latencies and loss. Used only to word a difference. */
@@ -139,6 +145,20 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
         .filter((v): v is number => typeof v === 'number');
       return xs.length > 1 ? band(xs, 'repetitions') : xs.length === 1 ? single(xs[0]!) : null;
     }
+    case 'ackedWhileIsrShrunk': {
+      // Sampled only under acks=all with RF > 1 (harness/runner/trial-isr.ts): absent, not 0, elsewhere.
+      const xs = judgedOrLoadTrials(cell).map((t) => t.ledger.ackedWhileIsrShrunk).filter((v): v is number => typeof v === 'number');
+      return xs.length ? band(xs, 'trials') : null;
+    }
+    case 'notEnoughReplicas': {
+      const trials = judgedOrLoadTrials(cell);
+      return trials.length ? band(trials.map(notEnoughReplicasOf), 'trials') : null;
+    }
+    case 'faultP99Us': {
+      // Per trial (harness/runner/fault-p99.ts): absent where no lasting fault had answers around it.
+      const xs = judgedTrials(cell).map((t) => t.p99DuringFaultUs).filter((v): v is number => typeof v === 'number');
+      return xs.length ? band(xs, 'trials') : null;
+    }
     case 'maxDirtyPages': {
       const dirty = cell.timeseries.map((p) => p.nrDirty).filter((v): v is number => typeof v === 'number');
       const guest = (cell.trials ?? []).map((t) => t.fault?.guestDirtyBeforeCut?.nrDirty).filter((v): v is number => typeof v === 'number');
@@ -147,6 +167,18 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
     }
   }
   return null;
+}
+
+/** The trials a per-trial figure speaks for: the judged fault trials, or every trial of a cell without a fault. */
+function judgedOrLoadTrials(cell: CellResult) {
+  return (cell.trials ?? []).some((t) => t.fault) ? judgedTrials(cell) : (cell.trials ?? []);
+}
+
+/** A trial's NOT_ENOUGH_REPLICAS(_AFTER_APPEND) answers, before and after its fault. */
+export function notEnoughReplicasOf(t: NonNullable<CellResult['trials']>[number]): number {
+  let n = 0;
+  for (const errs of [t.errors ?? {}, t.errorsAfterFault ?? {}]) for (const [name, count] of Object.entries(errs)) if (name.startsWith('NOT_ENOUGH_REPLICAS')) n += count;
+  return n;
 }
 
 /** A fault scenario: some cell has trials with a fault. */

@@ -4,7 +4,7 @@
 // atMs is the moment the kill was sent.
 import type { Fault } from '../scenario/types.ts';
 import type { Target, CutInfo, FaultableCluster, RunningCluster } from '../targets/types.ts';
-import { FAULTS, canDeliver, deliverableKinds, type FaultKind } from './registry.ts';
+import { FAULTS, canDeliver, deliverableKinds, type FaultContext, type FaultKind } from './registry.ts';
 
 export function isFaultable(c: RunningCluster): c is FaultableCluster {
   const f = c as Partial<FaultableCluster>;
@@ -29,7 +29,8 @@ export function assertCanInject(faults: Fault[], cluster: RunningCluster, target
   }
 }
 
-export async function injectFault(kind: FaultKind, cluster: FaultableCluster, brokerIds: number[], topic: string): Promise<CutInfo> {
+/** `ctx`: the entry's context (FaultContext), the same object its heal gets. */
+export async function injectFault(kind: FaultKind, cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<CutInfo> {
   if (brokerIds.length === 0) throw new Error(`fault ${kind}: no broker to hit`);
-  return FAULTS[kind].deliver(cluster, brokerIds, { topic });
+  return FAULTS[kind].deliver(cluster, brokerIds, ctx);
 }

@@ -9,6 +9,11 @@ import * as z from 'zod';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { CellResult } from '../results/types.ts';
 import type { FaultCellOptions } from './fault-cell.ts';
+import type { Fault } from '../scenario/types.ts';
+import type { IsrSource } from './victims.ts';
+import { leaf } from '../scenario/zod-leaf.ts';
+import { FROM_EXPECTED, LINKS_EXPECTED, parseFrom, parseLinks, partitionScenarioIssues } from './partition-checks.ts';
+import { LOSS_EXPECTED, RATE_EXPECTED, parseLoss, parseRate, slowLinkScenarioIssues } from './slow-link-checks.ts';
 import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
 
 import { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind } from '../model/kinds.ts';
@@ -20,6 +25,21 @@ export { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind };
  */
 // FAULT_ACTIONS: harness/model/kinds.ts.
 
+/**
+ * What a kind's phases get besides the cluster and the victims: the scenario's topic, the
+ * schedule's entry as parsed (its kind's own fields), where to read the ISR from, and `held`:
+ * one object per entry, shared by its start and its heal (what the heal undoes, e.g. the rules
+ * a partition added).
+ */
+export interface FaultContext {
+  topic: string;
+  fault?: Fault;
+  isr?: IsrSource;
+  held: { heal?: () => Promise<void> };
+  /** What the delivery returned (set after it: a heal reads what its start did, e.g. disk-full's filler files). */
+  cut?: CutInfo;
+}
+
 export interface FaultKindSpec {
   /** One line for help texts and reports. */
   summary: string;
@@ -28,14 +48,14 @@ export interface FaultKindSpec {
   /** The action a target must offer to deliver this kind. */
   needs: FaultAction;
   /** Phase start: sends the fault to the brokers; CutInfo.atMs is the moment it went out. `topic`: the scenario's. */
-  deliver(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string }): Promise<CutInfo>;
+  deliver(cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<CutInfo>;
   /**
    * Phase heal, of a lasting kind (its entries then need `duration:`): undoes the fault on the same
    * brokers `duration` after the start. It always runs: at its time, and at once when the trial
    * fails, throws or is interrupted while the fault lasts (before anything else is stopped).
    * Idempotent and quiet about brokers that are gone. `cut`: what its deliver returned (the heal may add to it).
    */
-  heal?(cluster: FaultableCluster, brokerIds: number[], ctx: { topic: string; cut: CutInfo }): Promise<void>;
+  heal?(cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<void>;
   /** The load keeps running through the fault; false: the load stops at the delivery (a cut: requests to a dead broker only fail). */
   loadRunsThrough: boolean;
   /** The hit brokers are down afterwards: recovery restarts them before the check (false: it waits for leaders, catch-up and the ISR only). */
@@ -54,6 +74,8 @@ export interface FaultKindSpec {
   checkScenario?(fault: Record<string, unknown>, cluster: { brokers: number; partitions: number; replicationFactor?: number } | undefined): FaultScenarioIssue[];
   /** A kind whose cell is its own trial (one recorded run, then N states), not the runner's load-fault-recover loop. */
   runCell?(o: FaultCellOptions): Promise<CellResult>;
+  /** It acts on the lab network (each broker its own host): a scenario with it runs its cells in namespaces (cluster.network). */
+  needsLabNetwork?: boolean;
   /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
   diskModel?(faultDisk: 'guest' | 'host' | null, vmDiskModel: string | undefined): string;
 }
@@ -161,6 +183,43 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     deliver: async (cluster, ids) => (await import('./pause.ts')).pauseBrokers(cluster, ids),
     heal: async (cluster, ids) => (await import('./pause.ts')).resumeBrokers(cluster, ids),
   },
+  partition: {
+    summary:
+      'network partition: traffic between the victims and `from` (rest, followers, controller, clients, broker indexes) dropped for `duration`, then healed; `links:` narrows it to replication, controller or clients traffic (nft rules in the nodes\' namespaces; the load runs through it)',
+    fields: {
+      /** Whom the victims are cut from (harness/faults/partition.ts); default rest. */
+      from: leaf(FROM_EXPECTED, parseFrom),
+      /** Only these links' ports; default: all traffic (controller and clients: their own link). */
+      links: leaf(LINKS_EXPECTED, parseLinks),
+    },
+    needs: 'shape-lab-network',
+    needsLabNetwork: true,
+    losesPageCache: false,
+    loadRunsThrough: true,
+    restartsBrokers: false,
+    deliver: async (cluster, ids, ctx) => (await import('./partition.ts')).deliverPartition(cluster, ids, ctx),
+    heal: async (_cluster, _ids, ctx) => ctx.held.heal?.(),
+    checkScenario: (fault, cluster) => partitionScenarioIssues(fault, cluster),
+  },
+  'slow-link': {
+    summary: "slow link: the victims' links capped in bandwidth (`rate:`, tc tbf) and/or losing packets at random (`loss:` per cent, nft numgen) for `duration`, then restored; `delay:` is refused (no netem on this kernel)",
+    fields: {
+      /** Bandwidth cap each direction, megabits per second (from `8mbit`). */
+      rate: leaf(RATE_EXPECTED, parseRate),
+      /** Packet loss, per cent. */
+      loss: leaf(LOSS_EXPECTED, parseLoss),
+      /** Refused at scenario check with the reason (slow-link-checks.ts). */
+      delay: z.unknown(),
+    },
+    needs: 'shape-lab-network',
+    needsLabNetwork: true,
+    losesPageCache: false,
+    loadRunsThrough: true,
+    restartsBrokers: false,
+    deliver: async (cluster, ids, ctx) => (await import('./slow-link.ts')).deliverSlowLink(cluster, ids, ctx),
+    heal: async (_cluster, _ids, ctx) => ctx.held.heal?.(),
+    checkScenario: (fault) => slowLinkScenarioIssues(fault),
+  },
   'disk-full': {
     summary:
       "full disk: a filler file takes every free byte of the victims' host fault disks (fallocate, then zeros) for `duration`, under the running load, so their next appends " +
@@ -174,9 +233,14 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     restartsBrokers: true,
     fillsDisk: true,
     deliver: async (cluster, ids) => (await import('./disk-full.ts')).fillDisks(cluster, ids),
-    heal: async (_cluster, _ids, { cut }) => (await import('./disk-full.ts')).freeDisks(cut),
+    heal: async (_cluster, _ids, { cut }) => (await import('./disk-full.ts')).freeDisks(cut!),
   },
 };
+
+/** The kind acts on the lab network: its scenario's cells run in namespaces. */
+export function needsLabNetwork(kind: FaultKind): boolean {
+  return FAULTS[kind].needsLabNetwork === true;
+}
 
 /** A kind that lasts (has a heal phase): its entries need `duration:`. */
 export function isLasting(kind: FaultKind): boolean {

@@ -201,6 +201,8 @@ interface SeriesPanel {
   key: string;
   title: string;
   log?: boolean;
+  /** Drawn only when some cell has it, and never listed as missing (the ISR: sampled only with RF > 1). */
+  onlyWhenSampled?: boolean;
   metrics: Array<{ name: string; pick: (p: TimePoint) => number | null | undefined }>;
 }
 
@@ -209,6 +211,8 @@ const MiB = 1024 * 1024;
 const PANELS: SeriesPanel[] = [
   { key: 'rate', title: 'records/s', metrics: [{ name: 'records/s', pick: (p) => p.recordsPerSec }] },
   { key: 'p99', title: 'p99 µs (log)', log: true, metrics: [{ name: 'p99', pick: (p) => p.p99Us }] },
+  // Beside p99: the smallest partition ISR each second (sampled every ~250 ms during the load, RF > 1).
+  { key: 'isr', title: 'ISR size (smallest partition)', onlyWhenSampled: true, metrics: [{ name: 'ISR size', pick: (p) => p.isrSize }] },
   {
     key: 'pagecache',
     title: 'page cache MiB',
@@ -250,7 +254,7 @@ const PANELS: SeriesPanel[] = [
 const CELL_PICK = 'cellPick';
 
 /** Panels a fault schedule's spans are drawn over. */
-const SPAN_PANELS = new Set(['rate', 'p99']);
+const SPAN_PANELS = new Set(['rate', 'p99', 'isr']);
 
 interface FaultSpan {
   cell: string;
@@ -305,7 +309,8 @@ function timeseriesChart(run: RunResult): Chart | null {
   if (panels.length === 0) return null;
   const tMax = Math.max(...values.map((v) => v.t));
   const notes: string[] = [];
-  const missing = PANELS.filter((p) => !present.has(p.key)).map((p) => p.title);
+  // The ISR panel exists only for replicated runs (sampled with RF > 1): its absence elsewhere is no gap.
+  const missing = PANELS.filter((p) => !present.has(p.key) && !p.onlyWhenSampled).map((p) => p.title);
   if (missing.length) notes.push(`No samples for: ${missing.join(', ')}.`);
   const cellFilter = { filter: `${CELL_PICK} == 'all' || datum.cell == ${CELL_PICK}` };
   const spans = faultSpans(run, cells);
@@ -389,7 +394,7 @@ function timeseriesChart(run: RunResult): Chart | null {
       'One sample per second on one time axis, so stalls in throughput or p99 line up with dirty pages, writeback and device flushes. ' +
       'Page counts assume 4 KiB pages; device figures are for the whole disk (other processes included).' +
       (spans.length
-        ? ' Grey spans over records/s and p99: each fault of the first trial\'s schedule from its start to its heal (a thin one: a fault that does not last), timed by the harness from the load\'s start; the driver\'s seconds may begin up to a few hundred ms later (its producers connect first).'
+        ? ' Grey spans over records/s, p99 and ISR size: each fault of the first trial\'s schedule from its start to its heal (a thin one: a fault that does not last), timed by the harness from the load\'s start; the driver\'s seconds may begin up to a few hundred ms later (its producers connect first).'
         : ''),
     spec,
     notes,

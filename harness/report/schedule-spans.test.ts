@@ -1,13 +1,16 @@
 // The report's timeline draws each fault of a trial's schedule as a shaded span, start to heal,
-// over the records/s and p99 panels; the spec compiles without warnings.
+// over the records/s, p99 and ISR size panels (the ISR panel drawn only where sampled); the spec
+// compiles without warnings.
 import { describe, expect, it } from 'vitest';
 import { compileChart, runCharts } from './charts.ts';
 import { processRun } from './test-fixtures.ts';
 import type { Trial } from '../results/types.ts';
 
 describe('fault schedule on the timeline', () => {
-  it('shades each entry from its start to its heal over records/s and p99, per cell', () => {
+  it('shades each entry from its start to its heal over records/s, p99 and the ISR size, per cell', () => {
     const run = processRun();
+    // The ISR size per second beside p99 (harness/runner/run-trial.ts from trial.isr).
+    run.cells[0]!.timeseries = run.cells[0]!.timeseries.map((p, i) => ({ ...p, isrSize: i < 3 ? 3 : 1 }));
     run.settings = { ...run.settings, workload: { warmupSec: 1 } };
     const trial: Trial = {
       index: 0,
@@ -22,7 +25,8 @@ describe('fault schedule on the timeline', () => {
     const chart = runCharts(run).find((c) => c.id === 'chart-timeseries')!;
     const panels = (chart.spec as unknown as { vconcat: Array<{ layer?: Array<{ data?: { values: Array<Record<string, unknown>> }; mark: { type: string } }> }> }).vconcat;
     const layered = panels.filter((p) => p.layer);
-    expect(layered).toHaveLength(2);
+    expect(layered).toHaveLength(3);
+    expect(JSON.stringify(chart.spec)).toContain('ISR size (smallest partition)');
     for (const p of layered) {
       expect(p.layer![0]!.mark.type).toBe('rect');
       expect(p.layer![0]!.data!.values).toEqual([
@@ -30,12 +34,14 @@ describe('fault schedule on the timeline', () => {
         { cell: run.cells[0]!.id, fault: 'process-kill of broker 1 (at 8 s)', t0: 7, t1: 7.08, from: '8.00 s', to: '-' },
       ]);
     }
-    expect(chart.caption).toMatch(/Grey spans over records\/s and p99/);
+    expect(chart.caption).toMatch(/Grey spans over records\/s, p99 and ISR size/);
     expect(compileChart(chart).warnings).toEqual([]);
   });
 
-  it('draws no span where no trial has a schedule', () => {
+  it('draws no span where no trial has a schedule, and no ISR panel where the ISR was not sampled', () => {
     const chart = runCharts(processRun()).find((c) => c.id === 'chart-timeseries')!;
+    expect(JSON.stringify(chart.spec)).not.toContain('ISR size');
+    expect(chart.notes.join(' ')).not.toContain('ISR');
     expect(JSON.stringify(chart.spec)).not.toContain('"rect"');
     expect(chart.caption).not.toMatch(/Grey spans/);
   });

@@ -105,6 +105,8 @@ export interface TimePoint {
   refaultsPerSec?: number;
   pagesScannedPerSec?: number;
   pagesStolenPerSec?: number;
+  /** The smallest ISR of any partition in that second (harness/probes/isr-sampler.ts isrSizePerSecond); absent: not sampled. */
+  isrSize?: number;
 }
 
 export interface BrokerSummary {
@@ -244,6 +246,8 @@ export interface ScheduleEntryOutcome {
   startMs: number | null;
   /** Lasting kinds: healed at (null: not healed, or never started). */
   healMs?: number | null;
+  /** What it did, where its kind says more than its victims (a partition: whom they were cut from, on which links; a slow link: its rate and loss). */
+  detail?: string;
   note?: string;
 }
 
@@ -312,6 +316,8 @@ export interface Trial {
   evidence?: { dir: string; keptBecause: string[]; incomplete?: string[] };
   /** Each partition's leader and ISR as they changed during the load (ms from the load's start; isr null: the reading failed), where sampled (RF > 1). */
   isr?: Array<{ atMs: number; partition: number; leader: number | null; isr: number[] | null }>;
+  /** The producers' worst per-second p99 while the schedule's first lasting entry was in force, to a second after its heal (harness/runner/fault-p99.ts); absent: no such entry, or no answers then. */
+  p99DuringFaultUs?: number;
   /** Every acknowledged record classified from the kept disk images alone (`durolab recount`, harness/recount). */
   recount?: RecountFigures | { problem: string };
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */

@@ -21,6 +21,15 @@ export function mergeTimeseries(load: SecondPoint[], probes: ProbePoint[]): Time
   return [...byT.values()].sort((a, b) => a.t - b.t);
 }
 
+/** Sets each point's isrSize from `sizes` (index = t, seconds of the measured window); a null second stays absent. */
+export function withIsrSize(points: TimePoint[], sizes: ReadonlyArray<number | null>): TimePoint[] {
+  for (const p of points) {
+    const v = sizes[p.t];
+    if (typeof v === 'number') p.isrSize = v;
+  }
+  return points;
+}
+
 export function emptyLedger(): LedgerSummary {
   return { acked: 0, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, unackedPresent: 0 };
 }

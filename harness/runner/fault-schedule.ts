@@ -13,7 +13,7 @@ import type { ScheduleEntryOutcome } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan } from '../faults/schedule.ts';
 import { resolveVictims } from '../faults/victims.ts';
 import { injectFault } from '../faults/inject.ts';
-import { FAULTS } from '../faults/registry.ts';
+import { FAULTS, type FaultContext } from '../faults/registry.ts';
 import { recordHwBeforeFault } from '../checker/after-fault.ts';
 
 export interface FiredFault {
@@ -141,12 +141,15 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       const spec = FAULTS[plan.fault.kind];
       let cut: CutInfo;
       let targets: number[] = [];
+      // One per entry: its start and its heal share it (what the heal undoes).
+      const fctx: FaultContext = { topic: opts.topic, fault: plan.fault, ...(opts.client ? { isr: opts.client } : {}), held: {} };
       try {
         targets = await resolveVictims(plan.fault.target, opts.cluster, opts.topic, opts.client);
         if (i === main) await Promise.all([opts.beforeMain?.(), opts.client ? recordHwBeforeFault(opts.client, opts.topic, opts.ledger) : undefined]);
         if (i === 0) opts.atFirst?.();
         const leaders = new Map(opts.ledger.partitions().map((p) => [p, opts.cluster.leaderId(opts.topic, p)]));
-        cut = await injectFault(plan.fault.kind, opts.cluster, targets, opts.topic);
+        cut = await injectFault(plan.fault.kind, opts.cluster, targets, fctx);
+        fctx.cut = cut;
         entries[i]!.fired = { plan, targets, cut, leaders };
       } finally {
         if (!spec.loadRunsThrough) opts.stopLoad();
@@ -154,7 +157,7 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       if (spec.heal) {
         const heal = spec.heal;
         const entry = entries[i]!;
-        const pending = new PendingHeal(() => heal(opts.cluster, targets, { topic: opts.topic, cut }), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
+        const pending = new PendingHeal(() => heal(opts.cluster, targets, fctx), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
         heals.push(pending);
         opts.onLasting?.(() => pending.now());
       }
@@ -192,8 +195,15 @@ export function scheduleOutcome(entries: readonly ScheduledEntry[], loadStartMs:
     ...(e.fired ? { targets: e.fired.targets } : {}),
     startMs: e.fired ? e.fired.cut.atMs - loadStartMs : null,
     ...(FAULTS[e.plan.fault.kind].heal ? { healMs: e.healedAtMs === null ? null : e.healedAtMs - loadStartMs } : {}),
+    ...(cutDetail(e.fired?.cut) ? { detail: cutDetail(e.fired?.cut)! } : {}),
     ...(e.notStarted ? { note: e.notStarted } : {}),
   }));
+}
+
+function cutDetail(cut: CutInfo | undefined): string | undefined {
+  if (cut?.partition) return cut.partition.description;
+  if (cut?.slowLink) return [cut.slowLink.rateMbit !== undefined ? `${cut.slowLink.rateMbit} Mbit/s` : '', cut.slowLink.lossPercent !== undefined ? `${cut.slowLink.lossPercent} % loss` : ''].filter(Boolean).join(', ');
+  return undefined;
 }
 
 /** The schedule in one terminal line: `pause of broker 2 1.00-3.01 s; process-kill of broker 1 at 4.00 s`. */
@@ -202,7 +212,7 @@ export function scheduleLine(schedule: readonly ScheduleEntryOutcome[]): string 
   return schedule
     .map((e) => {
       if (e.startMs === null) return `${e.kind} (${e.when}) not started: ${e.note ?? 'no reason recorded'}`;
-      const who = `${e.kind} of broker ${(e.targets ?? []).join(', ')}`;
+      const who = `${e.kind} of broker ${(e.targets ?? []).join(', ')}${e.detail ? ` (${e.detail})` : ''}`;
       if (e.healMs === undefined) return `${who} at ${s(e.startMs)} s`;
       return `${who} ${s(e.startMs)}-${e.healMs === null ? 'not healed' : `${s(e.healMs)} s`}`;
     })

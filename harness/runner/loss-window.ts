@@ -11,8 +11,9 @@ import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
-import type { FiredFault } from './fault-schedule.ts';
-import type { IsrChange } from '../probes/isr-sampler.ts';
+import type { FiredFault, ScheduledEntry } from './fault-schedule.ts';
+import { isrAt, type IsrChange } from '../probes/isr-sampler.ts';
+import { cutsLeaderFromFollowers } from '../faults/partition.ts';
 
 /** Linux's defaults (centisecs): a guest kernel's unless a cell sets them. */
 const KERNEL_DEFAULT_CS = { 'vm.dirty_expire_centisecs': 3000, 'vm.dirty_writeback_centisecs': 500 } as const;
@@ -40,7 +41,10 @@ export function predictTrialLoss(o: {
   check: CheckReport;
   /** The ISR sampled during the load (rule 3 of the prediction). */
   isr?: readonly IsrChange[];
+  /** The trial's schedule as run: a partition entry that cut the leader from its followers feeds rule 3's isolatedAtMs. */
+  entries?: readonly ScheduledEntry[];
 }): LossPrediction {
+  const isolatedAtMs = o.entries ? leaderIsolatedAt(o.entries, o.fired, o.isr) : undefined;
   const leaders = new Map<number, number>();
   for (const [p, id] of o.fired.leaders) if (id !== null) leaders.set(p, id);
   const partitions = o.ledger.partitions();
@@ -63,5 +67,26 @@ export function predictTrialLoss(o: {
     cutMs: o.fired.cut.atMs,
     lost: o.check.lost,
     ...(o.isr ? { isr: o.isr } : {}),
+    ...(isolatedAtMs !== undefined ? { isolatedAtMs } : {}),
+    eligibleLeaderReplicas: o.settings.eligibleLeaderReplicas,
   });
+}
+
+/**
+ * When a partition entry that started by the trial's fault cut the leader of partition 0 (at the
+ * fault) from every one of its in-sync followers on the replication link (cutsLeaderFromFollowers):
+ * from then on what it acknowledged alone is on it alone (a zombie, when the controller lost it
+ * too). The followers are the ISR sampled just before the cut, less the leader; unknown ISR: none.
+ */
+export function leaderIsolatedAt(entries: readonly ScheduledEntry[], fired: FiredFault, isr: readonly IsrChange[] | undefined): number | undefined {
+  const leader = fired.leaders.get(0);
+  if (leader === null || leader === undefined || !isr) return undefined;
+  for (const e of entries) {
+    const cut = e.fired?.cut;
+    if (!cut?.partition || cut.atMs > fired.cut.atMs) continue;
+    const inSync = isrAt(isr, 0, cut.atMs - 1)?.isr;
+    if (!inSync) continue;
+    if (cutsLeaderFromFollowers(cut.partition, leader, inSync.filter((id) => id !== leader))) return cut.atMs;
+  }
+  return undefined;
 }

@@ -10,7 +10,9 @@ import { trialDir } from '../results/store.ts';
 import { processFootprint, type ProcessFootprint } from '../probes/process-stat.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
 import { TrialClock } from './trial-clock.ts';
-import { mergeTimeseries } from './cell-result.ts';
+import { mergeTimeseries, withIsrSize } from './cell-result.ts';
+import { isrSizePerSecond } from '../probes/isr-sampler.ts';
+import { p99DuringFault } from './fault-p99.ts';
 import { faultLine, replicaLine, requestCounts } from './trial-accounting.ts';
 import { guestSeries } from './cell-probes.ts';
 import { cacheHitRatio, consumerLine, producerP99Around } from './consumer-lines.ts';
@@ -85,6 +87,8 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     if (repFigures.steadiness?.state === 'ramping') log(`rep ${rep + 1}: NOT STEADY: ${repFigures.steadiness.reason}`);
     if (rep === 0) {
       figures.timeseries = mergeTimeseries(produced.timeseries, series ? perSecond(series, produced.measureStartMs) : []);
+      // The ISR beside p99: the smallest partition's ISR each second of the same window.
+      if (isr) withIsrSize(figures.timeseries, isrSizePerSecond(isr, produced.measureStartMs, Math.max(0, ...figures.timeseries.map((p) => p.t + 1))));
       for (const g of figures.consumerRuns[0]?.groups ?? []) {
         g.cacheHitRatio = cacheHitRatio(g, figures.timeseries, w.warmupSec);
         g.producerP99Us = producerP99Around({ timeseries: figures.timeseries }, g.startAtSec - w.warmupSec);
@@ -109,6 +113,8 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     if (schedule) {
       trial.schedule = scheduleOutcome(schedule.entries, load.loadStartMs);
       log(`rep ${rep + 1}: schedule: ${scheduleLine(trial.schedule)}`);
+      const during = p99DuringFault({ series: produced.timeseries, measureStartMs: produced.measureStartMs, schedule: trial.schedule, loadStartMs: load.loadStartMs });
+      if (during !== undefined) trial.p99DuringFaultUs = during;
     }
     if (isr) addIsrFigures(trial, isr, { ledger, loadStartMs: load.loadStartMs, acks: ctx.settings.acks, rf: scenario.cluster.replicationFactor });
     trial.errors = produced.errors;

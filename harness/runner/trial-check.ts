@@ -96,7 +96,7 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
     trial.note = [`a fault of the schedule (${schedule.unfired}) never started: the load ended first`, trial.note].filter(Boolean).join('; ');
   }
   // What the settings allowed the fault to lose, beside what it lost.
-  const predicted = predictTrialLoss({ fired, settings, scenario, caps, ledger, check: check.report, ...(i.isr ? { isr: i.isr } : {}) });
+  const predicted = predictTrialLoss({ fired, settings, scenario, caps, ledger, check: check.report, entries: schedule.entries, ...(i.isr ? { isr: i.isr } : {}) });
   trial.fault!.predicted = predicted;
   trial.ledger.lostBeyondPrediction = predicted.beyond;
   const beyond = beyondPredictionText(predicted);

@@ -27,6 +27,14 @@ export class TrialResources {
   async release(evidence: TrialEvidence, cutAtMs: number | null, keepData: boolean, log: (line: string) => void): Promise<DisksManifest | null> {
     // A heal already run (or failed, which the schedule reported) is not run again.
     for (const heal of this.beforeRelease.splice(0)) await heal().catch((err: unknown) => log(`heal at the trial's end failed: ${err instanceof Error ? err.message : String(err)}`));
+    // Whatever partition or slow link is still in force in the cluster's lab network (one whose
+    // start failed halfway, a heal that failed above): removed before the brokers are stopped.
+    const lab = this.cluster?.labNetwork?.()?.lab;
+    const inForce = lab?.activeFaults.map((f) => f.description) ?? [];
+    if (inForce.length) {
+      log(`lab network fault(s) still in force at the trial's end, healed: ${inForce.join('; ')}`);
+      await lab!.healAll().catch((err: unknown) => log(`heal of the lab network at the trial's end failed: ${err instanceof Error ? err.message : String(err)}`));
+    }
     // No broker may be stopped (SIGSTOP) from here on: it could not take the stop's SIGTERM.
     const woke = wakeStopped(this.cluster?.brokers.map((b) => b.pid) ?? []);
     if (woke.length) log(`broker process(es) ${woke.join(', ')} were still stopped (state T) before the cluster's stop: SIGCONT sent`);

@@ -8,7 +8,7 @@ import type { ScenarioIssue } from './errors.ts';
 import { faultSchema } from './schema.ts';
 import type { SourceFile } from './source.ts';
 import type { Fault } from './types.ts';
-import { FAULTS, canDeliver, deliverableKinds } from '../faults/registry.ts';
+import { FAULTS, canDeliver, deliverableKinds, needsLabNetwork, type FaultKind } from '../faults/registry.ts';
 import { checkSchedule } from './schedule-checks.ts';
 import { TARGET_KINDS, capabilitiesOf, type TargetKind } from '../targets/registry.ts';
 
@@ -50,7 +50,7 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
         issues.push(
           src.issue(
             ['faults', i, 'kind'],
-            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'}${why ? `; target ${target}: ${why}` : ''})`,
+            `${can.length ? can.join(' | ') : 'no fault'} on target: ${target} (${f.kind} needs target: ${able.join(' | ') || 'none available'}${why ? `; target ${target}: ${why}` : labReason(f.kind, target)})`,
             `'${f.kind}'`,
           ),
         );
@@ -77,4 +77,10 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
   });
   for (const x of checkSchedule(items, load ? load.warmupSec + load.durationSec : null)) issues.push(src.issue(['faults', ...x.path], x.expected, x.found));
   return issues;
+}
+
+/** Why a target cannot take a fault that acts on the lab network (its refuseLabNetwork), for the refusal. */
+function labReason(kind: FaultKind, target: TargetKind): string {
+  const why = needsLabNetwork(kind) ? capabilitiesOf(target).refuseLabNetwork : undefined;
+  return why ? `; target ${target} has no lab network: ${why}` : '';
 }

@@ -36,3 +36,17 @@ export function checkLabNetwork(input: LabNetworkCheckInput): ScenarioIssue[] {
   }
   return issues;
 }
+
+/**
+ * A scenario with a fault that acts on the lab network (partition, slow-link) runs every cell in
+ * namespaces (validate.ts sets cluster.network): a file that asks loopback anywhere is refused.
+ */
+export function checkImpliedNamespaces(src: SourceFile, kind: string, doc: Record<string, unknown>, cells: MatrixCell[] | undefined): ScenarioIssue[] {
+  const expected = `namespaces, or no network at all, with a ${kind} fault (each broker its own host: the fault acts on the lab network)`;
+  const cluster = doc.cluster as Record<string, unknown> | undefined;
+  const settings = doc.settings as Record<string, unknown> | undefined;
+  if (cluster?.network === 'loopback') return [src.issue(['cluster', 'network'], expected, 'loopback')];
+  if (settings?.network === 'loopback') return [src.issue(['settings', 'network'], expected, 'loopback')];
+  if ((cells ?? []).some((c) => c.params.network === 'loopback')) return [src.issue(['matrix', 'network'], expected, 'loopback')];
+  return [];
+}

@@ -20,7 +20,8 @@ import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, hostGlobalWrite, isSysctl, t
 import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
 import { cellTargetKind, targetKindOf, type TargetAxisValue } from './target-axis.ts';
-import { checkLabNetwork } from './network-checks.ts';
+import { checkImpliedNamespaces, checkLabNetwork } from './network-checks.ts';
+import { needsLabNetwork } from '../faults/registry.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
@@ -256,11 +257,15 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     if (why) issues.push(src.issue(where, `a partition count target: ${kind} can run on this machine (${why})`, String(partitions)));
   }
 
+  // A partition or slow-link fault acts on the lab network: its cells run in namespaces.
+  const labFault = (s.faults ?? []).find((f) => needsLabNetwork(f.kind));
+  if (labFault) issues.push(...checkImpliedNamespaces(src, labFault.kind, doc, cells));
   issues.push(
     ...checkLabNetwork({
       src,
       kinds: targetKnown ? kinds : null,
       target,
+      // Not the implied namespaces: a target without the lab network cannot deliver the fault either, and fault-checks.ts says why there.
       network: s.cluster?.network,
       baseSettings: s.settings as Record<string, SettingValue> | undefined,
       cells,
@@ -362,7 +367,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       partitions: cluster.partitions,
       replicationFactor: cluster.replicationFactor ?? cluster.brokers,
       minInsyncReplicas: cluster.minInsyncReplicas,
-      ...(cluster.network !== 'loopback' ? { network: cluster.network } : {}),
+      ...(labFault ? { network: 'namespaces' as const } : cluster.network !== 'loopback' ? { network: cluster.network } : {}),
     },
     settings: s.settings as Record<string, SettingValue>,
     matrix: cells!,

@@ -3,7 +3,7 @@
 // and a loader that imports its module only when a scenario uses it (the process path never
 // pulls in the QEMU code). The runner reads capabilities and never branches on the kind.
 import * as z from 'zod';
-import { FAULTS, type FaultAction } from '../faults/registry.ts';
+import { FAULTS, needsLabNetwork, type FaultAction } from '../faults/registry.ts';
 import { diskVariesByCell } from '../disk/disk-spec.ts';
 import type { Scenario } from '../scenario/types.ts';
 import type { Target, TargetCapabilities } from './types.ts';
@@ -36,8 +36,8 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
       // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
       // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
-      // fill-disk: a filler file on the host fault disk's root fills its filesystem (harness/faults/disk-full.ts).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'fill-disk'],
+      // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'shape-lab-network', 'fill-disk'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
@@ -94,8 +94,8 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
       // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
       // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM;
-      // fill-disk: a filler file on the node's host fault disk fills its filesystem (harness/faults/disk-full.ts).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'fill-disk'],
+      // shape-lab-network: its nodes in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'shape-lab-network', 'fill-disk'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,
@@ -155,9 +155,11 @@ export function wantsFaultDisk(scenario: TargetLoadOptions['scenario']): boolean
 
 /**
  * Some cell of the scenario starts its nodes in the lab network (`cluster.network: namespaces`,
- * or a `network` setting or axis value). Later: also a scenario with a network fault.
+ * or a `network` setting or axis value), or a fault of the scenario acts on it (partition,
+ * slow-link: the scenario's validation then sets cluster.network to namespaces).
  */
 export function wantsLabNetwork(scenario: TargetLoadOptions['scenario']): boolean {
+  if ((scenario.faults ?? []).some((f) => needsLabNetwork(f.kind))) return true;
   const base = cellNetwork(scenario.cluster ?? {}, scenario.settings ?? {});
   return base === 'namespaces' || (scenario.matrix ?? []).some((c) => cellNetwork(scenario.cluster ?? {}, { ...scenario.settings, ...c.params }) === 'namespaces');
 }

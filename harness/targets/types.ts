@@ -165,6 +165,10 @@ export interface CutInfo {
   diskAtCut?: Record<number, unknown>;
   /** move-leader: each partition's planned move (from, to, the leader epoch before). */
   leaderMoves?: Array<{ partition: number; from: number; to: number; leaderEpochBefore: number }>;
+  /** partition: whom the victims were cut from at that moment, on which links (null: all traffic); harness/faults/partition.ts. */
+  partition?: { victims: number[]; brokers: number[]; controller: boolean; clients: boolean; links: string[] | null; description: string };
+  /** slow-link: what was applied to the victims' links (harness/faults/slow-link.ts). */
+  slowLink?: { rateMbit?: number; lossPercent?: number };
   /** What the cut brokers' own logs said of failed log dirs up to the cut (RunningCluster.storageFailures). */
   storageFailures?: StorageFailure[];
   /** disk-full: per broker, its fault disk filled (the heal adds what it gave back). */
