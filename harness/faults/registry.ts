@@ -156,6 +156,29 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     deliver: async (cluster, ids) => (await import('./pause.ts')).pauseBrokers(cluster, ids),
     heal: async (cluster, ids) => (await import('./pause.ts')).resumeBrokers(cluster, ids),
   },
+  // Minimal row (wt-ssh) for target external's partition/heal templates; the lab network's own
+  // delivery for process and kafka comes with the partition kinds' module.
+  partition: {
+    summary: 'partition: the victims cut from `from` (rest, followers, controller, clients or broker indexes; `links:` narrows the cut) for `duration`, then healed; the load runs through it',
+    fields: {
+      /** The other side (default rest). */
+      from: z.union([z.enum(['rest', 'followers', 'controller', 'clients']), z.array(z.int().min(0)).min(1)]),
+      /** Only these links' traffic (default all). */
+      links: z.union([z.enum(['clients', 'replication', 'controller']), z.array(z.enum(['clients', 'replication', 'controller'])).min(1)]),
+    },
+    needs: 'partition-network',
+    losesPageCache: false,
+    loadRunsThrough: true,
+    restartsBrokers: false,
+    deliver: (cluster) => Promise.reject(new Error(`fault partition: no delivery for this cluster (${cluster.brokers.length} brokers): only target external's partition template delivers it here`)),
+    heal: () => Promise.resolve(),
+    checkScenario(fault, cluster) {
+      const from = fault.from;
+      if (!Array.isArray(from) || !cluster) return [];
+      const bad = from.filter((i) => typeof i === 'number' && i >= cluster.brokers);
+      return bad.length ? [{ path: ['from'], expected: `broker indexes from 0 to ${cluster.brokers - 1} | rest | followers | controller | clients`, found: bad.join(', ') }] : [];
+    },
+  },
 };
 
 /** A kind that lasts (has a heal phase): its entries need `duration:`. */
