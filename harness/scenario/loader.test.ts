@@ -498,7 +498,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause$/,
+    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause\|partition$/,
     found: "'freeze'",
   },
   {

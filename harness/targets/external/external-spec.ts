@@ -9,8 +9,8 @@
 //   {from}  the other side's hosts, space-separated (e.g. "10.0.0.2 10.0.0.3")
 //   {ports} the ports of the entry's `links:`, space-separated, from external.links (empty when
 //           the entry cuts all traffic)
-// Pairs: kill with restart, pause with resume, partition with heal (a lasting fault is always
-// undone); powerCut needs restart (the brokers come back before the check). A fault whose
+// Pairs: pause with resume, partition with heal (a lasting fault is always undone); kill and
+// powerCut need restart (their brokers come back before the check), restart needs one of them. A fault whose
 // templates are missing is refused at `scenario check`. Small: the scenario schema imports it.
 import * as z from 'zod';
 
@@ -76,7 +76,6 @@ const ports = z.array(z.int().min(1).max(65535), { error: 'expected a list of po
 
 /** Pairs a scenario must give together: [a, b, why]. */
 const PAIRS: ReadonlyArray<[TemplateName, TemplateName, string]> = [
-  ['kill', 'restart', 'a killed broker must come back for the checker'],
   ['pause', 'resume', 'a paused broker is always resumed'],
   ['partition', 'heal', 'a partition is always healed'],
 ];
@@ -103,8 +102,13 @@ export const externalSchema = z
         ctx.addIssue({ code: 'custom', path: [missing], message: `expected ${a} and ${b} together (${why})`, input: undefined });
       }
     }
-    if (e.powerCut !== undefined && e.restart === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['restart'], message: 'expected a restart command with powerCut (the crashed brokers come back before the check)', input: undefined });
+    // restart brings back what kill and powerCut took down: with either of them, and only then.
+    const downers = (['kill', 'powerCut'] as const).filter((t) => e[t] !== undefined);
+    if (downers.length && e.restart === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['restart'], message: `expected a restart command with ${downers.join(' and ')} (the brokers it takes down come back before the check)`, input: undefined });
+    }
+    if (!downers.length && e.restart !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['restart'], message: 'expected restart beside kill or powerCut (it brings back the brokers they take down)', input: e.restart });
     }
   });
 
