@@ -6,7 +6,9 @@
 // path: the namespaces share the host's pid namespace) and partition another (nft rules on the
 // node dropping traffic with {from}, deleted at heal), while an acks=all load runs. Watched from
 // outside while it runs: the JVM's /proc state and the node's nft tables. Afterwards nothing is
-// left: no stopped JVM, no rule, no sshd, no namespace. Nothing is routed outside the machine:
+// left: no stopped JVM, no rule, no sshd, no namespace. Last, a process kill of a third broker over
+// ssh, and its restart over ssh (its JVM's command line, started from the sshd's session: in the
+// node's namespace), before the check. Nothing is routed outside the machine:
 // every address is in the lab's 198.18.0.0/15 namespaces. The powerCut template (sysrq) is never
 // run here: external-templates.test.ts renders it and shows the refusal for a host on this machine.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +23,7 @@ import { resolveSettings } from '../../scenario/settings.ts';
 import { isAlive } from '../../vm/process-registry.ts';
 import { stoppedProcesses } from '../../faults/pause.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
-import { namespacesLeft } from '../lab-cluster-test-helpers.ts';
+import { namespacesLeft, netnsInodeOfName, netnsInodeOfPid } from '../lab-cluster-test-helpers.ts';
 import { requireKafka } from '../kafka/kafka-requirements.ts';
 import { startKafkaCluster } from '../kafka/kafka-target.ts';
 import { requireSsh, startLabSshd } from './sshd-lab-test-helpers.ts';
@@ -58,7 +60,7 @@ function watch(pids: Map<number, number>, netns: Map<number, string>) {
 }
 
 describe('target: external over ssh (sshd in lab namespaces)', () => {
-  it('pauses and partitions brokers of a cluster it did not start through ssh templates, heals both, loses nothing, leaves nothing', async (ctx) => {
+  it('pauses, partitions, kills and restarts brokers of a cluster it did not start through ssh templates, heals, loses nothing, leaves nothing', async (ctx) => {
     requireLabNetwork(ctx);
     requireSsh(ctx);
     const install = await requireKafka(ctx);
@@ -77,6 +79,10 @@ describe('target: external over ssh (sshd in lab namespaces)', () => {
     });
     const pids = new Map(cluster.brokers.map((b) => [b.id, b.pid!]));
     const nodeNetns = new Map(cluster.brokers.map((b) => [b.id, net.lab.nodes[net.links[b.id]!.node]!.netns]));
+    // What restart runs on node 0's host: its JVM's command line as the kafka target started it.
+    const argv0 = readFileSync(`/proc/${pids.get(0)}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    writeFileSync(path.join(work, 'start-0.sh'), `exec ${argv0.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')}\n`);
+    const restarted = () => (existsSync(path.join(work, 'restarted-0')) ? Number(readFileSync(path.join(work, 'restarted-0'), 'utf8')) : null);
     try {
       // Remote commands run in the node's network namespace (the sshd's) and the host's pid
       // namespace: pgrep is narrowed to that network namespace and to the node's config file.
@@ -92,13 +98,16 @@ external:
   resume: ${q([...ssh, `kill -CONT $(${jvm})`])}
   partition: ${q([...ssh, `nft add table inet ${TABLE} && nft add chain inet ${TABLE} in '{ type filter hook input priority 0; }' && nft add chain inet ${TABLE} out '{ type filter hook output priority 0; }' && for a in {from}; do nft add rule inet ${TABLE} in ip saddr $a drop && nft add rule inet ${TABLE} out ip daddr $a drop; done && nft list table inet ${TABLE} > ${work}/partition-{id}.nft`])}
   heal: ${q([...ssh, `if nft list table inet ${TABLE} >/dev/null 2>&1; then nft delete table inet ${TABLE}; fi`])}
+  kill: ${q([...ssh, `kill -KILL $(${jvm})`])}
+  restart: ${q([...ssh, `nohup sh ${work}/start-{id}.sh > ${kafkaDir}/restarted-{id}.log 2>&1 < /dev/null & echo $! > ${work}/restarted-{id}`])}
   commandTimeoutSec: 20
 cluster: { brokers: 3, topic: ext, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 }
 settings: { acks: all, flush: never }
-workload: { recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 12s }
+workload: { recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 13s }
 faults:
   - { kind: pause, target: 1, when: { at: 2s }, duration: 2s }
   - { kind: partition, target: 2, from: rest, when: { at: 5s }, duration: 4s }
+  - { kind: process-kill, target: 0, when: { at: 10s } }
 expectations:
   - ackedLost == 0 in every trial
 `;
@@ -118,7 +127,13 @@ expectations:
       expect(schedule.map((e) => [e.kind, e.targets, e.startMs !== null, typeof e.healMs === 'number'])).toEqual([
         ['pause', [1], true, true],
         ['partition', [2], true, true],
+        ['process-kill', [0], true, false],
       ]);
+      // The kill took broker 0's JVM down; restart started another in its node's namespace, which served the check.
+      expect(isAlive(pids.get(0)!)).toBe(false);
+      expect(restarted()).not.toBeNull();
+      expect(isAlive(restarted()!)).toBe(true);
+      expect(netnsInodeOfPid(restarted()!)).toBe(netnsInodeOfName(nodeNetns.get(0)!));
       // The pause stopped broker 1's own JVM (the pid the kafka target started), and only it.
       expect(Number(readFileSync(path.join(work, 'paused-1'), 'utf8'))).toBe(pids.get(1));
       expect([...watcher.stopped]).toEqual([1]);
@@ -138,13 +153,16 @@ expectations:
       expect(trial.ledger.ackedLost).toBe(0);
       expect(out.run.expectations[0]!.state, out.run.expectations[0]!.detail).toBe('pass');
       // Nothing left in force: no JVM stopped, no rule on any node.
-      expect(stoppedProcesses([...pids.values()])).toEqual([]);
+      expect(stoppedProcesses([...pids.values(), restarted()])).toEqual([]);
       for (const ns of netnsNames) expect((await execa('ip', ['netns', 'exec', ns, 'nft', 'list', 'tables'])).stdout).not.toContain(TABLE);
     } finally {
       await sshd.stop();
+      const again = restarted();
+      if (again !== null && isAlive(again)) process.kill(again, 'SIGKILL');
       await cluster.stop();
     }
     expect(sshd.pids.filter(isAlive)).toEqual([]);
+    expect([...pids.values(), restarted()].filter((p) => p !== null && isAlive(p))).toEqual([]);
     expect(await namespacesLeft(netnsNames)).toEqual([]);
     expect(existsSync(path.join(work, 'paused-0'))).toBe(false);
   }, 150_000);
