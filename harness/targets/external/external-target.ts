@@ -20,7 +20,8 @@ import { runTemplate } from './external-commands.ts';
 /** A partition's other side and links' ports, as {from} and {ports} render them. */
 type Side = { from: string; ports: string };
 
-class ExternalCluster implements FaultableCluster {
+/** Exported for its unit tests (external-templates.test.ts); the target starts it. */
+export class ExternalCluster implements FaultableCluster {
   private md: ClusterMetadata;
   private readonly down = new Set<number>();
   private poller: NodeJS.Timeout | null = null;

@@ -4,7 +4,7 @@
 // how a failing template is reported (exit, stdout, stderr, timeout), and the powerCut template:
 // rendered here, never run — a host on this machine (loopback, the lab's 198.18.0.0/15, an address
 // of this host) is refused before anything starts, so an OS crash can never hit the harness's own.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import type { Fault } from '../../scenario/types.ts';
 import { externalSchema, fillArgv, type ExternalSpec } from './external-spec.ts';
 import { EXTERNAL_FAULTS, externalFaultActions, linkPorts, partitionSide, templatesOf } from './external-faults.ts';
 import { refusePowerCutHere, runTemplate } from './external-commands.ts';
+import { ExternalCluster } from './external-target.ts';
 import { capabilitiesOf } from '../registry.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-ext-templates-'));
@@ -143,5 +144,45 @@ describe('target external: command templates', () => {
     expect(() => partitionSide(at('followers'), [1], brokers, null)).toThrow(/partition 0 has no leader/);
     const shared = brokers.map((b) => ({ ...b, host: '127.0.0.1' }));
     expect(() => partitionSide(at('rest'), [0], shared, null)).toThrow('partition: brokers 0 and 1 share host 127.0.0.1; a cut by address cannot separate them');
+  });
+});
+
+describe('target external: the cluster runs the templates', () => {
+  const md = (isr: number[]) => ({
+    brokers: [0, 1, 2].map((id) => ({ id, host: `10.9.0.${id + 1}`, port: 9092 })),
+    controllerId: 0,
+    partitions: [{ topic: 't', partition: 0, error: null, leader: 0, leaderEpoch: 1, replicas: [0, 1, 2], isr }],
+    topicErrors: {},
+  });
+  const log = (name: string) => path.join(work, name);
+  /** A template that appends "<what> <id>" (and {from} for partition/heal) to a log file, and fails for broker `failFor`. */
+  const note = (what: string, failFor = -1, from = '') => ['sh', '-c', `echo "${what} {id}${from}" >> ${log('runs')}; [ {id} != ${failFor} ]`];
+  const lines = () => (existsSync(log('runs')) ? readFileSync(log('runs'), 'utf8').trim().split('\n').sort() : []);
+
+  it('heals every victim when a lasting fault fails to start on one, and names the failure', async () => {
+    rmSync(log('runs'), { force: true });
+    const c = new ExternalCluster(spec({ pause: note('pause', 1), resume: note('resume') }), 't', md([0, 1, 2]), work, () => undefined);
+    const own = c.ownDelivery('pause')!;
+    await expect(own.deliver([0, 1], { kind: 'pause', target: 'all', when: { at: 1 }, duration: 1 }, { topic: 't' })).rejects.toThrow(/external cluster: pause of broker\(s\) 0, 1: external\.pause for broker 1 .* exited 1/);
+    expect(lines()).toEqual(['pause 0', 'pause 1', 'resume 0', 'resume 1']);
+    // Nothing left in force: stop() has nothing to heal.
+    await c.stop();
+    expect(lines()).toHaveLength(4);
+    expect(c.ownDelivery('move-leader')).toBeNull();
+  });
+
+  it('heals a partition still in force at stop(), with the {from} its start used although the ISR changed since', async () => {
+    rmSync(log('runs'), { force: true });
+    const c = new ExternalCluster(spec({ partition: note('cut', -1, ' {from}'), heal: note('heal', -1, ' {from}') }), 't', md([0, 1, 2]), work, () => undefined);
+    const fault = { kind: 'partition', target: 'leader', when: { at: 1 }, duration: 5, from: 'followers' } as unknown as Fault;
+    const cut = await c.ownDelivery('partition')!.deliver([0], fault, { topic: 't' });
+    expect(cut.brokerIds).toEqual([0]);
+    // The followers left the ISR (the cut's effect): a {from} resolved now would be empty.
+    (c as unknown as { md: unknown }).md = md([0]);
+    await c.stop();
+    expect(lines()).toEqual(['cut 0 10.9.0.2 10.9.0.3', 'heal 0 10.9.0.2 10.9.0.3']);
+    // A second heal (the schedule's, after stop's) runs again and is the template's to make idempotent.
+    await c.ownDelivery('partition')!.heal!([0], fault, { topic: 't' });
+    expect(lines()).toHaveLength(3);
   });
 });
