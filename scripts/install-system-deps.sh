@@ -9,10 +9,11 @@
 # from Maven Central; javac builds its crash-state recovery checker, harness/targets/kafka/recovery-check),
 # qemu-system-common's qemu-storage-daemon comes with qemu-system-x86 (the host route's fault disk),
 # iproute2 (ip, tc: the lab network's namespaces, veths, bridge and rate caps) and nftables (nft: its
-# partitions, packet loss and no-forwarding table, harness/net/). Needs root (or sudo). Under CI=true a test whose tool
+# partitions, packet loss and no-forwarding table, harness/net/), openssh-server and openssh-client (sshd in
+# lab namespaces and ssh: the external target's command templates over ssh). Needs root (or sudo). Under CI=true a test whose tool
 # is missing fails (test/requirements.ts), so everything they use is listed here.
 set -euo pipefail
-packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev g++ make python3 pkg-config libssl-dev zlib1g-dev openjdk-17-jdk-headless maven iproute2 nftables)
+packages=(curl fio sysstat e2fsprogs qemu-system-x86 qemu-utils busybox-static chromium mount kmod kcat gcc libisal-dev g++ make python3 pkg-config libssl-dev zlib1g-dev openjdk-17-jdk-headless maven iproute2 nftables openssh-server openssh-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,7 +1,9 @@
 // Delivers a fault to a cluster through the fault registry (harness/faults/registry.ts): a
 // power cut (SIGKILL of the brokers' QEMU processes, the guest page cache dies with them) or a
-// process kill (SIGKILL of the broker process only, the page cache survives). The CutInfo's
-// atMs is the moment the kill was sent.
+// process kill (SIGKILL of the broker process only, the page cache survives), or by the cluster
+// itself where it delivers a kind its own way (FaultableCluster.ownDelivery: target external's
+// command templates); a lasting kind's heal goes the same way. The CutInfo's atMs is the moment
+// the fault was sent.
 import type { Fault } from '../scenario/types.ts';
 import type { Target, CutInfo, FaultableCluster, RunningCluster } from '../targets/types.ts';
 import { FAULTS, canDeliver, deliverableKinds, type FaultContext, type FaultKind } from './registry.ts';
@@ -29,8 +31,24 @@ export function assertCanInject(faults: Fault[], cluster: RunningCluster, target
   }
 }
 
-/** `ctx`: the entry's context (FaultContext), the same object its heal gets. */
-export async function injectFault(kind: FaultKind, cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<CutInfo> {
-  if (brokerIds.length === 0) throw new Error(`fault ${kind}: no broker to hit`);
-  return FAULTS[kind].deliver(cluster, brokerIds, ctx);
+/**
+ * Phase start of a schedule entry: the cluster's own delivery of its kind when it has one (target
+ * external's templates), else the kind's. `ctx` is the entry's context, the same object its heal gets.
+ */
+export async function injectFault(fault: Fault, cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<CutInfo> {
+  if (brokerIds.length === 0) throw new Error(`fault ${fault.kind}: no broker to hit`);
+  const own = cluster.ownDelivery?.(fault.kind);
+  return own ? own.deliver(brokerIds, fault, { topic: ctx.topic }) : FAULTS[fault.kind].deliver(cluster, brokerIds, ctx);
+}
+
+/** Phase heal of a lasting entry, by the same hand that delivered it (injectFault), with the same context. */
+export async function healFault(fault: Fault, cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<void> {
+  const own = cluster.ownDelivery?.(fault.kind);
+  if (own) {
+    if (!own.heal) throw new Error(`fault ${fault.kind}: this cluster delivers it without a heal`);
+    return own.heal(brokerIds, fault, { topic: ctx.topic });
+  }
+  const heal = FAULTS[fault.kind].heal;
+  if (!heal) throw new Error(`fault ${fault.kind}: it does not last, there is nothing to heal`);
+  return heal(cluster, brokerIds, ctx);
 }

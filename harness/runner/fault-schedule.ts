@@ -12,7 +12,7 @@ import type { ClusterClient } from '../drivers/types.ts';
 import type { ScheduleEntryOutcome } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan } from '../faults/schedule.ts';
 import { resolveVictims } from '../faults/victims.ts';
-import { injectFault } from '../faults/inject.ts';
+import { healFault, injectFault } from '../faults/inject.ts';
 import { FAULTS, type FaultContext } from '../faults/registry.ts';
 import { recordHwBeforeFault } from '../checker/after-fault.ts';
 
@@ -148,16 +148,15 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
         if (i === main) await Promise.all([opts.beforeMain?.(), opts.client ? recordHwBeforeFault(opts.client, opts.topic, opts.ledger) : undefined]);
         if (i === 0) opts.atFirst?.();
         const leaders = new Map(opts.ledger.partitions().map((p) => [p, opts.cluster.leaderId(opts.topic, p)]));
-        cut = await injectFault(plan.fault.kind, opts.cluster, targets, fctx);
+        cut = await injectFault(plan.fault, opts.cluster, targets, fctx);
         fctx.cut = cut;
         entries[i]!.fired = { plan, targets, cut, leaders };
       } finally {
         if (!spec.loadRunsThrough) opts.stopLoad();
       }
       if (spec.heal) {
-        const heal = spec.heal;
         const entry = entries[i]!;
-        const pending = new PendingHeal(() => heal(opts.cluster, targets, fctx), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
+        const pending = new PendingHeal(() => healFault(plan.fault, opts.cluster, targets, fctx), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
         heals.push(pending);
         opts.onLasting?.(() => pending.now());
       }

@@ -8,7 +8,7 @@ import type { Trial } from '../results/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import { addAgreementTo, replicaAgreement } from './trial-accounting.ts';
 
-export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; index: number; signal?: AbortSignal }): Promise<Trial> {
+export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; dataOnHost: boolean; index: number; signal?: AbortSignal }): Promise<Trial> {
   const { client, topic, leaders, ledger } = args;
   // A consumer sees only records below the HW: acks=0/1 answers can run ahead of the
   // followers, so wait until the replicas caught up before the checker reads.
@@ -21,7 +21,7 @@ export async function checkAfterLoad(args: { client: ClusterClient; topic: strin
     index: args.index,
     ledger: ledgerSummaryOfReport(report),
   };
-  const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf);
+  const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf, args.dataOnHost);
   addAgreementTo(trial, agreement);
   if (!caught.caughtUp) {
     trial.suspect = true;

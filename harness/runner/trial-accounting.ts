@@ -20,11 +20,12 @@ export function addCounts(into: Record<string, number>, from: Record<string, num
 
 /**
  * Every replica's stored batches below its leader's HW, compared with the leader's on the host
- * (harness/checker/replica-bytes.ts). undefined with RF 1 (nothing to compare). A failure to
- * read is not agreement: it is thrown, and the trial fails with the reason.
+ * (harness/checker/replica-bytes.ts). undefined with RF 1 (nothing to compare) and where the
+ * data dirs are not on this host (target external: not measured). A failure to read is not
+ * agreement: it is thrown, and the trial fails with the reason.
  */
-export async function replicaAgreement(client: ClusterClient, topic: string, partitions: number[], replicationFactor: number): Promise<ReplicaAgreement | undefined> {
-  if (replicationFactor <= 1) return undefined;
+export async function replicaAgreement(client: ClusterClient, topic: string, partitions: number[], replicationFactor: number, dataOnHost: boolean): Promise<ReplicaAgreement | undefined> {
+  if (replicationFactor <= 1 || !dataOnHost) return undefined;
   return replicaAgreementOf(await compareReplicaBytes(client, topic, partitions));
 }
 

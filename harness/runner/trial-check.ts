@@ -65,7 +65,7 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
     i.evidence.keep('the recovery or check failed');
     throw new Error(`rep ${rep + 1}: recovery or check after the fault failed (${message}); evidence kept in ${repDir} (${LEDGER_FILE}, ${CHECK_FILE}, broker logs, disk images)`);
   });
-  const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf);
+  const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf, caps.dataOnHost);
   // The device's flushes over the window the brokers' counters cover: up to the reading's answer.
   ctx.figures.broker = beforeFault
     ? withDeviceFlushes(
@@ -110,7 +110,7 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
 export async function checkLoadTrial(ctx: CellContext, i: CheckInputs, unfired: string | null): Promise<Trial> {
   const { scenario, caps, log, opts } = ctx;
   const { setup } = i;
-  const trial = await checkAfterLoad({ client: setup.client, topic: scenario.cluster.topic, leaders: setup.leaders, ledger: setup.ledger, rf: scenario.cluster.replicationFactor, index: i.rep, signal: opts.signal });
+  const trial = await checkAfterLoad({ client: setup.client, topic: scenario.cluster.topic, leaders: setup.leaders, ledger: setup.ledger, rf: scenario.cluster.replicationFactor, dataOnHost: ctx.caps.dataOnHost, index: i.rep, signal: opts.signal });
   if (unfired !== null && !opts.signal.aborted) {
     trial.suspect = true;
     trial.note = `the fault (${unfired}) never fired: the load ended first with ${trial.ledger.acked.toLocaleString('en-US')} records acknowledged`;

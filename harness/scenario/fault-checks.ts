@@ -1,5 +1,5 @@
 // Checks of a scenario's faults: against the target(s) of the run (what each can deliver and
-// whether an external cluster has the commands to do it), the cluster (broker ids; the shape a
+// what else it refuses, e.g. a fault an external cluster has no command template for), the cluster (broker ids; the shape a
 // kind asks for itself, FaultKindSpec.checkScenario) and the load's length (a fault after the
 // load never happens, a pause must heal within it), and the schedule as a whole
 // (schedule-checks.ts: entries that cannot both apply).
@@ -8,6 +8,7 @@ import type { ScenarioIssue } from './errors.ts';
 import { faultSchema } from './schema.ts';
 import type { SourceFile } from './source.ts';
 import type { Fault } from './types.ts';
+import type { ExternalSpec } from '../targets/external/external-spec.ts';
 import { FAULTS, canDeliver, deliverableKinds, needsLabNetwork, type FaultKind } from '../faults/registry.ts';
 import { checkSchedule } from './schedule-checks.ts';
 import { TARGET_KINDS, capabilitiesOf, type TargetKind } from '../targets/registry.ts';
@@ -19,8 +20,8 @@ export interface FaultChecksInput {
   /** The run's targets, or null when the target is misspelt (reported elsewhere). */
   kinds: TargetKind[] | null;
   cluster: { brokers: number; partitions: number; replicationFactor?: number } | undefined;
-  /** Whether the file has an external: block with kill commands (target: external). */
-  external: { kill?: unknown } | undefined;
+  /** The file's external: block as parsed (target: external: its command templates). */
+  external: Partial<ExternalSpec> | undefined;
   /** The load's length in seconds (warm-up + duration), when the workload parsed. */
   load: { warmupSec: number; durationSec: number; durationFromCommandLine: boolean } | undefined;
 }
@@ -37,11 +38,7 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
   items.forEach((f, i) => {
     if (!f) return;
     for (const target of kinds ?? []) {
-      if (capabilitiesOf(target).faultsNeedCommands && external && !external.kill) {
-        issues.push(
-          src.issue(['faults', i, 'kind'], `no fault on target: ${target} without external.kill and external.restart commands (argv templates with {id}, {host}, {port})`, `'${f.kind}'`),
-        );
-      }
+      for (const x of capabilitiesOf(target).refuseFault?.(f, { external }) ?? []) issues.push(src.issue(['faults', i, ...x.path], x.expected, x.found));
       // Refused here, with the target named, not only when its cluster starts.
       if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) {
         const can = deliverableKinds(capabilitiesOf(target).faultActions);

@@ -11,6 +11,7 @@ export type { TargetCapabilities };
 import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
 import { PARTITION_COSTS, partitionRefusal } from './partition-limits.ts';
 import { cellNetwork } from '../scenario/cluster-network.ts';
+import { externalFaultActions, externalFaultIssues } from './external/external-faults.ts';
 
 import { TARGET_KINDS, type TargetKind } from '../model/kinds.ts';
 export { TARGET_KINDS, type TargetKind };
@@ -121,9 +122,10 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
     },
   },
   external: {
-    summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's kill/restart commands",
+    summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's command templates (kill/restart, pause/resume, partition/heal, powerCut)",
     capabilities: {
-      faultActions: ['kill-broker-process', 'elect-preferred-leader'],
+      // Per kind: the templates it runs, or the Admin API (move-leader): external/external-faults.ts.
+      faultActions: externalFaultActions(),
       // Its hosts are not this one: vm.* settings are refused (refuseSetting), never written here.
       sysctls: 'guest',
       recoveryTimeoutMs: 120_000,
@@ -134,10 +136,10 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       faultDisk: null,
       drivers: ['kafka'],
       refuseSetting: externalSettingRefusal,
-      faultsNeedCommands: true,
+      refuseFault: (fault, { external }) => externalFaultIssues(fault, external),
       refuseLabNetwork: 'its brokers run on hosts the lab did not start (their network is theirs; network faults there go through command templates)',
     },
-    load: async ({ scenario }) => (await import('./external/external-target.ts')).externalTarget(scenario.external),
+    load: async ({ scenario, log }) => (await import('./external/external-target.ts')).externalTarget(scenario.external, (line) => log(`[external] ${line}`)),
   },
 };
 

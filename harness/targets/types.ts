@@ -4,7 +4,10 @@ import { SCENARIO_SETTINGS, isServerSetting, type SettingValue } from '../../eng
 import type { ProbeSeries } from '../probes/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClusterSpec } from '../scenario/types.ts';
-import type { DriverName, FaultAction, TargetKind } from '../model/kinds.ts';
+import type { DriverName, FaultAction, FaultKind, TargetKind } from '../model/kinds.ts';
+import type { Fault } from '../scenario/types.ts';
+import type { FaultScenarioIssue } from '../faults/registry.ts';
+import type { ExternalSpec } from './external/external-spec.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
 import type { FilledDisk, StorageFailure } from '../results/types.ts';
@@ -195,11 +198,25 @@ export interface FaultableCluster extends RunningCluster {
    */
   faultDiskRoot?(brokerId: number): string | null;
   /** Brings the brokers back on the same disks / data dirs (a broker still running is stopped first); waits until they serve. */
+  /**
+   * A cluster that delivers this kind itself instead of through the kind's own hooks
+   * (harness/faults/registry.ts): target external runs the scenario's command templates
+   * (external/external-faults.ts). null or absent: the kind's own deliver and heal.
+   */
+  ownDelivery?(kind: FaultKind): OwnFaultDelivery | null;
+  /** Brings the brokers back on the same disks / data dirs; waits until they serve. */
   restart(brokerIds: number[]): Promise<BrokerRecovery[]>;
   /** Waits until every partition of the topic has a leader again (after a fault). */
   waitForLeaders(topic: string, timeoutMs: number): Promise<void>;
   /** URL the host uses to reach a broker (for the checker's per-replica reads). */
   urlOf(brokerId: number): string;
+}
+
+/** A fault kind's delivery by the cluster itself (FaultableCluster.ownDelivery): the entry as written, its victims. */
+export interface OwnFaultDelivery {
+  deliver(brokerIds: number[], fault: Fault, ctx: { topic: string }): Promise<CutInfo>;
+  /** Lasting kinds: undoes it; always runs, idempotent (as FaultKindSpec.heal). */
+  heal?(brokerIds: number[], fault: Fault, ctx: { topic: string }): Promise<void>;
 }
 
 /** What a target kind's clusters can do (declared per kind in harness/targets/registry.ts); the runner reads these instead of the kind. */
@@ -251,6 +268,12 @@ export interface TargetCapabilities {
   lacksFaultAction?: Partial<Record<FaultAction, string>>;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */
   faultsNeedCommands?: boolean;
+  /**
+   * What of a fault entry this target cannot deliver with the scenario as written, beyond the
+   * action it offers (target external: a command template the kind runs is missing); `scenario
+   * check` names each under the entry. Absent: the offered action is enough.
+   */
+  refuseFault?: (fault: Fault, scenario: { external?: Partial<ExternalSpec> | undefined }) => FaultScenarioIssue[];
   /**
    * Why its clusters cannot start each node in its own network namespace (`cluster.network:
    * namespaces`, harness/net/lab-network.ts); absent: they can, and `scenario check` lets it through.

@@ -201,7 +201,7 @@ describe('kafka driver, after a leader change', () => {
     // measured; an agreement that compared no follower leaves it out (not measured), not 0.
     expect((await waitForReplicasCaughtUp(client, 'moved', [0], 30_000)).caughtUp).toBe(true);
     const onHost: Trial = { index: 0, ledger: ledgerSummaryOfReport(report) };
-    addAgreementTo(onHost, await replicaAgreement(client, 'moved', [0], 3));
+    addAgreementTo(onHost, await replicaAgreement(client, 'moved', [0], 3, true));
     expect(onHost.replicas).toMatchObject({ replicas: 2, diverged: 0 });
     expect(onHost.replicas!.compared).toBeGreaterThan(0);
     expect(onHost.ledger.replicasDiverged).toBe(0);

@@ -33,7 +33,7 @@ afterAll(() => {
 });
 
 describe('target: external', () => {
-  it('refuses a fault scenario without kill/restart commands at check time', () => {
+  it('refuses a process-kill scenario without kill/restart commands at check time', () => {
     const text = `question: q
 target: external
 external: { bootstrap: ["127.0.0.1:9092"] }
@@ -41,7 +41,7 @@ faults:
   - { kind: process-kill, target: leader, when: { at: 2s } }
 `;
     expect(() => compileScenario(text, 'ext.yaml', { defaultName: 'ext' })).toThrow(ScenarioError);
-    expect(() => compileScenario(text, 'ext.yaml', { defaultName: 'ext' })).toThrow(/faults\[0\]\.kind: expected no fault on target: external without external\.kill and external\.restart/);
+    expect(() => compileScenario(text, 'ext.yaml', { defaultName: 'ext' })).toThrow(/faults\[0\]\.kind: expected external\.kill and external\.restart \(argv templates\) for a process-kill fault on target: external \(it runs kill, restart\), found no kill, restart template/);
     expect(() => compileScenario('question: q\ntarget: external\n', 'ext.yaml', { defaultName: 'ext' })).toThrow(/target: expected an external: block with bootstrap/);
   });
 

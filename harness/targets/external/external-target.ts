@@ -1,28 +1,41 @@
 // target: external — a Kafka cluster the lab did not start, reached through its bootstrap
 // servers. The topic is deleted and created afresh for every cell and repetition with the
 // cell's topic configs; broker configs cannot be changed from here (settings that need them
-// are refused at check time). Faults run the scenario's argv templates per broker (kill, then
-// restart), Jepsen-style; data dirs are not on this host, so replicas are seen through Fetch
-// from leaders only.
+// are refused at check time). Faults run the scenario's argv templates per broker, Jepsen-style
+// (which kind runs which: external-faults.ts; kill, pause, partition, powerCut at the entry's
+// moment, resume and heal `duration` later and at stop() for any still in force, restart in the
+// recovery); data dirs are not on this host, so replicas are seen through Fetch from leaders only.
 import { mkdirSync } from 'node:fs';
-import { execa } from 'execa';
 import { Admin } from '@platformatic/kafka';
-import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
+import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, OwnFaultDelivery, Target, TargetBroker } from '../types.ts';
+import type { FaultKind } from '../../model/kinds.ts';
+import type { Fault } from '../../scenario/types.ts';
 import { capabilitiesOf } from '../registry.ts';
 import { KafkaWire, metadataFromAny, type ClusterMetadata } from '../../drivers/kafka/wire.ts';
 import { kafkaTopicConfigs } from '../kafka/settings-map.ts';
-import { fillArgv, type ExternalSpec } from './external-spec.ts';
+import type { ExternalSpec, TemplateValues } from './external-spec.ts';
+import { EXTERNAL_FAULTS, linkPorts, partitionSide } from './external-faults.ts';
+import { runTemplate } from './external-commands.ts';
 
-class ExternalCluster implements FaultableCluster {
+/** A partition's other side and links' ports, as {from} and {ports} render them. */
+type Side = { from: string; ports: string };
+
+/** Exported for its unit tests (external-templates.test.ts); the target starts it. */
+export class ExternalCluster implements FaultableCluster {
   private md: ClusterMetadata;
   private readonly down = new Set<number>();
   private poller: NodeJS.Timeout | null = null;
+  /** Lasting faults started and not yet healed: their heals, by kind and victims. */
+  private readonly inForce = new Map<string, () => Promise<void>>();
+  /** The {from}/{ports} each start used, by kind and victims, for its heal. */
+  private readonly sides = new Map<string, Side | undefined>();
 
   constructor(
     private readonly spec: ExternalSpec,
     readonly topic: string,
     first: ClusterMetadata,
     private readonly workDir: string,
+    private readonly log: (line: string) => void,
   ) {
     this.md = first;
     const known = new Map(first.brokers.map((b) => [b.id, b]));
@@ -96,27 +109,73 @@ class ExternalCluster implements FaultableCluster {
     return b;
   }
 
-  private async runCommand(kind: 'kill' | 'restart', id: number): Promise<void> {
-    const template = this.spec[kind];
-    if (!template) throw new Error(`external cluster: no external.${kind} command in the scenario, so broker ${id} cannot be ${kind === 'kill' ? 'killed' : 'restarted'}`);
-    const argv = fillArgv(template, this.broker(id));
-    const r = await execa(argv[0]!, argv.slice(1), { reject: false, all: true, timeout: this.spec.commandTimeoutSec * 1000, stdin: 'ignore' });
-    if (r.exitCode !== 0) throw new Error(`external.${kind} for broker ${id} (${argv.join(' ')}) failed (exit ${r.exitCode ?? r.signal}): ${String(r.all ?? '').slice(-400)}`);
+  /** The argv values for broker `id` (partition and heal: the other side and the links' ports). */
+  private values(id: number, side?: Side): TemplateValues {
+    const b = this.broker(id);
+    return { id, host: b.host, port: b.port, ...side };
   }
 
   async processKill(brokerIds: number[]): Promise<CutInfo> {
-    for (const id of brokerIds) this.broker(id);
+    return this.startTemplated('process-kill', brokerIds, null);
+  }
+
+  ownDelivery(kind: FaultKind): OwnFaultDelivery | null {
+    const d = EXTERNAL_FAULTS[kind];
+    if (d.by !== 'templates') return null;
+    return {
+      deliver: (ids, fault) => this.startTemplated(kind, ids, fault),
+      ...(d.heal ? { heal: (ids: number[], fault: Fault) => this.healTemplated(kind, ids, fault) } : {}),
+    };
+  }
+
+  /** {from} and {ports} of a partition entry, resolved now (Metadata's brokers and partition 0's ISR). */
+  private side(kind: FaultKind, ids: number[], fault: Fault | null): Side | undefined {
+    if (kind !== 'partition' || !fault) return undefined;
+    const p0 = this.md.partitions.find((p) => p.topic === this.topic && p.partition === 0);
+    const other = partitionSide(fault, ids, this.all, p0 && p0.leader >= 0 ? p0 : null);
+    return { from: other.map((b) => b.host).join(' '), ports: linkPorts(fault, this.spec) };
+  }
+
+  /** Phase start: the kind's start template on every victim at once; a lasting kind that fails on one is healed on all before the error. */
+  private async startTemplated(kind: FaultKind, ids: number[], fault: Fault | null): Promise<CutInfo> {
+    const d = EXTERNAL_FAULTS[kind];
+    if (d.by !== 'templates') throw new Error(`external cluster: fault ${kind} does not go through templates`);
+    for (const id of ids) this.broker(id);
+    const side = this.side(kind, ids, fault);
+    const key = `${kind}:${ids.join(',')}`;
+    // The heal undoes exactly this start: the same {from} even when the ISR has changed since.
+    this.sides.set(key, side);
+    if (d.heal) this.inForce.set(key, () => this.healTemplated(kind, ids, fault));
     const atMs = Date.now();
-    await Promise.all(brokerIds.map((id) => this.runCommand('kill', id)));
-    for (const id of brokerIds) this.down.add(id);
-    return { brokerIds, atMs, liveAtCut: Object.fromEntries(brokerIds.map((id) => [id, true])) };
+    const results = await Promise.allSettled(ids.map((id) => runTemplate(this.spec, d.start, this.values(id, side))));
+    const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (failed.length) {
+      if (d.heal) await this.healTemplated(kind, ids, fault).catch((err: Error) => failed.push(`and its heal: ${err.message}`));
+      throw new Error(`external cluster: ${kind} of broker(s) ${ids.join(', ')}: ${failed.join('; ')}`);
+    }
+    if (d.restart) for (const id of ids) this.down.add(id);
+    this.log(`${kind} of broker(s) ${ids.join(', ')} through external.${d.start}${side ? ` from [${side.from}]${side.ports ? ` on ports ${side.ports}` : ''}` : ''}`);
+    return { brokerIds: ids, atMs, liveAtCut: Object.fromEntries(ids.map((id) => [id, true])) };
+  }
+
+  /** Phase heal: the kind's heal template on every victim (each tried even when another fails). */
+  private async healTemplated(kind: FaultKind, ids: number[], fault: Fault | null): Promise<void> {
+    const d = EXTERNAL_FAULTS[kind];
+    if (d.by !== 'templates' || !d.heal) throw new Error(`external cluster: fault ${kind} has no heal template`);
+    const key = `${kind}:${ids.join(',')}`;
+    const side = this.sides.has(key) ? this.sides.get(key) : this.side(kind, ids, fault);
+    const results = await Promise.allSettled(ids.map((id) => runTemplate(this.spec, d.heal!, this.values(id, side))));
+    const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (failed.length) throw new Error(`external cluster: heal of ${kind} of broker(s) ${ids.join(', ')}: ${failed.join('; ')}`);
+    this.inForce.delete(key);
+    this.log(`${kind} of broker(s) ${ids.join(', ')} healed through external.${d.heal}`);
   }
 
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
     return Promise.all(
       brokerIds.map(async (id) => {
         const t0 = Date.now();
-        await this.runCommand('restart', id);
+        await runTemplate(this.spec, 'restart', this.values(id));
         const b = this.broker(id);
         // Serving again once its listener answers Metadata listing itself.
         const end = Date.now() + 120_000;
@@ -138,9 +197,13 @@ class ExternalCluster implements FaultableCluster {
     return `kafka://${b.host}:${b.port}`;
   }
 
+  /** Heals what is still in force (a heal the schedule could not run), then stops polling. */
   async stop(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = null;
+    const heals = await Promise.allSettled([...this.inForce.values()].map((h) => h()));
+    const failed = heals.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (failed.length) throw new Error(`external cluster: at stop, faults still in force could not be healed: ${failed.join('; ')}`);
   }
 }
 
@@ -172,7 +235,7 @@ async function freshTopic(spec: ExternalSpec, opts: ClusterStartOptions): Promis
   }
 }
 
-export function externalTarget(spec: ExternalSpec | undefined): Target {
+export function externalTarget(spec: ExternalSpec | undefined, log: (line: string) => void = () => undefined): Target {
   if (!spec) throw new Error('target: external needs an external: block with bootstrap servers');
   return {
     kind: 'external',
@@ -188,7 +251,7 @@ export function externalTarget(spec: ExternalSpec | undefined): Target {
       if (first.brokers.length < opts.cluster.brokers) {
         throw new Error(`target external: the cluster at ${spec.bootstrap.join(',')} has ${first.brokers.length} broker(s), the scenario's cluster.brokers is ${opts.cluster.brokers}`);
       }
-      const cluster = new ExternalCluster(spec, opts.cluster.topic, first, opts.workDir);
+      const cluster = new ExternalCluster(spec, opts.cluster.topic, first, opts.workDir, log);
       await cluster.waitForLeaders(opts.cluster.topic, 60_000);
       cluster.startPolling();
       return cluster;
