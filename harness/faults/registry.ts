@@ -192,7 +192,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       /** Only these links' ports; default: all traffic (controller and clients: their own link). */
       links: leaf(LINKS_EXPECTED, parseLinks),
     },
-    needs: 'shape-lab-network',
+    needs: 'partition-network',
     needsLabNetwork: true,
     losesPageCache: false,
     loadRunsThrough: true,

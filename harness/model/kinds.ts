@@ -9,7 +9,7 @@ export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states', 'move-l
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** harness/faults/registry.ts: what a target's clusters can do to a broker; a fault kind names the one it needs. */
-export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'shape-lab-network', 'fill-disk'] as const;
+export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'] as const;
 export type FaultAction = (typeof FAULT_ACTIONS)[number];
 
 /** harness/targets/registry.ts: how brokers are started. */

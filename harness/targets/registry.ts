@@ -38,7 +38,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
       // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
       // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'shape-lab-network', 'fill-disk'],
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
       sysctls: 'host',
       recoveryTimeoutMs: 30_000,
       dataOnHost: true,
@@ -96,7 +96,7 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
       // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM;
       // shape-lab-network: its nodes in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
-      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'shape-lab-network', 'fill-disk'],
+      faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
       sysctls: 'host',
       recoveryTimeoutMs: 60_000,
       dataOnHost: true,

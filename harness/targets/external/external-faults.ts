@@ -7,6 +7,7 @@
 import type { FaultAction, FaultKind } from '../../model/kinds.ts';
 import type { FaultScenarioIssue } from '../../faults/registry.ts';
 import type { Fault } from '../../scenario/types.ts';
+import { parseFrom, peerText, type PartitionPeer } from '../../faults/partition-checks.ts';
 import { EXTERNAL_LINKS, type ExternalLink, type ExternalSpec, type TemplateName } from './external-spec.ts';
 
 export type ExternalDelivery =
@@ -21,7 +22,7 @@ export const EXTERNAL_FAULTS: Record<FaultKind, ExternalDelivery> = {
   // An OS crash without a sync (sysrq b): the host's page cache is lost as in a power cut.
   'power-cut': { by: 'templates', start: 'powerCut', restart: 'restart', needs: 'cut-power' },
   pause: { by: 'templates', start: 'pause', heal: 'resume', needs: 'pause-broker-process' },
-  partition: { by: 'templates', start: 'partition', heal: 'heal', needs: 'shape-lab-network' },
+  partition: { by: 'templates', start: 'partition', heal: 'heal', needs: 'partition-network' },
   'slow-link': { by: 'none', why: 'no command template caps or drops a real host\'s traffic yet (tc/nft on the node would: give the kind templates first)' },
   'disk-full': { by: 'none', why: "its brokers' disks are not this host's: the lab cannot fill them" },
   'move-leader': { by: 'protocol', needs: 'elect-preferred-leader' },
@@ -45,10 +46,13 @@ export function linksOf(fault: Fault): ExternalLink[] | null {
   return links === undefined ? null : Array.isArray(links) ? links : [links];
 }
 
-type PartitionFrom = 'rest' | 'followers' | 'controller' | 'clients' | number[];
-
-export function fromOf(fault: Fault): PartitionFrom {
-  return (fault as { from?: PartitionFrom }).from ?? 'rest';
+/** A partition entry's `from:` as the partition kind parses it (harness/faults/partition-checks.ts): groups and broker indexes. */
+export function fromOf(fault: Fault): PartitionPeer[] {
+  const raw = (fault as { from?: unknown }).from;
+  if (raw === undefined) return ['rest'];
+  // As parsed (groups and { broker }), or as written (a group, an index, a list of them).
+  const parsed = Array.isArray(raw) && raw.every((p) => typeof p === 'string' || (typeof p === 'object' && p !== null && 'broker' in p)) ? (raw as PartitionPeer[]) : parseFrom(raw);
+  return parsed ?? ['rest'];
 }
 
 /**
@@ -70,9 +74,8 @@ export function externalFaultIssues(fault: Fault, external: Partial<ExternalSpec
     });
   }
   if (fault.kind !== 'partition') return out;
-  const from = fromOf(fault);
-  if (from === 'controller' || from === 'clients') {
-    out.push({ path: ['from'], expected: `rest | followers | broker indexes on target: external (the ${from === 'controller' ? "KRaft quorum's" : "harness's"} addresses as the brokers see them are not in Metadata)`, found: from });
+  for (const group of fromOf(fault).filter((p) => p === 'controller' || p === 'clients')) {
+    out.push({ path: ['from'], expected: `rest | followers | broker indexes on target: external (the ${group === 'controller' ? "KRaft quorum's" : "harness's"} addresses as the brokers see them are not in Metadata)`, found: group as string });
   }
   const links = linksOf(fault);
   if (links) {
@@ -100,14 +103,17 @@ export interface ExternalBroker {
  */
 export function partitionSide(fault: Fault, victims: readonly number[], brokers: readonly ExternalBroker[], partition0: { leader: number; isr: number[] } | null): ExternalBroker[] {
   const from = fromOf(fault);
-  let side: ExternalBroker[];
-  if (from === 'rest') side = brokers.filter((b) => !victims.includes(b.id));
-  else if (from === 'followers') {
-    if (!partition0) throw new Error('partition from followers: partition 0 has no leader at the moment of the fault');
-    side = brokers.filter((b) => b.id !== partition0.leader && partition0.isr.includes(b.id) && !victims.includes(b.id));
-  } else if (Array.isArray(from)) side = from.map((i) => brokers[i]).filter((b): b is ExternalBroker => b !== undefined && !victims.includes(b.id));
-  else throw new Error(`partition from ${from}: not deliverable on target external (refused at scenario check)`);
-  if (side.length === 0) throw new Error(`partition of broker(s) ${victims.join(', ')} from ${JSON.stringify(from)}: the other side is empty`);
+  const sides = from.map((peer): ExternalBroker[] => {
+    if (typeof peer === 'object') return brokers[peer.broker] ? [brokers[peer.broker]!] : [];
+    if (peer === 'rest') return brokers.filter((b) => !victims.includes(b.id));
+    if (peer === 'followers') {
+      if (!partition0) throw new Error('partition from followers: partition 0 has no leader at the moment of the fault');
+      return brokers.filter((b) => b.id !== partition0.leader && partition0.isr.includes(b.id));
+    }
+    throw new Error(`partition from ${peer}: not deliverable on target external (refused at scenario check)`);
+  });
+  const side = [...new Map(sides.flat().filter((b) => !victims.includes(b.id)).map((b) => [b.id, b])).values()].sort((a, b) => a.id - b.id);
+  if (side.length === 0) throw new Error(`partition of broker(s) ${victims.join(', ')} from ${from.map(peerText).join(', ')}: the other side is empty`);
   for (const v of brokers.filter((b) => victims.includes(b.id))) {
     const shared = side.find((b) => b.host === v.host);
     if (shared) throw new Error(`partition: brokers ${v.id} and ${shared.id} share host ${v.host}; a cut by address cannot separate them`);

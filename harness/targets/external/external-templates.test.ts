@@ -80,6 +80,8 @@ describe('target external: command templates', () => {
       partition: ['partition', 'heal'],
       'move-leader': [],
       'crash-states': [],
+      'slow-link': [],
+      'disk-full': [],
     });
     expect([...capabilitiesOf('external').faultActions].sort()).toEqual(externalFaultActions().sort());
     expect(capabilitiesOf('external').faultActions).not.toContain('record-write-log');
@@ -120,7 +122,7 @@ describe('target external: command templates', () => {
     expect(issues(ext(), '  - { kind: partition, target: leader, from: controller, when: { at: 2s }, duration: 2s }\n')).toEqual([
       "faults[0].from: rest | followers | broker indexes on target: external (the KRaft quorum's addresses as the brokers see them are not in Metadata), found controller",
     ]);
-    expect(issues(ext(), '  - { kind: partition, target: leader, from: [0, 7], when: { at: 2s }, duration: 2s }\n')).toEqual(['faults[0].from: broker indexes from 0 to 2 | rest | followers | controller | clients, found 7']);
+    expect(issues(ext(), '  - { kind: partition, target: leader, from: [0, 7], when: { at: 2s }, duration: 2s }\n')).toEqual(['faults[0].from: broker indexes from 0 to 2 (or rest, followers, controller, clients), found 7']);
     expect(issues(ext(), '  - { kind: partition, target: leader, links: replication, when: { at: 2s }, duration: 2s }\n')).toEqual([
       'faults[0].links: external.links.replication: the ports of those listeners, for {ports} (one of clients, replication, controller), found no ports for them',
       'faults[0].links: a partition template that uses {ports} to narrow the cut to these links, found external.partition without {ports}: ["sh","-c","cut {from}"]',
@@ -140,7 +142,7 @@ describe('target external: command templates', () => {
     expect(hosts(partitionSide(at('followers'), [1], brokers, { leader: 0, isr: [0, 1, 2] }))).toEqual(['10.0.0.3']);
     expect(hosts(partitionSide(at('followers'), [0], brokers, { leader: 0, isr: [0, 2] }))).toEqual(['10.0.0.3']);
     expect(hosts(partitionSide(at([2]), [0], brokers, null))).toEqual(['10.0.0.3']);
-    expect(() => partitionSide(at([0]), [0], brokers, null)).toThrow('partition of broker(s) 0 from [0]: the other side is empty');
+    expect(() => partitionSide(at([0]), [0], brokers, null)).toThrow('partition of broker(s) 0 from broker 0: the other side is empty');
     expect(() => partitionSide(at('followers'), [1], brokers, null)).toThrow(/partition 0 has no leader/);
     const shared = brokers.map((b) => ({ ...b, host: '127.0.0.1' }));
     expect(() => partitionSide(at('rest'), [0], shared, null)).toThrow('partition: brokers 0 and 1 share host 127.0.0.1; a cut by address cannot separate them');
