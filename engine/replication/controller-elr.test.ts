@@ -116,4 +116,15 @@ describe('eligible leader replicas (KIP-966): ISR [1,2,3], min.insync.replicas 2
     expect(p()).toMatchObject({ leader: 2, isr: [2], elr: [] });
     expect(c.state().events.filter((e) => e.brokerId === 1).map((e) => e.kind)).toEqual(['fenced', 'unclean-shutdown', 'unfenced']);
   });
+
+  it('a rack power cut: every replica fenced at once and back without a clean shutdown: the last eligible one leads again (unclean), the partition does not stay offline', () => {
+    const on = setup({ elr: true });
+    on.passWith([]);
+    expect(on.p()).toMatchObject({ leader: -1, isr: [], elr: [2, 3] });
+    for (const id of [3, 1, 2]) on.restart(id, false);
+    // Each unclean shutdown took its broker out of the ELR; the last one that was eligible is remembered.
+    on.passWith([1, 2, 3], 100);
+    expect(on.p()).toMatchObject({ leader: 2, isr: [2], elr: [] });
+    expect(on.c.state().events.filter((e) => e.kind === 'election').at(-1)!.reason).toMatch(/ISR and ELR empty: elected the last known leader 2 \(unclean: it may lack what it lost\)/);
+  });
 });

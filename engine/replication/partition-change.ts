@@ -119,6 +119,13 @@ export function planPartitionChange(p: Readonly<PartitionAssignment>, req: Parti
   let lastKnownLeader = lastKnown;
   if (!elrOn || leader >= 0) lastKnownLeader = -1;
   else if (isr.length === 0 && p.isr.length > 0 && p.leader >= 0) lastKnownLeader = p.leader;
+  else if (isr.length === 0 && elr.length === 0 && lastKnown < 0) {
+    // Every eligible replica gone (they all shut down uncleanly: a rack's power cut) with no leader
+    // to remember: the last one that was eligible leads when it is back, unclean (Kafka keeps the
+    // last known ELR for this); without it the partition would stay offline for good.
+    const last = [...(p.elr ?? []), ...p.isr].at(-1);
+    if (last !== undefined) lastKnownLeader = last;
+  }
   return { leader, isr, elr, lastKnownLeader, source };
 }
 
