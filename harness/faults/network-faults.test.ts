@@ -56,7 +56,7 @@ expectations:
     for (const cell of run.cells) {
       const t = cell.trials![0]!;
       const [e] = t.schedule!;
-      console.log(`${cell.id}: partition ${e!.startMs}-${e!.healMs} ms of broker ${e!.targets}; isr ${JSON.stringify(t.isr)}; acked ${t.ledger.acked}, while shrunk ${t.ledger.ackedWhileIsrShrunk}, lost ${t.ledger.ackedLost}; ISR size by second ${cell.timeseries.map((p) => p.isrSize ?? '-').join(',')}`);
+      console.log(`${cell.id}: partition ${e!.startMs}-${e!.healMs} ms of broker ${e!.targets}; isr ${JSON.stringify(t.isr)}; acked ${t.ledger.acked}, while shrunk ${t.ledger.ackedWhileIsrShrunk}, HW still up to ${t.hwLongestStillMs} ms, lost ${t.ledger.ackedLost}; ISR size by second ${cell.timeseries.map((p) => p.isrSize ?? '-').join(',')}`);
       expect(t.schedule).toHaveLength(1);
       expect(e).toMatchObject({ entry: 0, kind: 'partition', when: 'at 1 s', durationMs: 4500 });
       expect(e!.startMs!).toBeGreaterThanOrEqual(990);
@@ -79,6 +79,14 @@ expectations:
       // acks=all went on with the leader alone: counted, and drawn as an ISR size of 1 beside p99.
       expect(t.ledger.ackedWhileIsrShrunk!).toBeGreaterThan(0);
       expect(cell.timeseries.some((p) => p.isrSize === 1)).toBe(true);
+      // The HW, sampled with the ISR: it advanced before the cut, stood still while acks=all waited for the cut follower (up to the shrink), and advanced again.
+      const hw = t.hw!.filter((c) => c.partition === 0 && c.hw !== null);
+      expect(hw.length).toBeGreaterThan(4);
+      expect(hw.some((c) => c.atMs < e!.startMs! && c.hw! > 0)).toBe(true);
+      expect(hw.some((c) => c.atMs > shrunk!.atMs && c.hw! > hw.filter((x) => x.atMs <= e!.startMs!).at(-1)!.hw!)).toBe(true);
+      expect(t.hwLongestStillMs!).toBeGreaterThanOrEqual(1000);
+      expect(t.hwLongestStillMs!).toBeLessThan(e!.healMs! - e!.startMs! + 1000);
+      expect(cell.timeseries.some((p) => (p.hwAdvancedPerSec ?? 0) > 0)).toBe(true);
       expect(t.ledger).toMatchObject({ ackedLost: 0, corrupt: 0 });
       expect(t.suspect).toBeUndefined();
     }

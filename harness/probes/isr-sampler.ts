@@ -19,7 +19,14 @@ export interface IsrChange {
 
 export const ISR_SAMPLE_INTERVAL_MS = 250;
 
-type IsrSource = Pick<ClusterClient, 'leaderId' | 'inSyncReplicas'>;
+type IsrSource = Pick<ClusterClient, 'leaderId' | 'inSyncReplicas' | 'highWatermarks'>;
+
+/** A partition's high watermark from `atMs` until its next change; null: the reading failed or did not come within the round. */
+export interface HwChange {
+  atMs: number;
+  partition: number;
+  hw: number | null;
+}
 
 const same = (a: IsrChange, b: Omit<IsrChange, 'atMs'>) =>
   a.leader === b.leader && (a.isr === null ? b.isr === null : b.isr !== null && a.isr.length === b.isr.length && a.isr.every((x, i) => x === b.isr![i]));
@@ -28,6 +35,8 @@ const same = (a: IsrChange, b: Omit<IsrChange, 'atMs'>) =>
 export class IsrSampler {
   private readonly changes: IsrChange[] = [];
   private readonly last = new Map<number, IsrChange>();
+  private readonly hw: HwChange[] = [];
+  private readonly lastHw = new Map<number, HwChange>();
   private timer: NodeJS.Timeout | null = null;
   private round: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -52,6 +61,8 @@ export class IsrSampler {
   }
 
   private async sample(): Promise<void> {
+    // The HW reading is bounded by the interval's double: a leader that does not answer (paused, cut) leaves it null, never stalls the ISR's round long.
+    const hwRead = this.client.highWatermarks?.(this.topic, this.partitions, this.intervalMs * 2).catch(() => null) ?? null;
     const readings = await Promise.all(
       this.partitions.map(async (partition) => {
         const isr = await this.client.inSyncReplicas(this.topic, partition).then(
@@ -70,6 +81,23 @@ export class IsrSampler {
       this.last.set(r.partition, change);
       this.changes.push(change);
     }
+    if (hwRead) this.noteHw(atMs, await hwRead);
+  }
+
+  private noteHw(atMs: number, read: Map<number, number | { error: string }> | null): void {
+    for (const partition of this.partitions) {
+      const v = read?.get(partition);
+      const hw = typeof v === 'number' ? v : null;
+      if (this.lastHw.get(partition)?.hw === hw) continue;
+      const change = { atMs, partition, hw };
+      this.lastHw.set(partition, change);
+      this.hw.push(change);
+    }
+  }
+
+  /** Each partition's HW changes in time order; null where the driver reads no HW (see the header). */
+  hwChanges(): HwChange[] | null {
+    return this.client.highWatermarks ? [...this.hw] : null;
   }
 
   /** Stops sampling (after the round in flight) and returns every change, in time order. */

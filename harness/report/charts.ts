@@ -209,7 +209,15 @@ interface SeriesPanel {
 const MiB = 1024 * 1024;
 
 const PANELS: SeriesPanel[] = [
-  { key: 'rate', title: 'records/s', metrics: [{ name: 'records/s', pick: (p) => p.recordsPerSec }] },
+  // Beside the acknowledged records/s: what the high watermarks committed (sampled with the ISR where the driver reads an HW).
+  {
+    key: 'rate',
+    title: 'records/s',
+    metrics: [
+      { name: 'records/s', pick: (p) => p.recordsPerSec },
+      { name: 'HW advanced/s', pick: (p) => p.hwAdvancedPerSec },
+    ],
+  },
   { key: 'p99', title: 'p99 µs (log)', log: true, metrics: [{ name: 'p99', pick: (p) => p.p99Us }] },
   // Beside p99: the smallest partition ISR each second (sampled every ~250 ms during the load, RF > 1).
   { key: 'isr', title: 'ISR size (smallest partition)', onlyWhenSampled: true, metrics: [{ name: 'ISR size', pick: (p) => p.isrSize }] },

@@ -107,6 +107,8 @@ export interface TimePoint {
   pagesStolenPerSec?: number;
   /** The smallest ISR of any partition in that second (harness/probes/isr-sampler.ts isrSizePerSecond); absent: not sampled. */
   isrSize?: number;
+  /** Records the high watermarks advanced in that second, summed over partitions (harness/probes/hw-figures.ts); absent: not sampled (a driver that reads no HW, RF 1). */
+  hwAdvancedPerSec?: number;
 }
 
 export interface BrokerSummary {
@@ -316,6 +318,10 @@ export interface Trial {
   evidence?: { dir: string; keptBecause: string[]; incomplete?: string[] };
   /** Each partition's leader and ISR as they changed during the load (ms from the load's start; isr null: the reading failed), where sampled (RF > 1). */
   isr?: Array<{ atMs: number; partition: number; leader: number | null; isr: number[] | null }>;
+  /** Each partition's high watermark as it changed during the load, sampled with the ISR (ms from the load's start; hw null: the reading failed); absent where the driver reads no HW. */
+  hw?: Array<{ atMs: number; partition: number; hw: number | null }>;
+  /** The longest some partition's HW stood still while the load ran (harness/probes/hw-figures.ts hwLongestStillMs); absent: not sampled. */
+  hwLongestStillMs?: number;
   /** The producers' worst per-second p99 while the schedule's first lasting entry was in force, to a second after its heal (harness/runner/fault-p99.ts); absent: no such entry, or no answers then. */
   p99DuringFaultUs?: number;
   /** Every acknowledged record classified from the kept disk images alone (`durolab recount`, harness/recount). */

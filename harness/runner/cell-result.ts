@@ -30,6 +30,15 @@ export function withIsrSize(points: TimePoint[], sizes: ReadonlyArray<number | n
   return points;
 }
 
+/** Sets each point's hwAdvancedPerSec from `advanced` (index = t); a null second stays absent. */
+export function withHwAdvanced(points: TimePoint[], advanced: ReadonlyArray<number | null>): TimePoint[] {
+  for (const p of points) {
+    const v = advanced[p.t];
+    if (typeof v === 'number') p.hwAdvancedPerSec = v;
+  }
+  return points;
+}
+
 export function emptyLedger(): LedgerSummary {
   return { acked: 0, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, unackedPresent: 0 };
 }

@@ -10,8 +10,9 @@ import { trialDir } from '../results/store.ts';
 import { processFootprint, type ProcessFootprint } from '../probes/process-stat.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
 import { TrialClock } from './trial-clock.ts';
-import { mergeTimeseries, withIsrSize } from './cell-result.ts';
+import { mergeTimeseries, withHwAdvanced, withIsrSize } from './cell-result.ts';
 import { isrSizePerSecond } from '../probes/isr-sampler.ts';
+import { hwAdvancedPerSecond } from '../probes/hw-figures.ts';
 import { p99DuringFault } from './fault-p99.ts';
 import { faultLine, replicaLine, requestCounts } from './trial-accounting.ts';
 import { guestSeries } from './cell-probes.ts';
@@ -59,7 +60,9 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     res.figuresWatch?.stop();
     const produced = await res.loadPromise!;
     res.loadPromise = null;
+    const loadEndMs = Date.now();
     const isr = res.isrSampler ? await res.isrSampler.stop() : null;
+    const hw = res.isrSampler?.hwChanges() ?? null;
     res.isrSampler = null;
     // What the broker processes hold with the cell's partitions (host processes; first repetition).
     if (rep === 0 && caps.sysctls === 'host') {
@@ -88,7 +91,9 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     if (rep === 0) {
       figures.timeseries = mergeTimeseries(produced.timeseries, series ? perSecond(series, produced.measureStartMs) : []);
       // The ISR beside p99: the smallest partition's ISR each second of the same window.
-      if (isr) withIsrSize(figures.timeseries, isrSizePerSecond(isr, produced.measureStartMs, Math.max(0, ...figures.timeseries.map((p) => p.t + 1))));
+      const seconds = Math.max(0, ...figures.timeseries.map((p) => p.t + 1));
+      if (isr) withIsrSize(figures.timeseries, isrSizePerSecond(isr, produced.measureStartMs, seconds));
+      if (hw) withHwAdvanced(figures.timeseries, hwAdvancedPerSecond(hw, produced.measureStartMs, seconds));
       for (const g of figures.consumerRuns[0]?.groups ?? []) {
         g.cacheHitRatio = cacheHitRatio(g, figures.timeseries, w.warmupSec);
         g.producerP99Us = producerP99Around({ timeseries: figures.timeseries }, g.startAtSec - w.warmupSec);
@@ -116,7 +121,7 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
       const during = p99DuringFault({ series: produced.timeseries, measureStartMs: produced.measureStartMs, schedule: trial.schedule, loadStartMs: load.loadStartMs });
       if (during !== undefined) trial.p99DuringFaultUs = during;
     }
-    if (isr) addIsrFigures(trial, isr, { ledger, loadStartMs: load.loadStartMs, acks: ctx.settings.acks, rf: scenario.cluster.replicationFactor });
+    if (isr) addIsrFigures(trial, isr, hw, { ledger, loadStartMs: load.loadStartMs, loadEndMs, acks: ctx.settings.acks, rf: scenario.cluster.replicationFactor });
     trial.errors = produced.errors;
     trial.requests = requestCounts(ledger);
     writeLedger(repDir, ledger);

@@ -66,6 +66,7 @@ export function faultLine(t: Trial): string {
     t.ledger.hwWentBack === undefined ? `HW going back not measured (${f.hwNotMeasuredWhy ?? 'no HW before the fault'})` : '',
     t.ledger.ackedWithoutOffset ? `${t.ledger.ackedWithoutOffset} acknowledged without an offset` : '',
     t.ledger.ackedWhileIsrShrunk ? `${t.ledger.ackedWhileIsrShrunk} acknowledged while the ISR was shrunk` : '',
+    t.hwLongestStillMs !== undefined ? `HW stood still up to ${(t.hwLongestStillMs / 1000).toFixed(2)} s` : '',
     t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
   ].filter(Boolean);
   const s = f.recoverySteps;

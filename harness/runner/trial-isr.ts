@@ -5,7 +5,8 @@
 import type { Acks } from '../../engine/settings/values.ts';
 import type { Trial } from '../results/types.ts';
 import type { AckLedger } from '../workload/ledger.ts';
-import { IsrSampler, ackedWhileIsrShrunk, type IsrChange } from '../probes/isr-sampler.ts';
+import { IsrSampler, ackedWhileIsrShrunk, type HwChange, type IsrChange } from '../probes/isr-sampler.ts';
+import { hwLongestStillMs } from '../probes/hw-figures.ts';
 import type { CellContext, TrialSetup } from './trial-cluster.ts';
 
 /** Above this many partitions a round of readings would be a load of its own: not sampled (the figure is then absent, not 0). */
@@ -17,8 +18,18 @@ export function startIsrSampler(ctx: CellContext, setup: TrialSetup): IsrSampler
   return new IsrSampler(setup.client, ctx.scenario.cluster.topic, partitions).start();
 }
 
-export function addIsrFigures(trial: Trial, changes: readonly IsrChange[], o: { ledger: AckLedger; loadStartMs: number; acks: Acks; rf: number }): void {
+export function addIsrFigures(
+  trial: Trial,
+  changes: readonly IsrChange[],
+  hw: readonly HwChange[] | null,
+  o: { ledger: AckLedger; loadStartMs: number; loadEndMs: number; acks: Acks; rf: number },
+): void {
   trial.isr = changes.map((c) => ({ ...c, atMs: c.atMs - o.loadStartMs }));
+  if (hw) {
+    trial.hw = hw.map((c) => ({ ...c, atMs: c.atMs - o.loadStartMs }));
+    const still = hwLongestStillMs(hw, o.loadStartMs, o.loadEndMs);
+    if (still !== null) trial.hwLongestStillMs = still;
+  }
   if (o.acks !== 'all') return;
   const shrunk = ackedWhileIsrShrunk(
     o.ledger.partitions().flatMap((p) => [...o.ledger.batches(p)]),
