@@ -27,6 +27,7 @@ export const FIGURES = [
   'ackedWhileIsrShrunk',
   'notEnoughReplicas',
   'faultP99Us',
+  'faultUtilPct',
 ] as const;
 export type FigureName = (typeof FIGURES)[number];
 
@@ -52,6 +53,7 @@ export const FIGURE_LABEL: Record<FigureName, string> = {
   ackedWhileIsrShrunk: 'acked while the ISR was shrunk (acks=all)',
   notEnoughReplicas: 'NOT_ENOUGH_REPLICAS answers',
   faultP99Us: "producers' p99 µs during the fault",
+  faultUtilPct: 'device utilisation % during the fault',
 };
 
 /** Higher is better for these; lower for latencies and loss. Used only to word a difference. */
@@ -157,6 +159,11 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
     case 'faultP99Us': {
       // Per trial (harness/runner/fault-p99.ts): absent where no lasting fault had answers around it.
       const xs = judgedTrials(cell).map((t) => t.p99DuringFaultUs).filter((v): v is number => typeof v === 'number');
+      return xs.length ? band(xs, 'trials') : null;
+    }
+    case 'faultUtilPct': {
+      // Per trial (harness/runner/fault-p99.ts): the disk under the data dirs, absent where the probes did not sample it.
+      const xs = judgedTrials(cell).map((t) => t.utilDuringFaultPct).filter((v): v is number => typeof v === 'number');
       return xs.length ? band(xs, 'trials') : null;
     }
     case 'maxDirtyPages': {

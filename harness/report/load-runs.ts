@@ -188,6 +188,7 @@ const cell = z.object({
         isr: z.array(z.object({ atMs: z.number(), partition: z.number(), leader: z.number().nullable(), isr: z.array(z.number()).nullable() })).optional(),
         hw: z.array(z.object({ atMs: z.number(), partition: z.number(), hw: z.number().nullable() })).optional(),
         hwLongestStillMs: z.number().optional(),
+        utilDuringFaultPct: z.number().optional(),
         evidence: z.object({ dir: z.string(), keptBecause: z.array(z.string()), incomplete: z.array(z.string()).optional() }).optional(),
         recount: z
           .union([

@@ -324,6 +324,8 @@ export interface Trial {
   hwLongestStillMs?: number;
   /** The producers' worst per-second p99 while the schedule's first lasting entry was in force, to a second after its heal (harness/runner/fault-p99.ts); absent: no such entry, or no answers then. */
   p99DuringFaultUs?: number;
+  /** The device's mean utilisation (iostat %util of the disk under the data dirs) over the same seconds (harness/runner/fault-p99.ts); absent: not sampled. */
+  utilDuringFaultPct?: number;
   /** Every acknowledged record classified from the kept disk images alone (`durolab recount`, harness/recount). */
   recount?: RecountFigures | { problem: string };
   /** Wall time of the whole trial: cluster start, load, fault, recovery, check, stop. */

@@ -13,7 +13,7 @@ import { TrialClock } from './trial-clock.ts';
 import { mergeTimeseries, withHwAdvanced, withIsrSize } from './cell-result.ts';
 import { isrSizePerSecond } from '../probes/isr-sampler.ts';
 import { hwAdvancedPerSecond } from '../probes/hw-figures.ts';
-import { p99DuringFault } from './fault-p99.ts';
+import { p99DuringFault, utilDuringFault } from './fault-p99.ts';
 import { faultLine, replicaLine, requestCounts } from './trial-accounting.ts';
 import { guestSeries } from './cell-probes.ts';
 import { cacheHitRatio, consumerLine, producerP99Around } from './consumer-lines.ts';
@@ -118,8 +118,11 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     if (schedule) {
       trial.schedule = scheduleOutcome(schedule.entries, load.loadStartMs);
       log(`rep ${rep + 1}: schedule: ${scheduleLine(trial.schedule)}`);
-      const during = p99DuringFault({ series: produced.timeseries, measureStartMs: produced.measureStartMs, schedule: trial.schedule, loadStartMs: load.loadStartMs });
+      const window = { measureStartMs: produced.measureStartMs, schedule: trial.schedule, loadStartMs: load.loadStartMs };
+      const during = p99DuringFault({ ...window, series: produced.timeseries });
       if (during !== undefined) trial.p99DuringFaultUs = during;
+      const util = series ? utilDuringFault({ ...window, points: perSecond(series, produced.measureStartMs) }) : undefined;
+      if (util !== undefined) trial.utilDuringFaultPct = util;
     }
     if (isr) addIsrFigures(trial, isr, hw, { ledger, loadStartMs: load.loadStartMs, loadEndMs, acks: ctx.settings.acks, rf: scenario.cluster.replicationFactor });
     trial.errors = produced.errors;

@@ -67,6 +67,8 @@ export function faultLine(t: Trial): string {
     t.ledger.ackedWithoutOffset ? `${t.ledger.ackedWithoutOffset} acknowledged without an offset` : '',
     t.ledger.ackedWhileIsrShrunk ? `${t.ledger.ackedWhileIsrShrunk} acknowledged while the ISR was shrunk` : '',
     t.hwLongestStillMs !== undefined ? `HW stood still up to ${(t.hwLongestStillMs / 1000).toFixed(2)} s` : '',
+    t.p99DuringFaultUs !== undefined ? `p99 during the fault ${(t.p99DuringFaultUs / 1000).toFixed(1)} ms` : '',
+    t.utilDuringFaultPct !== undefined ? `device ${t.utilDuringFaultPct.toFixed(0)} % busy during it` : '',
     t.ledger.corrupt ? `${t.ledger.corrupt} corrupt batch(es) served` : '',
   ].filter(Boolean);
   const s = f.recoverySteps;
