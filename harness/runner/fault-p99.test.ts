@@ -9,7 +9,7 @@ const entry = (startMs: number | null, healMs: number | null | undefined): Sched
 
 // The load started at 10,000 ms (wall clock) and measured from 11,000 ms (1 s warm-up); the pause lasted 3-5 s of the load.
 const window = { measureStartMs: 11_000, loadStartMs: 10_000, schedule: [entry(3000, 5000)] };
-const points = [0, 1, 2, 3, 4, 5, 6].map((t) => ({ t, p99Us: t === 3 ? 900_000 : 1000 * (t + 1), recordsPerSec: 1, utilPct: t >= 2 && t <= 5 ? 10 : 80 }));
+const points = [0, 1, 2, 3, 4, 5, 6].map((t) => ({ t, p99Us: t === 3 ? 900_000 : 1000 * (t + 1), recordsPerSec: 1, requestsPerSec: 1, utilPct: t >= 2 && t <= 5 ? 10 : 80 }));
 
 describe('figures while a lasting fault was in force', () => {
   it('takes the seconds from its start to a second after its heal', () => {
