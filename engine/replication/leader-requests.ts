@@ -141,9 +141,15 @@ export class LeaderRequests {
     return { hw, start };
   }
 
-  /** Moves the HW forward when the ISR's LEOs allow; completes the purgatory up to it and wakes consumer fetches. */
+  /**
+   * Moves the HW forward when the ISR's LEOs allow; completes the purgatory up to it and wakes
+   * consumer fetches. Not while the committed ISR is below min.insync.replicas (at most the
+   * replication factor), as Kafka's Partition.maybeIncrementLeaderHW (isUnderMinIsr, KIP-966):
+   * what a leader holds alone then (acks=1) is not committed, so an ELR member that left the ISR
+   * at the minimum holds everything below the HW.
+   */
   maybeIncrementHw(): void {
-    if (this.p.role !== 'leader' || !this.state.advanceHw()) return;
+    if (this.p.role !== 'leader' || this.underMinIsr() || !this.state.advanceHw()) return;
     this.purgatory.complete(this.state.hw, () => this.enoughReplicasCheck());
     this.waiters.wakeConsumers();
   }
@@ -168,6 +174,10 @@ export class LeaderRequests {
   abandon(make: () => BrokerError): void {
     this.purgatory.failAll(make);
     this.waiters.wakeAll();
+  }
+
+  private underMinIsr(): boolean {
+    return this.state.isr.length < Math.min(this.minInsyncReplicas, this.state.replicas.length);
   }
 
   private enoughReplicasCheck(): BrokerError | null {

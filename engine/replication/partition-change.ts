@@ -13,8 +13,8 @@
 //    When it leaves the ISR below it, the ELR becomes (ELR + the ISR before the change) minus the
 //    new ISR, minus a broker being handled for an unclean shutdown. Below the minimum Kafka's
 //    leader does not advance its HW and acks=all answers NOT_ENOUGH_REPLICAS, so whoever left the
-//    ISR while it was at or below the minimum holds everything committed (on durolab: everything
-//    acks=all acknowledged, see (a) below).
+//    ISR while it was at or below the minimum holds everything committed (durolab's leader holds
+//    its HW the same way: engine/replication/leader-requests.ts maybeIncrementHw).
 // 2. Fencing. A fenced broker leaves every ISR even when it is the last member: the ISR may be
 //    empty (the last member is then in the ELR). Fencing does not take a broker out of an ELR: it
 //    may come back with its log intact.
@@ -33,18 +33,14 @@
 // the last ISR member stays in the ISR when it is fenced (KIP-841), so it alone can be elected
 // when it comes back, whatever it lost; an unclean shutdown is handled as a fence.
 //
-// What differs from Kafka: (a) Kafka's leader keeps its HW from advancing while the ISR is below
-// min.insync.replicas (Partition.maybeIncrementLeaderHW, with or without ELR); durolab's
-// leader still advances it over its own log, so records it committed alone (acks=1, or acks=all
-// answered NOT_ENOUGH_REPLICAS_AFTER_APPEND) may be missing on an ELR member. Acknowledged
-// acks=all records are not: they needed min.insync.replicas in the ISR. (b) Kafka marks an
-// unclean leader RECOVERING (leaderRecoveryState); durolab has no such state. (c) durolab's
-// controller takes min.insync.replicas from its settings (one value per cluster), as Kafka's
-// controller does from the cluster-level config when ELR is on; per-topic overrides do not exist
-// here. (d) The clean-shutdown proof is the partition logs' markers, not a stored broker epoch.
-// (e) A new process within the old one's session: Kafka refuses it (DuplicateBrokerRegistration)
-// until the session expires; durolab fences the old one at once. (f) durolab's brokers do not
-// list eligible.leader.replicas.version among their ApiVersions features.
+// What differs from Kafka: (a) Kafka marks an unclean leader RECOVERING (leaderRecoveryState);
+// durolab has no such state. (b) durolab's controller takes min.insync.replicas from its
+// settings (one value per cluster), as Kafka's controller does from the cluster-level config when
+// ELR is on; per-topic overrides do not exist here. (c) The clean-shutdown proof is the partition
+// logs' markers, not a stored broker epoch. (d) A new process within the old one's session: Kafka
+// refuses it (DuplicateBrokerRegistration) until the session expires; durolab fences the old one
+// at once. (e) durolab's brokers do not list eligible.leader.replicas.version among their
+// ApiVersions features.
 import type { PartitionAssignment } from './types.ts';
 
 export interface ElectionRules {

@@ -118,8 +118,21 @@ describe('replication over three real partitions', () => {
         expect(codeOf(err)).toBe('NOT_ENOUGH_REPLICAS');
         expect(l.logEndOffset).toBe(leo); // rejected before the append
         expect(l.metrics().errors).toMatchObject({ NOT_ENOUGH_REPLICAS: 1, NOT_ENOUGH_REPLICAS_AFTER_APPEND: 1 });
-        // acks=1 still works
+        // acks=1 still works, but below min ISR the HW does not advance over it (Kafka's isUnderMinIsr, KIP-966)
+        const hw = l.highWatermark;
         await expect(l.appendAsLeader(batchOf('n'), { acks: 1, timeoutMs: 1000 })).resolves.toMatchObject({ baseOffset: leo });
+        expect(l.highWatermark).toBe(hw);
+        expect(l.logEndOffset).toBeGreaterThan(hw);
+        // the followers come back and rejoin: the ISR is at the minimum again, and the HW reaches the log's end
+        sim.resume(2);
+        sim.resume(3);
+        for (let i = 0; i < 20 && l.highWatermark < l.logEndOffset; i++) {
+          await sim.tick(100); // heartbeats: the controller unfences them
+          await sim.replicate();
+          await settle();
+        }
+        expect(l.isr.length).toBeGreaterThanOrEqual(2);
+        expect(l.highWatermark).toBe(l.logEndOffset);
       }
       sim.close();
       sim = null;
