@@ -94,6 +94,10 @@ describe('trial cycle breakdown', () => {
     expect(kafka).toMatchObject({ state: 'fail', goalMs: 20_000 });
     expect(kafka.reason).toContain("the kafka brokers' own start and restart (exec to serving) take 15.0 s of it, the rest of the cycle (disks, load, cut, check, stop) 13.0 s");
     expect(judgeCycle({ ...base, target: 'external', medianMs: 1_000, loadAvg1: 1 }).state).toBe('unknown');
+    // A lasting fault in the schedule (issue 35): 30 s on the host route, whether a power cut followed or not; none on the VM target.
+    expect(judgeCycle({ ...base, target: 'kafka', vms: 3, lasting: true, medianMs: 28_000, loadAvg1: 4 })).toMatchObject({ state: 'pass', goalMs: 30_000 });
+    expect(judgeCycle({ ...base, target: 'process', faultKind: 'pause', vms: 3, lasting: true, medianMs: 31_000, loadAvg1: 4 })).toMatchObject({ state: 'fail', goalMs: 30_000 });
+    expect(judgeCycle({ ...base, faultKind: 'pause', lasting: true, medianMs: 1_000, loadAvg1: 1 })).toMatchObject({ state: 'unknown', goalMs: null });
   });
 });
 
