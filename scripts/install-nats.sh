@@ -17,6 +17,12 @@ if ! command -v go >/dev/null 2>&1; then
   echo "make nats: needs Go (1.24 or later) to build nats-server v$VERSION from the Go module proxy (Debian: golang-go, or https://go.dev/dl/)" >&2
   exit 1
 fi
+# nats-server 2.12's go.mod asks for Go 1.24 (Debian 12's golang-go is 1.19).
+GOVERSION="$(go env GOVERSION 2>/dev/null || true)"
+if ! printf '%s\n' "$GOVERSION" | awk -F'[go.]' '{ exit !($3 > 1 || ($3 == 1 && $4 >= 24)) }'; then
+  echo "make nats: needs Go 1.24 or later to build nats-server v$VERSION (found ${GOVERSION:-no version}; https://go.dev/dl/)" >&2
+  exit 1
+fi
 echo "nats-server v$VERSION: go install github.com/nats-io/nats-server/v2@v$VERSION into $DIR/bin (a minute or two)"
 TMP="$DIR/bin.tmp.$$"
 rm -rf "$TMP"
