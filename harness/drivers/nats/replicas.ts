@@ -6,9 +6,8 @@
 import type { BrokerMetrics, DriverCluster, ReplicaDigest, ReplicaLog } from '../types.ts';
 import { monitorOf, streamReplicaOn } from '../../targets/nats/monitor.ts';
 import { natsServerId } from '../../targets/nats/nats-node.ts';
-import { connectNats, jetstreamManager, natsStreamInfo, natsStreamName, onlyPartition } from './stream.ts';
+import { connectNats, jetstreamManager, natsStreamInfo, natsStreamName, onlyPartition, type StreamInfo } from './stream.ts';
 import { readStoredStream, storedBatchOf, storedDigest, type StoredStream } from './store-files.ts';
-import { natsServers } from './producer.ts';
 
 /** How long a read of the block files waits for a server to write out what its state already counts (its write cache). */
 const STORE_WRITE_WAIT_MS = 3000;
@@ -64,35 +63,52 @@ export async function natsReadReplicaLog(ctx: NatsReplicaContext, brokerId: numb
   };
 }
 
+/**
+ * The stream's info as a server answers it, asking one server at a time, the stream leader
+ * first: a server cut off from the leader (a partition) cannot forward the request, another can.
+ */
+async function streamInfoFromAny(cluster: DriverCluster, topic: string, timeoutMs: number): Promise<StreamInfo | null> {
+  const leader = cluster.leaderId(topic, 0);
+  const order = [...cluster.brokers].sort((a, b) => Number(b.id === leader) - Number(a.id === leader));
+  const failures: string[] = [];
+  for (const b of order) {
+    const nc = await connectNats([b.url], 'durolab-info', timeoutMs, false).catch((err: Error) => err);
+    if (nc instanceof Error) {
+      failures.push(`broker ${b.id}: ${nc.message}`);
+      continue;
+    }
+    try {
+      return await natsStreamInfo(await jetstreamManager(nc, { timeout: timeoutMs }), topic);
+    } catch (err) {
+      failures.push(`broker ${b.id}: ${(err as Error).message}`);
+    } finally {
+      await nc.close().catch(() => undefined);
+    }
+  }
+  throw new Error(`nats driver: no server answered the info of stream ${natsStreamName(topic)} (${failures.join('; ')})`);
+}
+
 /** The stream's leader and its current replicas (JetStream's "current": caught up with the leader), by broker id; null without a leader. */
 export async function natsCurrentReplicas(cluster: DriverCluster, topic: string, partition: number): Promise<number[] | null> {
   onlyPartition(topic, partition);
-  const nc = await connectNats(natsServers(cluster), 'durolab-isr');
-  try {
-    const info = await natsStreamInfo(await jetstreamManager(nc, { timeout: 3000 }), topic);
-    if (info === null) return null;
-    if (!info.cluster) return cluster.brokers.length === 1 ? [cluster.brokers[0]!.id] : null;
-    const leader = info.cluster.leader ? natsServerId(info.cluster.leader) : null;
-    if (leader === null) return null;
-    const current = (info.cluster.replicas ?? []).filter((r) => r.current && !r.offline).map((r) => natsServerId(r.name));
-    return [leader, ...current.filter((id): id is number => id !== null)];
-  } finally {
-    await nc.close().catch(() => undefined);
-  }
+  const info = await streamInfoFromAny(cluster, topic, 2000);
+  if (info === null) return null;
+  if (!info.cluster) return cluster.brokers.length === 1 ? [cluster.brokers[0]!.id] : null;
+  const leader = info.cluster.leader ? natsServerId(info.cluster.leader) : null;
+  if (leader === null) return null;
+  const current = (info.cluster.replicas ?? []).filter((r) => r.current && !r.offline).map((r) => natsServerId(r.name));
+  return [leader, ...current.filter((id): id is number => id !== null)];
 }
 
 /** The stream's HW (sequence after its last message) as its leader reports it now. */
 export async function natsHighWatermarks(cluster: DriverCluster, topic: string, partitions: readonly number[], timeoutMs: number): Promise<Map<number, number | { error: string }>> {
   const out = new Map<number, number | { error: string }>();
   for (const p of partitions) onlyPartition(topic, p);
-  const nc = await connectNats(natsServers(cluster), 'durolab-hw', timeoutMs);
   try {
-    const info = await natsStreamInfo(await jetstreamManager(nc, { timeout: timeoutMs }), topic);
+    const info = await streamInfoFromAny(cluster, topic, timeoutMs);
     for (const p of partitions) out.set(p, info === null ? { error: `stream ${natsStreamName(topic)} does not exist` } : info.state.last_seq + 1);
   } catch (err) {
     for (const p of partitions) out.set(p, { error: (err as Error).message });
-  } finally {
-    await nc.close().catch(() => undefined);
   }
   return out;
 }

@@ -29,9 +29,14 @@ export function onlyPartition(topic: string, partition: number): void {
   if (partition !== NATS_PARTITION) throw new Error(`nats: topic ${topic} is one JetStream stream, partition ${NATS_PARTITION} only (asked for partition ${partition})`);
 }
 
-/** A connection to any of `servers` that reconnects for as long as it is open (brokers come and go in a fault trial). */
-export function connectNats(servers: readonly string[], name: string, timeoutMs = 5000): Promise<NatsConnection> {
-  return connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 100, timeout: timeoutMs, ignoreClusterUpdates: true });
+/**
+ * A connection to any of `servers` that reconnects for as long as it is open (brokers come and go
+ * in a fault trial). A server that stops answering (paused, cut off) is taken as gone after two
+ * unanswered pings a second apart, not nats.js's default 2 minutes, and the client moves to another.
+ * reconnect false: a one-shot connection to the first server that answers (no retries).
+ */
+export function connectNats(servers: readonly string[], name: string, timeoutMs = 5000, reconnect = true): Promise<NatsConnection> {
+  return connect({ servers: [...servers], name, reconnect, maxReconnectAttempts: -1, reconnectTimeWait: 100, timeout: timeoutMs, ignoreClusterUpdates: true, pingInterval: 1000, maxPingOut: 2 });
 }
 
 /** The stream a cell's topic is created as. */

@@ -69,6 +69,13 @@ export class NatsCluster implements FaultableCluster {
     return this.jsm;
   }
 
+  private async closeManager(): Promise<void> {
+    const nc = this.nc;
+    this.nc = null;
+    this.jsm = null;
+    await nc?.close().catch(() => undefined);
+  }
+
   /** Waits until the JetStream meta group has a leader (any live node knows it); a 1-node server is its own. */
   async waitForMetaLeader(timeoutMs: number): Promise<string> {
     const end = Date.now() + timeoutMs;
@@ -109,7 +116,14 @@ export class NatsCluster implements FaultableCluster {
 
   /** The stream's leader from its info now (null: no stream, or no leader). */
   async refresh(): Promise<string | null> {
-    const info = await natsStreamInfo(await this.manager(), this.topic);
+    let info;
+    try {
+      info = await natsStreamInfo(await this.manager(), this.topic);
+    } catch (err) {
+      // The server this connection reached may be cut off from the stream's leader: the next try connects afresh.
+      await this.closeManager();
+      throw err;
+    }
     // A 1-node server answers without cluster info: it leads its streams itself.
     this.leaderName = info === null ? null : (info.cluster?.leader ?? (this.nodes.length === 1 ? 'n0' : null));
     return this.leaderName;
@@ -263,9 +277,7 @@ export class NatsCluster implements FaultableCluster {
   async stop(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = null;
-    await this.nc?.close().catch(() => undefined);
-    this.nc = null;
-    this.jsm = null;
+    await this.closeManager();
     const grace = this.disks?.keepsFinalImages ? EVIDENCE_STOP_GRACE_MS : CLUSTER_STOP_GRACE_MS;
     const how = await Promise.all(this.nodes.map((n) => n.stop(grace)));
     try {

@@ -131,4 +131,39 @@ describe('target: nats', () => {
     }
     for (const pid of pids) expect(isAlive(pid)).toBe(false);
   }, 90_000);
+
+  it('a pause (SIGSTOP) of the stream leader under load moves the leadership; after SIGCONT nothing acknowledged is lost', async (ctx) => {
+    const install = await requireNats(ctx);
+    const topic = 'ci-pause';
+    const cluster = await startNatsCluster(install, {
+      cluster: { brokers: 3, topic, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
+      settings: resolveSettings({ flush: 'never' }, 2),
+      workDir: path.join(work, 'pause'),
+    });
+    try {
+      const client = natsDriver().connect(cluster, { dataOnHost: true });
+      const leader = cluster.leaderId(topic, 0)!;
+      const stop = new AbortController();
+      const { ledger, result } = load(client, topic, leader, 30, stop.signal);
+      await waitForAcked(ledger, 1000, 20_000);
+      const cut = await cluster.pause([leader]);
+      const before = ledger.counts().ackedRecords;
+      // The other two elect a new stream leader and take the load on.
+      await waitForAcked(ledger, before + 1000, 20_000);
+      await cluster.resume([leader]);
+      stop.abort();
+      await result;
+      await cluster.waitForLeaders(topic, 30_000);
+      const caught = await waitForReplicasCaughtUp(client, topic, [0], 30_000);
+      expect(caught.caughtUp).toBe(true);
+      const check = await checkAfterFault({ source: client, topic, ledger, cutMs: cut.atMs });
+      console.log(`nats pause of leader ${leader}: ${check.report.acked} acknowledged (${ledger.counts().ackedRecords - before} during the pause), ${check.report.ackedLost} lost; leader now ${cluster.leaderId(topic, 0)}`);
+      expect(ledger.counts().ackedRecords - before).toBeGreaterThanOrEqual(1000);
+      expect(check.report.ackedLost).toBe(0);
+      expect(check.report.inconsistentOffsets).toBe(0);
+      expect(check.replicasDisagree).toBe(0);
+    } finally {
+      await cluster.stop();
+    }
+  }, 90_000);
 });
