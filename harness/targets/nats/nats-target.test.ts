@@ -12,10 +12,10 @@ import { checkLedger } from '../../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import { recoverAfterFault } from '../../faults/recover.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
-import { AckLedger } from '../../workload/ledger.ts';
-import { BatchFactory } from '../../workload/batch-factory.ts';
+import type { AckLedger } from '../../workload/ledger.ts';
 import { isAlive } from '../../vm/process-registry.ts';
-import type { ClusterClient } from '../../drivers/types.ts';
+import { produceFor } from '../lab-cluster-test-helpers.ts';
+import type { NatsInstall } from './install.ts';
 import { requireNats } from '../../../test/requirements.ts';
 import { startNatsCluster } from './nats-target.ts';
 import type { NatsCluster } from './nats-cluster.ts';
@@ -23,23 +23,13 @@ import type { NatsCluster } from './nats-cluster.ts';
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-target-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function load(client: ClusterClient, topic: string, leader: number, durationSec: number, signal?: AbortSignal) {
-  const ledger = new AckLedger({ recordsPerBatch: 8, producerIdBase: 5000, partitions: [0] });
-  const result = client.produce({
-    topic,
-    leaders: new Map([[0, leader]]),
-    acks: 'all',
-    timeoutMs: 5000,
-    connections: 2,
-    pipelining: 4,
-    rate: null,
-    warmupSec: 0,
-    durationSec,
-    ledger,
-    factory: new BatchFactory({ recordBytes: 256, recordsPerBatch: 8 }),
-    ...(signal ? { signal } : {}),
+/** Three nodes, an R3 stream of `topic`, the cell's flush; under the test's work dir. */
+async function threeNodes(install: NatsInstall, topic: string, flush: string, dir: string): Promise<NatsCluster> {
+  return startNatsCluster(install, {
+    cluster: { brokers: 3, topic, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
+    settings: resolveSettings({ flush }, 2),
+    workDir: path.join(work, dir),
   });
-  return { ledger, result };
 }
 
 async function waitForAcked(ledger: AckLedger, records: number, withinMs: number): Promise<void> {
@@ -52,24 +42,20 @@ describe('target: nats', () => {
     const install = await requireNats(ctx);
     const topic = 'ci.nats';
     const t0 = Date.now();
-    const cluster: NatsCluster = await startNatsCluster(install, {
-      cluster: { brokers: 3, topic, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
-      settings: resolveSettings({ flush: 'per-batch' }, 2),
-      workDir: path.join(work, 'load'),
-    });
+    const cluster: NatsCluster = await threeNodes(install, topic, 'per-batch', 'load');
     try {
       console.log(`nats-server ${install.version}: 3 nodes and an R3 stream ready in ${Date.now() - t0} ms`);
       const leader = cluster.leaderId(topic, 0)!;
       expect([0, 1, 2]).toContain(leader);
       const client = natsDriver().connect(cluster, { dataOnHost: true });
-      const { ledger, result } = load(client, topic, leader, 3);
+      const { ledger, result } = produceFor(client, topic, leader, 10, 5000);
       const r = await result;
       expect(r.measuredRequests).toBeGreaterThan(0);
       expect(r.latencyUs.totalCount).toBe(r.measuredRequests);
       expect(r.errors).toEqual({});
       const served = await client.consume({ topic, partition: 0 });
       const report = checkLedger(ledger, [served]);
-      console.log(`driver nats: ${report.acked} records acknowledged in 3 s (p50 ${r.latencyUs.getValueAtPercentile(50)} µs per 8-record batch), ${report.ackedLost} lost`);
+      console.log(`driver nats: ${report.acked} records acknowledged in 10 s (p50 ${r.latencyUs.getValueAtPercentile(50)} µs per 8-record batch), ${report.ackedLost} lost`);
       expect(report.acked).toBeGreaterThanOrEqual(2000);
       expect(report.ackedLost).toBe(0);
       expect(report.duplicates).toBe(0);
@@ -96,17 +82,13 @@ describe('target: nats', () => {
   it('a SIGKILL of one node under load and its restart on the same store dir lose nothing (sync_interval always)', async (ctx) => {
     const install = await requireNats(ctx);
     const topic = 'ci-kill';
-    const cluster = await startNatsCluster(install, {
-      cluster: { brokers: 3, topic, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
-      settings: resolveSettings({ flush: 'per-batch' }, 2),
-      workDir: path.join(work, 'kill'),
-    });
+    const cluster = await threeNodes(install, topic, 'per-batch', 'kill');
     const pids = cluster.brokers.map((b) => b.pid!);
     try {
       const client = natsDriver().connect(cluster, { dataOnHost: true });
       const leader = cluster.leaderId(topic, 0)!;
       const stop = new AbortController();
-      const { ledger, result } = load(client, topic, leader, 30, stop.signal);
+      const { ledger, result } = produceFor(client, topic, leader, 30, 5000, stop.signal);
       await waitForAcked(ledger, 2000, 20_000);
       const victim = leader;
       const cut = await cluster.processKill([victim]);
@@ -135,16 +117,12 @@ describe('target: nats', () => {
   it('a pause (SIGSTOP) of the stream leader under load moves the leadership; after SIGCONT nothing acknowledged is lost', async (ctx) => {
     const install = await requireNats(ctx);
     const topic = 'ci-pause';
-    const cluster = await startNatsCluster(install, {
-      cluster: { brokers: 3, topic, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 },
-      settings: resolveSettings({ flush: 'never' }, 2),
-      workDir: path.join(work, 'pause'),
-    });
+    const cluster = await threeNodes(install, topic, 'never', 'pause');
     try {
       const client = natsDriver().connect(cluster, { dataOnHost: true });
       const leader = cluster.leaderId(topic, 0)!;
       const stop = new AbortController();
-      const { ledger, result } = load(client, topic, leader, 30, stop.signal);
+      const { ledger, result } = produceFor(client, topic, leader, 30, 5000, stop.signal);
       await waitForAcked(ledger, 1000, 20_000);
       const cut = await cluster.pause([leader]);
       const before = ledger.counts().ackedRecords;
