@@ -12,6 +12,7 @@ import { hostDiskPrerequisiteProblem } from '../../disk/host-disk.ts';
 import { missingRequirement, requireNats } from '../../../test/requirements.ts';
 import { runScenarioHere } from '../../runner/run-scenario-test-helpers.ts';
 import { findProcessesMatching } from '../../vm/process-registry.ts';
+import { cycleSummary } from '../../cli/trial-summary.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-power-cut-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -43,6 +44,10 @@ expectations:
     );
     const { run, out } = await runScenarioHere(loadScenario(file), path.join(work, 'results'));
     console.log(out);
+    // The trial cycle step by step (disks, node start, leaders, load, cut, recovery, check, stop), as the CLI prints it.
+    const cycle = cycleSummary(run);
+    console.log(cycle);
+    expect(cycle).toContain('power-cut');
     expect(run.cells.map((c) => c.status)).toEqual(['ok', 'ok']);
     const trialOf = (flush: string) => run.cells.find((c) => String(c.params.flush) === flush)!.trials![0]!;
     for (const flush of ['never', 'per-batch']) {
