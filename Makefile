@@ -7,7 +7,7 @@ DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check readme-settings vm-image kafka clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check readme-settings vm-image kafka nats clean
 
 all: build
 
@@ -28,7 +28,7 @@ build: deps
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-test: system-deps build typecheck kafka
+test: system-deps build typecheck kafka nats
 	npx vitest run
 	npx vitest run --config vitest.vm.config.ts
 	sync
@@ -71,6 +71,11 @@ vm-image: build
 # Apache Kafka's jars (harness/targets/kafka/pom.xml) from Maven Central into ~/.cache/durolab.
 kafka: build
 	node bin/durolab.mjs kafka install
+
+# nats-server v2.12.1 (the version Jepsen's NATS analysis tested) built with `go install` from the
+# Go module proxy into ~/.cache/durolab (target: nats; Debian's 2.9 has no sync_interval).
+nats:
+	bash scripts/install-nats.sh
 
 clean:
 	rm -rf dist

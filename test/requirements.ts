@@ -24,3 +24,14 @@ export function missingRequirement(ctx: TestContext, reason: string): never {
   if (inCi()) throw new MissingRequirementError(reason);
   return ctx.skip(`needs: ${reason}`);
 }
+
+/**
+ * nats-server v2.12.1 in durolab's cache (`make nats`): under CI=true a missing or other version
+ * fails the test with the command to run; outside CI the test is skipped with it.
+ */
+export async function requireNats(ctx: TestContext): Promise<{ binary: string; version: string }> {
+  const { natsInstallProblem, ensureNats } = await import('../harness/targets/nats/install.ts');
+  const problem = await natsInstallProblem();
+  if (problem) missingRequirement(ctx, problem);
+  return ensureNats();
+}

@@ -21,6 +21,10 @@ export const DRIVERS: Record<DriverName, DriverSpec> = {
     summary: 'the Kafka protocol: produce through a Kafka client library (librdkafka or @platformatic/kafka, below) with delivery reports per send, Fetch for the checker, Metadata / ListOffsets for replicas',
     load: async () => (await import('./kafka/driver.ts')).kafkaDriver(),
   },
+  nats: {
+    summary: 'NATS JetStream through @nats-io/jetstream: one publish per record, its PubAck the acknowledgement and its stream sequence the offset (Nats-Msg-Id per record), an ordered consumer for the checker, per-server stream states from the monitoring /jsz',
+    load: async () => (await import('./nats/driver.ts')).natsDriver(),
+  },
 };
 
 export const DEFAULT_DRIVER: DriverName = 'http';

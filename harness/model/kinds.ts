@@ -13,11 +13,11 @@ export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-
 export type FaultAction = (typeof FAULT_ACTIONS)[number];
 
 /** harness/targets/registry.ts: how brokers are started. */
-export const TARGET_KINDS = ['process', 'vm', 'kafka', 'external'] as const;
+export const TARGET_KINDS = ['process', 'vm', 'kafka', 'external', 'nats'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 /** harness/drivers/registry.ts: how the load reaches the brokers. */
-export const DRIVER_NAMES = ['http', 'kafka'] as const;
+export const DRIVER_NAMES = ['http', 'kafka', 'nats'] as const;
 export type DriverName = (typeof DRIVER_NAMES)[number];
 
 /** harness/disk/on-cut.ts: what a power cut does to a volatile cache's unflushed writes (the live disk and the crash-state builder alike). */

@@ -11,6 +11,7 @@ export type { TargetCapabilities };
 import { externalSettingRefusal, kafkaSettingRefusal } from './kafka/settings-map.ts';
 import { PARTITION_COSTS, partitionRefusal } from './partition-limits.ts';
 import { cellNetwork } from '../scenario/cluster-network.ts';
+import { natsSettingRefusal } from './nats/settings-map.ts';
 import { externalFaultActions, externalFaultIssues } from './external/external-faults.ts';
 
 import { TARGET_KINDS, type TargetKind } from '../model/kinds.ts';
@@ -140,6 +141,40 @@ export const TARGETS: Record<TargetKind, TargetKindSpec> = {
       refuseLabNetwork: 'its brokers run on hosts the lab did not start (their network is theirs; network faults there go through command templates)',
     },
     load: async ({ scenario, log }) => (await import('./external/external-target.ts')).externalTarget(scenario.external, (line) => log(`[external] ${line}`)),
+  },
+  nats: {
+    summary: 'NATS JetStream (nats-server v2.12.1, `make nats`) as N nodes with routes between them, one file-storage stream of cluster.replicationFactor replicas, on loopback or each in its own network namespace (cluster.network)',
+    capabilities: {
+      // cut-power: each node's store_dir on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
+      // pause-broker-process: SIGSTOP/SIGCONT of nats-server; shape-lab-network: its nodes in the lab network's namespaces (routes carry replication and the meta group);
+      // fill-disk: a filler file on its host fault disk. Not record-write-log (no offline recovery check of a NATS store), not elect-preferred-leader.
+      faultActions: ['kill-broker-process', 'cut-power', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
+      lacksFaultAction: {
+        'record-write-log': 'crash states need an offline check of each state, and NATS has no recovery tool apart from the server: booting nats-server on every state is not built yet',
+        'elect-preferred-leader': "move-leader asks Kafka's ElectLeaders; JetStream's stream leader step-down is not wired to it",
+      },
+      sysctls: 'host',
+      recoveryTimeoutMs: 60_000,
+      dataOnHost: true,
+      guestProbes: false,
+      watchFigures: true,
+      vmOptions: false,
+      faultDisk: 'host',
+      // The host route's bound (targets process and kafka): not measured with nats-server.
+      closedLoopDiskMBps: 120,
+      drivers: ['nats'],
+      refuseSetting: natsSettingRefusal,
+      refuseCluster: (c) => (c.partitions !== 1 ? `cluster.partitions ${c.partitions}: target nats runs the topic as one JetStream stream, one sequence (partitions: 1)` : null),
+    },
+    load: async ({ scenario, log }) => {
+      await labNetworkReady(scenario);
+      return (await import('./nats/nats-target.ts')).natsTarget({
+        log: (line) => log(`[nats] ${line}`),
+        ...(scenario.vm ? { vm: scenario.vm } : {}),
+        faultDisk: wantsFaultDisk(scenario),
+        diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
+      });
+    },
   },
 };
 

@@ -1,0 +1,175 @@
+// Driver nats's load: `connections` NATS connections, each with `pipelining` loops; a loop's
+// turn is one ledger batch of workload.recordsPerBatch records, each published as its own
+// JetStream message (message.ts) at once, and acknowledged in the ledger when their PubAcks are
+// back: the PubAck's stream sequence is the record's offset. A record whose publish failed
+// (timeout, no responders, an API error) is the batch's RECORD_NOT_ACKED part; a batch with no
+// record acknowledged is failed. Latency per batch (first publish to last PubAck), integer µs,
+// into HdrHistogram; errors counted by name, apart once the fault is under way.
+import * as hdr from 'hdr-histogram-js';
+import { headers } from '@nats-io/transport-node';
+import { jetstream, type PubAck } from '@nats-io/jetstream';
+import { RECORD_NOT_ACKED } from '../../workload/ledger.ts';
+import type { DriverCluster, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
+import { NATS_ID_HEADER, identityText, recordPayload } from './message.ts';
+import { NATS_PARTITION, connectNats, natsSubject, type NatsConnection } from './stream.ts';
+
+const MAX_LATENCY_US = 120_000_000;
+/** After a stop, batches in flight get this long (a publish to a dead server is never answered). */
+const IN_FLIGHT_GRACE_MS = 1000;
+
+function histogram(): hdr.Histogram {
+  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: MAX_LATENCY_US, numberOfSignificantValueDigits: 3 });
+}
+
+/** A publish failure's name for the error counts: JetStream API errors by code, the client's by its error name. */
+export function natsErrorName(err: unknown): string {
+  const e = err as { name?: string; code?: unknown; message?: string };
+  if (typeof e.code === 'number') return `JS_API_${e.code}`;
+  if (/timeout/i.test(e.name ?? '') || /timeout/i.test(e.message ?? '')) return 'TIMEOUT';
+  if (/no responders/i.test(e.message ?? '') || e.name === 'NoRespondersError') return 'NO_RESPONDERS';
+  if (/closed/i.test(e.message ?? '')) return 'CONNECTION_CLOSED';
+  return e.name && e.name !== 'Error' ? e.name : 'NATS_ERROR';
+}
+
+export function natsServers(cluster: DriverCluster): string[] {
+  const urls = cluster.brokers.map((b) => b.url).filter((u) => u.startsWith('nats://'));
+  if (urls.length === 0) throw new Error(`nats driver: no broker of this cluster has a nats:// URL (brokers ${cluster.brokers.map((b) => `${b.id} ${b.url}`).join(', ')}); driver nats runs on target nats`);
+  return urls;
+}
+
+export async function runNatsLoad(cluster: DriverCluster, opts: ProduceOptions): Promise<ProduceResult> {
+  const { ledger } = opts;
+  if (opts.acks !== 'all') throw new Error(`nats driver: acks ${String(opts.acks)}: a JetStream publish is acknowledged by its PubAck after a Raft majority of the stream's replicas stored it (acks: all only)`);
+  const partitions = [...opts.leaders.keys()];
+  if (partitions.length !== 1 || partitions[0] !== NATS_PARTITION) throw new Error(`nats driver: the topic is one JetStream stream (partition 0), the load was given partitions ${partitions.join(', ')}`);
+  const subject = natsSubject(opts.topic);
+  const padding = Buffer.alloc(Math.max(0, opts.factory.recordBytes - 16), 0x61);
+  const servers = natsServers(cluster);
+  const conns: NatsConnection[] = [];
+  try {
+    for (let i = 0; i < opts.connections; i++) conns.push(await connectNats(servers, `durolab-${i}`));
+  } catch (err) {
+    await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
+    throw new Error(`nats driver: connecting to ${servers.join(', ')}: ${(err as Error).message}`);
+  }
+  const clients = conns.map((nc) => jetstream(nc, { timeout: opts.timeoutMs }));
+  const latencyUs = histogram();
+  const correctedLatencyUs = opts.rate ? histogram() : null;
+  const errors: Record<string, number> = {};
+  const errorsAfterFault: Record<string, number> = {};
+  const timeseries: SecondPoint[] = [];
+  let measuredRequests = 0;
+  let measuredRecords = 0;
+  let second = { requests: 0, records: 0, hist: histogram() };
+  const loadStartMs = Date.now();
+  opts.onLoadStart?.(loadStartMs);
+  const measureStartMs = loadStartMs + opts.warmupSec * 1000;
+  const endMs = measureStartMs + opts.durationSec * 1000;
+  const stopped = () => opts.signal?.aborted === true || Date.now() >= endMs;
+  let abandoned = false;
+  const abandonAfterStop = new Promise<void>((resolve) => {
+    const arm = () => setTimeout(() => ((abandoned = true), resolve()), IN_FLIGHT_GRACE_MS).unref();
+    if (opts.signal?.aborted) arm();
+    else opts.signal?.addEventListener('abort', arm, { once: true });
+  });
+  let ticker: NodeJS.Timeout | undefined;
+  const tick = () => {
+    if (timeseries.length >= opts.durationSec) return;
+    const p = { t: timeseries.length, recordsPerSec: second.records, requestsPerSec: second.requests, p99Us: second.hist.totalCount > 0 ? second.hist.getValueAtPercentile(99) : null };
+    timeseries.push(p);
+    opts.onSecond?.(p);
+    second = { requests: 0, records: 0, hist: histogram() };
+  };
+  const opener = setTimeout(() => {
+    second = { requests: 0, records: 0, hist: histogram() };
+    ticker = setInterval(tick, 1000);
+  }, Math.max(0, measureStartMs - Date.now()));
+  const count = (name: string) => {
+    const into = opts.faultSignal?.aborted ? errorsAfterFault : errors;
+    into[name] = (into[name] ?? 0) + 1;
+  };
+
+  const publishBatch = async (conn: number, intendedMs: number): Promise<void> => {
+    const sentMs = Date.now();
+    const baseSequence = ledger.send(NATS_PARTITION, sentMs, conn);
+    const producerId = ledger.producerIdOf(NATS_PARTITION);
+    const t0 = process.hrtime.bigint();
+    const answers = await Promise.allSettled(
+      Array.from({ length: ledger.recordsPerBatch }, (_, i) => {
+        const id = identityText(producerId, baseSequence + i);
+        const h = headers();
+        h.set(NATS_ID_HEADER, id);
+        return clients[conn]!.publish(subject, recordPayload(producerId, baseSequence + i, opts.factory.recordBytes, padding), { msgID: id, headers: h, timeout: opts.timeoutMs });
+      }),
+    );
+    if (abandoned) return;
+    const doneMs = Date.now();
+    const failed = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (!answers.some((a) => a.status === 'fulfilled')) {
+      const name = natsErrorName(failed!.reason);
+      ledger.fail(NATS_PARTITION, baseSequence, name, doneMs);
+      count(name);
+      return;
+    }
+    const offsets = answers.map((a) => (a.status === 'fulfilled' ? (a.value as PubAck).seq : RECORD_NOT_ACKED));
+    const partial = failed ? natsErrorName(failed.reason) : undefined;
+    ledger.ack(NATS_PARTITION, baseSequence, offsets.find((o) => o >= 0)!, doneMs, offsets, partial);
+    // The leader's last sequence as its answers reported it: the stream's HW (next offset) is above it.
+    ledger.noteHw(NATS_PARTITION, Math.max(...offsets) + 1);
+    if (partial) count(partial);
+    const us = Math.min(MAX_LATENCY_US, Math.max(1, Math.round(Number(process.hrtime.bigint() - t0) / 1000)));
+    if (sentMs >= measureStartMs && doneMs <= endMs + 1000) {
+      latencyUs.recordValue(us);
+      correctedLatencyUs?.recordValue(Math.min(MAX_LATENCY_US, Math.max(1, Math.round((doneMs - intendedMs) * 1000))));
+      measuredRequests++;
+      measuredRecords += ledger.recordsPerBatch;
+      second.requests++;
+      second.records += ledger.recordsPerBatch;
+      second.hist.recordValue(us);
+    }
+  };
+
+  const loops = opts.connections * opts.pipelining;
+  const periodMs = opts.rate ? (loops * 1000) / opts.rate : 0;
+  try {
+    await Promise.all(
+      conns.flatMap((_, conn) =>
+        Array.from({ length: opts.pipelining }, async (__, li) => {
+          let intended = loadStartMs + (periodMs * (conn * opts.pipelining + li)) / loops;
+          while (!stopped()) {
+            if (periodMs > 0) {
+              const wait = intended - Date.now();
+              if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+              if (stopped()) break;
+            }
+            await Promise.race([publishBatch(conn, periodMs > 0 ? intended : Date.now()), abandonAfterStop]);
+            intended += periodMs;
+          }
+        }),
+      ),
+    );
+  } finally {
+    clearTimeout(opener);
+    if (ticker) clearInterval(ticker);
+    if (!opts.signal?.aborted && timeseries.length === opts.durationSec - 1 && Date.now() >= endMs - 100) tick();
+    // A connection whose servers are all gone would wait to flush: closed within a bound.
+    await Promise.race([Promise.all(conns.map((c) => c.close().catch(() => undefined))), new Promise((r) => setTimeout(r, 3000).unref())]);
+  }
+  const end = Date.now();
+  const measuredSec = Math.max(0.001, (Math.min(end, endMs) - measureStartMs) / 1000);
+  return {
+    latencyUs,
+    correctedLatencyUs,
+    errors,
+    errorsAfterFault,
+    timeseries,
+    measuredSec,
+    measuredRequests,
+    measuredRecords,
+    measuredBytes: measuredRecords * opts.factory.recordBytes,
+    loadStartMs,
+    measureStartMs,
+    endMs: end,
+    interrupted: opts.signal?.aborted === true,
+  };
+}
