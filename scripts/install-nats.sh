@@ -13,6 +13,10 @@ if [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | grep -qx "nats-server: v$VERS
   echo "nats-server v$VERSION: cached at $BIN"
   exit 0
 fi
+# Go may be installed outside a non-login shell's PATH (the machine images put it in /usr/local/go).
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
 if ! command -v go >/dev/null 2>&1; then
   echo "make nats: needs Go (1.24 or later) to build nats-server v$VERSION from the Go module proxy (Debian: golang-go, or https://go.dev/dl/)" >&2
   exit 1
