@@ -2,7 +2,7 @@
 // speak the Kafka protocol), a fetch.max.bytes the target's broker answers, distinct names, a
 // start within the load, and a start and count its membership allows.
 import type { TargetKind } from '../model/kinds.ts';
-import { BROKER_FETCH_LIMIT } from '../workload/consumer-spec.ts';
+import { capabilitiesOf } from '../targets/registry.ts';
 import type { ScenarioIssue } from './errors.ts';
 import type { WorkloadSpec } from './types.ts';
 
@@ -19,7 +19,7 @@ export function checkConsumers(src: IssueSource, w: WorkloadSpec, kinds: TargetK
     if (seen.has(c.name)) out.push(src.issue(['workload', 'consumers', i, 'name'], 'a name no other consumer group has', `'${c.name}' a second time`));
     seen.add(c.name);
     for (const k of kinds ?? []) {
-      const limit = BROKER_FETCH_LIMIT[k];
+      const limit = capabilitiesOf(k).fetchLimit;
       if (limit !== undefined && c['fetch.max.bytes'] > limit) {
         out.push(src.issue(['workload', 'consumers', i, 'fetch.max.bytes'], `at most ${limit} bytes (the most a target: ${k} broker answers in one fetch)`, String(c['fetch.max.bytes'])));
       }

@@ -115,12 +115,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   }
   const kinds: TargetKind[] = axisTargets ? [...new Set(axisTargets.map(targetKindOf))] : [target];
   issues.push(...checkVmBlock(src, doc.vm, targetKnown ? kinds : null));
-  // target: external names its cluster; no other target takes an external: block.
-  if (targetKnown && kinds.includes('external') && doc.external === undefined) {
-    issues.push(src.issue(['target'], 'an external: block with bootstrap: [host:port, ...] (the cluster target: external runs against)', 'target: external without it'));
-  } else if (targetKnown && !kinds.includes('external') && doc.external !== undefined) {
-    issues.push(src.issue(['external'], `no external: block on target: ${kinds.join(', ')} (it is for target: external)`, 'an external: block', { key: true }));
-  }
+  // A target with a block of its own (external: its cluster) needs it; no other target takes it.
+  if (targetKnown) issues.push(...checkOwnBlocks(src, kinds, doc));
 
   // Cluster shape.
   let rf: number | undefined;
@@ -404,5 +400,21 @@ function settingsOf(entry: Record<string, unknown>, rawEntry?: unknown): Record<
   const order = typeof rawEntry === 'object' && rawEntry !== null ? Object.keys(rawEntry) : Object.keys(entry);
   const out: Record<string, SettingValue> = {};
   for (const k of order) if (SETTING_NAMES.includes(k) && entry[k] !== undefined) out[k] = entry[k] as SettingValue;
+  return out;
+}
+
+/** The scenario blocks only some target reads (TargetCapabilities.ownBlock): present exactly when a target of the run owns it. */
+function checkOwnBlocks(src: SourceFile, kinds: TargetKind[], doc: Record<string, unknown>): ScenarioIssue[] {
+  const out: ScenarioIssue[] = [];
+  const blocks = TARGET_KINDS.flatMap((k) => capabilitiesOf(k).ownBlock ?? []);
+  for (const block of new Set(blocks.map((b) => b.key))) {
+    const owners = TARGET_KINDS.filter((k) => capabilitiesOf(k).ownBlock?.key === block);
+    const used = kinds.filter((k) => owners.includes(k));
+    if (used.length && doc[block] === undefined) {
+      out.push(src.issue(['target'], `an ${block}: block with ${capabilitiesOf(used[0]!).ownBlock!.expected} (the cluster target: ${used.join(', ')} runs against)`, `target: ${used.join(', ')} without it`));
+    } else if (!used.length && doc[block] !== undefined) {
+      out.push(src.issue([block], `no ${block}: block on target: ${kinds.join(', ')} (it is for target: ${owners.join(', ')})`, `an ${block}: block`, { key: true }));
+    }
+  }
   return out;
 }
