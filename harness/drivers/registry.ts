@@ -1,24 +1,66 @@
 // The one list of client drivers (how the harness talks to the system under test), selected by
-// a scenario's `workload.driver`. Each loads lazily: validating a scenario never pulls in a
-// client library.
+// a scenario's `workload.driver` (or a `driver` setting/axis). Each declares what it can do,
+// statically, so `scenario check` refuses a scenario that needs what its driver lacks and the
+// checker says NOT EVALUATED for a figure it cannot give; each loads lazily: validating a
+// scenario never pulls in a client library.
 import * as z from 'zod';
 import type { ClientDriver } from './types.ts';
+import { idempotentInFlightLimit } from './kafka/producer-settings.ts';
+import { isKafkaLibraryName } from './kafka/libraries.ts';
 
 import { DRIVER_NAMES, type DriverName } from '../model/kinds.ts';
 export { DRIVER_NAMES, type DriverName };
 
+/**
+ * What a driver's ClusterClient and ClientDriver offer (harness/drivers/types.ts); the optional
+ * methods there are present exactly when these say so (harness/drivers/registry.test.ts checks).
+ */
+export interface DriverCapabilities {
+  /** Consumers of the workload that tail a partition (workload.consumers, membership: assigned; ClusterClient.tail). */
+  tail: boolean;
+  /** Consumer-group members (workload.consumers, membership: group; ClusterClient.groupMember). */
+  groupConsume: boolean;
+  /** Each replica's HW, LEO and digest of its stored bytes (replica agreement after a fault, waits for followers; ClusterClient.replicaDigest). */
+  replicaDigest: boolean;
+  /** A replica's stored batches read as bytes, and stored bytes decoded as ledger batches (replica bytes, crash states, recount; readReplicaLog, servedFromStored). */
+  storedBatches: boolean;
+  /** The in-sync replicas of a partition (ISR sampling, leader victims in sync; ClusterClient.inSyncReplicas). */
+  isr: boolean;
+  /** Each partition's high watermark read just before a fault (ClusterClient.highWatermarks); false: its produce answers carry it, or nothing does. */
+  highWatermarks: boolean;
+  /** Settings (scenario settings or axes) only this driver reads. */
+  settings: readonly string[];
+  /** It reads a `workload.producer:` block (its client's producer configs). */
+  producerBlock: boolean;
+  /** The most sends in flight its idempotent producer keeps with a client library (absent: no such limit). */
+  idempotentInFlightLimit?: (library: unknown) => { max: number; library: string; why: string };
+}
+
 export interface DriverSpec {
   summary: string;
+  capabilities: DriverCapabilities;
   load(): Promise<ClientDriver>;
 }
 
 export const DRIVERS: Record<DriverName, DriverSpec> = {
   http: {
     summary: "durolab's /v1 HTTP API: autocannon produce of RecordBatch bodies, fetch, log-hash, metrics",
+    capabilities: { tail: false, groupConsume: false, replicaDigest: true, storedBatches: true, isr: true, highWatermarks: false, settings: [], producerBlock: false },
     load: async () => (await import('./http/driver.ts')).httpDriver(),
   },
   kafka: {
     summary: 'the Kafka protocol: produce through a Kafka client library (librdkafka or @platformatic/kafka, below) with delivery reports per send, Fetch for the checker, Metadata / ListOffsets for replicas',
+    capabilities: {
+      tail: true,
+      groupConsume: true,
+      replicaDigest: true,
+      storedBatches: true,
+      isr: true,
+      highWatermarks: true,
+      settings: ['enable.idempotence', 'max.in.flight', 'library'],
+      producerBlock: true,
+      idempotentInFlightLimit: (library) => idempotentInFlightLimit(isKafkaLibraryName(library) ? library : undefined),
+    },
     load: async () => (await import('./kafka/driver.ts')).kafkaDriver(),
   },
 };
@@ -27,6 +69,19 @@ export const DEFAULT_DRIVER: DriverName = 'http';
 
 export const driverNameSchema = z.enum(DRIVER_NAMES);
 
+export function isDriverName(name: unknown): name is DriverName {
+  return typeof name === 'string' && (DRIVER_NAMES as readonly string[]).includes(name);
+}
+
+export function driverCapabilities(name: DriverName): DriverCapabilities {
+  return DRIVERS[name].capabilities;
+}
+
 export function loadDriver(name: DriverName): Promise<ClientDriver> {
   return DRIVERS[name].load();
+}
+
+/** The drivers that read a driver-only setting (e.g. library: kafka), for error messages. */
+export function driversReading(setting: string): DriverName[] {
+  return DRIVER_NAMES.filter((d) => DRIVERS[d].capabilities.settings.includes(setting));
 }

@@ -1,16 +1,18 @@
 // Checks of the client-side settings a scenario may set per cell (harness/scenario/settings.ts
 // CLIENT_SETTINGS): a `driver` setting or axis names drivers every target of the run can talk
-// to; `enable.idempotence` / `max.in.flight` and a workload.producer: block need the kafka
-// driver in some cell; an idempotent cell keeps no more sends in flight than its client library
-// allows (librdkafka 5, @platformatic/kafka 1).
+// to; a setting only some driver reads (kafka: `enable.idempotence`, `max.in.flight`, `library`)
+// and a workload.producer: block need such a driver in some cell (harness/drivers/registry.ts);
+// an idempotent cell keeps no more sends in flight than its driver's client library allows
+// (librdkafka 5, @platformatic/kafka 1).
 import type { ScenarioIssue } from './errors.ts';
 import type { SettingValue } from './settings.ts';
 import type { SourceFile } from './source.ts';
 import type { MatrixCell } from './types.ts';
-import { DRIVER_NAMES } from '../drivers/registry.ts';
+import { FAULTS } from '../faults/registry.ts';
+import type { FaultKind } from '../model/kinds.ts';
+import { DRIVER_NAMES, DRIVERS, driversReading, isDriverName } from '../drivers/registry.ts';
 import { capabilitiesOf, type TargetKind } from '../targets/registry.ts';
-import { idempotentInFlightLimit, type KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
-import { isKafkaLibraryName } from '../drivers/kafka/libraries.ts';
+import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 
 export interface ClientSettingsInput {
   src: SourceFile;
@@ -23,6 +25,8 @@ export interface ClientSettingsInput {
   pipelining: number | undefined;
   baseSettings: Record<string, SettingValue> | undefined;
   cells: MatrixCell[] | undefined;
+  /** The scenario's faults: a kind may need something of the cells' drivers (FaultKindSpec.needsDriver). */
+  faults?: ReadonlyArray<{ kind: FaultKind }>;
 }
 
 /** The drivers the run's cells use: workload.driver unless every cell names its own. */
@@ -45,27 +49,45 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
       }
     });
   }
+  const driverOnly = [...new Set(DRIVER_NAMES.flatMap((d) => DRIVERS[d].capabilities.settings))];
   for (const layer of layers) {
-    for (const name of ['enable.idempotence', 'max.in.flight', 'library']) {
-      if (name in layer.values && !cellDrivers.has('kafka')) {
-        issues.push(src.issue([...layer.path, name], `${name} only with the kafka driver (workload.driver: kafka or a driver: [kafka] axis)`, name, { key: true }));
+    for (const name of driverOnly) {
+      const readers = driversReading(name);
+      if (name in layer.values && !readers.some((d) => cellDrivers.has(d))) {
+        issues.push(src.issue([...layer.path, name], `${name} only with the ${readers.join(' or ')} driver (workload.driver: ${readers.join(' | ')} or a driver: [${readers.join(', ')}] axis)`, name, { key: true }));
       }
     }
   }
-  if (producer && !cellDrivers.has('kafka')) {
-    issues.push(src.issue(['workload', 'producer'], 'no producer: block unless workload.driver is kafka (it sets the Kafka client producer)', 'a producer: block', { key: true }));
+  const producerDrivers = DRIVER_NAMES.filter((d) => DRIVERS[d].capabilities.producerBlock);
+  if (producer && !producerDrivers.some((d) => cellDrivers.has(d))) {
+    issues.push(src.issue(['workload', 'producer'], `no producer: block unless workload.driver is ${producerDrivers.join(' or ')} (it sets that driver's client producer)`, 'a producer: block', { key: true }));
   }
   for (const cell of input.cells ?? []) {
     const p = { ...input.baseSettings, ...cell.params };
     const idempotent = p['enable.idempotence'] ?? producer?.['enable.idempotence'] ?? false;
     const inFlight = Number(p['max.in.flight'] ?? producer?.['max.in.flight'] ?? input.pipelining ?? 1);
     const cellDriver = p.driver ?? driver;
-    const limit = idempotentInFlightLimit(isKafkaLibraryName(p.library) ? p.library : producer?.library);
-    if (cellDriver === 'kafka' && idempotent === true && inFlight > limit.max) {
+    const limit = isDriverName(cellDriver) ? DRIVERS[cellDriver].capabilities.idempotentInFlightLimit?.(p.library ?? producer?.library) : undefined;
+    if (limit && idempotent === true && inFlight > limit.max) {
       const path = 'max.in.flight' in cell.params ? ['matrix', 'max.in.flight'] : producer?.['max.in.flight'] !== undefined ? ['workload', 'producer', 'max.in.flight'] : ['workload', 'pipelining'];
       issues.push(src.issue(path, `max.in.flight at most ${limit.max} in cell ${cell.id} (enable.idempotence: true, library ${limit.library}; ${limit.why})`, String(inFlight)));
       break;
     }
   }
+  issues.push(...checkFaultDriverNeeds(src, input.faults ?? [], cellDrivers));
   return issues;
+}
+
+/** A fault kind that needs something of the client driver (crash states: stored batches decoded) refuses a cell driver without it. */
+function checkFaultDriverNeeds(src: SourceFile, faults: ReadonlyArray<{ kind: FaultKind }>, cellDrivers: ReadonlySet<string>): ScenarioIssue[] {
+  const out: ScenarioIssue[] = [];
+  faults.forEach((f, i) => {
+    const need = FAULTS[f.kind]?.needsDriver;
+    if (!need) return;
+    const lacking = [...cellDrivers].filter((d) => isDriverName(d) && !DRIVERS[d].capabilities[need]);
+    if (lacking.length === 0) return;
+    const able = DRIVER_NAMES.filter((d) => DRIVERS[d].capabilities[need]);
+    out.push(src.issue(['faults', i, 'kind'], `a driver that offers ${need} for fault ${f.kind} (${able.join(' | ') || 'none does'})`, `driver ${lacking.join(', ')}`));
+  });
+  return out;
 }

@@ -297,6 +297,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       pipelining: s.workload?.pipelining,
       baseSettings: s.settings as Record<string, SettingValue> | undefined,
       cells,
+      ...(Array.isArray(s.faults) ? { faults: s.faults } : {}),
     }),
   );
   if (producer?.acks !== undefined) {
