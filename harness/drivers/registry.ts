@@ -4,7 +4,7 @@
 // checker says NOT EVALUATED for a figure it cannot give; each loads lazily: validating a
 // scenario never pulls in a client library.
 import * as z from 'zod';
-import type { ClientDriver } from './types.ts';
+import type { ClientDriver, ReplicaReadingDriver } from './types.ts';
 import { idempotentInFlightLimit } from './kafka/producer-settings.ts';
 import { isKafkaLibraryName } from './kafka/libraries.ts';
 
@@ -36,13 +36,19 @@ export interface DriverCapabilities {
   idempotentInFlightLimit?: (library: unknown) => { max: number; library: string; why: string };
 }
 
-export interface DriverSpec {
+export interface DriverSpec<D extends ClientDriver = ClientDriver> {
   summary: string;
   capabilities: DriverCapabilities;
-  load(): Promise<ClientDriver>;
+  load(): Promise<D>;
 }
 
-export const DRIVERS: Record<DriverName, DriverSpec> = {
+/** Each driver's spec, typed by what its load gives (a driver without replica reads types its client without them). */
+interface DriverSpecs extends Record<DriverName, DriverSpec> {
+  http: DriverSpec<ReplicaReadingDriver>;
+  kafka: DriverSpec<ReplicaReadingDriver>;
+}
+
+export const DRIVERS: DriverSpecs = {
   http: {
     summary: "durolab's /v1 HTTP API: autocannon produce of RecordBatch bodies, fetch, log-hash, metrics",
     capabilities: { tail: false, groupConsume: false, replicaDigest: true, storedBatches: true, isr: true, highWatermarks: false, settings: [], producerBlock: false },
@@ -77,8 +83,8 @@ export function driverCapabilities(name: DriverName): DriverCapabilities {
   return DRIVERS[name].capabilities;
 }
 
-export function loadDriver(name: DriverName): Promise<ClientDriver> {
-  return DRIVERS[name].load();
+export function loadDriver<N extends DriverName>(name: N): ReturnType<DriverSpecs[N]['load']> {
+  return DRIVERS[name].load() as ReturnType<DriverSpecs[N]['load']>;
 }
 
 /** The drivers that read a driver-only setting (e.g. library: kafka), for error messages. */

@@ -54,7 +54,7 @@ export class IsrSampler {
   private async sample(): Promise<void> {
     const readings = await Promise.all(
       this.partitions.map(async (partition) => {
-        const isr = await this.client.inSyncReplicas(this.topic, partition).then(
+        const isr = await (this.client.inSyncReplicas?.(this.topic, partition) ?? Promise.resolve(null)).then(
           (r) => (r ? [...r].sort((a, b) => a - b) : null),
           () => null,
         );

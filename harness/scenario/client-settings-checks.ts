@@ -10,7 +10,7 @@ import type { SourceFile } from './source.ts';
 import type { MatrixCell } from './types.ts';
 import { FAULTS } from '../faults/registry.ts';
 import type { FaultKind } from '../model/kinds.ts';
-import { DRIVER_NAMES, DRIVERS, driversReading, isDriverName } from '../drivers/registry.ts';
+import { DRIVER_NAMES, DRIVERS, driversReading, isDriverName, type DriverCapabilities } from '../drivers/registry.ts';
 import { capabilitiesOf, type TargetKind } from '../targets/registry.ts';
 import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
 
@@ -26,7 +26,7 @@ export interface ClientSettingsInput {
   baseSettings: Record<string, SettingValue> | undefined;
   cells: MatrixCell[] | undefined;
   /** The scenario's faults: a kind may need something of the cells' drivers (FaultKindSpec.needsDriver). */
-  faults?: ReadonlyArray<{ kind: FaultKind }>;
+  faults?: ReadonlyArray<{ kind: FaultKind; target?: unknown }>;
 }
 
 /** The drivers the run's cells use: workload.driver unless every cell names its own. */
@@ -78,16 +78,23 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
   return issues;
 }
 
-/** A fault kind that needs something of the client driver (crash states: stored batches decoded) refuses a cell driver without it. */
-function checkFaultDriverNeeds(src: SourceFile, faults: ReadonlyArray<{ kind: FaultKind }>, cellDrivers: ReadonlySet<string>): ScenarioIssue[] {
+/**
+ * A fault entry that needs something of the client driver refuses a cell driver without it: its
+ * kind's need (crash states: stored batches decoded), or its victims' (followers: the ISR read).
+ */
+function checkFaultDriverNeeds(src: SourceFile, faults: ReadonlyArray<{ kind: FaultKind; target?: unknown }>, cellDrivers: ReadonlySet<string>): ScenarioIssue[] {
   const out: ScenarioIssue[] = [];
   faults.forEach((f, i) => {
-    const need = FAULTS[f.kind]?.needsDriver;
-    if (!need) return;
-    const lacking = [...cellDrivers].filter((d) => isDriverName(d) && !DRIVERS[d].capabilities[need]);
-    if (lacking.length === 0) return;
-    const able = DRIVER_NAMES.filter((d) => DRIVERS[d].capabilities[need]);
-    out.push(src.issue(['faults', i, 'kind'], `a driver that offers ${need} for fault ${f.kind} (${able.join(' | ') || 'none does'})`, `driver ${lacking.join(', ')}`));
+    const needs: Array<[keyof DriverCapabilities, PropertyKey, string]> = [];
+    const kindNeed = FAULTS[f.kind]?.needsDriver;
+    if (kindNeed) needs.push([kindNeed, 'kind', `fault ${f.kind}`]);
+    if (f.target === 'followers') needs.push(['isr', 'target', "target followers (the leader's in-sync followers)"]);
+    for (const [need, field, what] of needs) {
+      const lacking = [...cellDrivers].filter((d) => isDriverName(d) && !DRIVERS[d].capabilities[need]);
+      if (lacking.length === 0) continue;
+      const able = DRIVER_NAMES.filter((d) => DRIVERS[d].capabilities[need]);
+      out.push(src.issue(['faults', i, field], `a driver that offers ${need} for ${what} (${able.join(' | ') || 'none does'})`, `driver ${lacking.join(', ')}`));
+    }
   });
   return out;
 }
