@@ -59,6 +59,14 @@ export interface TargetKindSpec {
   load(opts: TargetLoadOptions): Promise<Target>;
   /** How the side bench commands run its system on it; absent: they do not. */
   sideBench?: SideBenchSpec;
+  /** Why this machine cannot start it (a missing tool or install, naming the command that gets it), or null; absent: nothing beyond Node. */
+  prerequisiteProblem?: () => Promise<string | null>;
+  /**
+   * Why the main test suite cannot start it on a clean checkout (QEMU guests: the VM suite's; a
+   * cluster the lab did not start); the conformance test (harness/targets/conformance.test.ts)
+   * prints it and skips the target. Absent: it runs there.
+   */
+  notInMainSuite?: string;
 }
 
 /** What a fault kind needs that only a fault disk gives: its power cut, its write log, its filesystem to fill. */

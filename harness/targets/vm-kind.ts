@@ -35,6 +35,7 @@ export const VM_KIND: TargetKindSpec = {
     const { vmTarget, diskVariesByCell } = await import('./vm-target.ts');
     return vmTarget({ vm: scenario.vm, diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}), log: (line) => log(`[vm] ${line}`) });
   },
+  notInMainSuite: 'its brokers are QEMU guests on a built VM image: the VM suite (vitest.vm.config.ts, *.vm.test.ts) starts them',
   sideBench: {
     driver: 'http',
     // Its own virtio disk, recorded by QEMU's blklogwrites: the bench's disk spec is the guest's default.

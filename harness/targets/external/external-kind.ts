@@ -27,5 +27,6 @@ export const EXTERNAL_KIND: TargetKindSpec = {
     refuseFault: (fault, { external }) => externalFaultIssues(fault, external),
     refuseLabNetwork: 'its brokers run on hosts the lab did not start (their network is theirs; network faults there go through command templates)',
   },
+  notInMainSuite: 'it runs against a Kafka cluster the lab did not start (external.bootstrap and command templates); a clean checkout has none (harness/targets/external/*.test.ts start one for their own checks)',
   load: async ({ scenario, log }) => (await import('./external-target.ts')).externalTarget(scenario.external, (line) => log(`[external] ${line}`)),
 };

@@ -54,6 +54,7 @@ export const KAFKA_KIND: TargetKindSpec = {
       diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
     });
   },
+  prerequisiteProblem: async () => (await import('./install.ts')).kafkaPrerequisiteProblem(),
   sideBench: {
     driver: 'kafka',
     load: async ({ log, disk }) => (await import('./kafka-target.ts')).kafkaTarget({ log, ...hostBenchDisk(disk) }),
