@@ -16,6 +16,7 @@ import { batchBytes, checkDiskVolume } from './disk-volume-check.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
+import { partitionRefusal } from '../targets/partition-limits.ts';
 import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, hostGlobalWrite, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
@@ -248,7 +249,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     const counts = (cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => Number(x.params.partitions ?? s.settings?.partitions ?? c.partitions));
     const partitions = Math.max(c.partitions, ...counts);
     const ios = new Set([s.settings?.io ?? 'buffered', ...(cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => x.params.io ?? s.settings?.io ?? 'buffered')]);
-    const why = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers, unbufferedIo: [...ios].some((v) => v !== 'buffered') });
+    const cost = capabilitiesOf(kind).partitionCost;
+    const why = cost ? partitionRefusal(cost, { brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers, unbufferedIo: [...ios].some((v) => v !== 'buffered') }) : null;
     const where: PropertyKey[] = partitions === c.partitions ? ['cluster', 'partitions'] : s.matrix && 'partitions' in (s.matrix as object) ? ['matrix', 'partitions'] : ['settings', 'partitions'];
     if (why) issues.push(src.issue(where, `a partition count target: ${kind} can run on this machine (${why})`, String(partitions)));
   }

@@ -1,8 +1,8 @@
 // The target registry's row for target `process`: durolab's broker as local processes.
 import { diskVariesByCell } from '../disk/disk-spec.ts';
 import { settingDefault } from '../../engine/settings/index.ts';
-import { DUROLAB_BROKER_PARTITION_COST, partitionRefusal } from './partition-limits.ts';
-import { hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from './target-kind.ts';
+import { DUROLAB_BROKER_PARTITION_COST } from './partition-limits.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from './target-kind.ts';
 
 export const PROCESS_KIND: TargetKindSpec = {
   summary: 'brokers as local processes, on loopback or each in its own network namespace (cluster.network)',
@@ -16,23 +16,13 @@ export const PROCESS_KIND: TargetKindSpec = {
     // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
     // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
     faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
-    sysctls: 'host',
+    ...HOST_ROUTE_CAPABILITIES,
     recoveryTimeoutMs: 30_000,
-    dataOnHost: true,
-    guestProbes: false,
-    watchFigures: true,
-    vmOptions: false,
-    faultDisk: 'host',
-    // Closed-loop bound on the host route (NBD -> FUSE -> loop -> ext4): the most measured on this 2-core machine is
-    // 96.8 MB/s (durolab's broker, peer-crash-states flush=never, 1 KiB records); 13.5 MB/s on a 64 MiB disk. 1.25x the most.
-    closedLoopDiskMBps: 120,
     drivers: ['http', 'kafka'],
-    hostProcesses: true,
     // durolab's fetch.max.bytes: the most its broker answers in one fetch.
     fetchLimit: settingDefault<number>('fetch.max.bytes'),
     partitionCost: DUROLAB_BROKER_PARTITION_COST,
     baseSettings: {},
-    refuseCluster: (c) => partitionRefusal(DUROLAB_BROKER_PARTITION_COST, c),
   },
   load: async ({ scenario, log }) => {
     await labNetworkReady(scenario);

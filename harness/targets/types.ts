@@ -266,7 +266,10 @@ export interface TargetCapabilities {
   defaultDiskModel?: string;
   /** The largest fetch its brokers answer, bytes (`scenario check` bounds workload.consumers' fetch.max.bytes); absent: unbounded. */
   fetchLimit?: number;
-  /** What a partition replica costs one of its brokers in open files (harness/targets/partition-limits.ts); absent: not measured. */
+  /**
+   * What a partition replica costs one of its brokers in open files (harness/targets/partition-limits.ts):
+   * `scenario check` refuses a cluster this machine cannot hold, the runner raises the limit. Absent: not measured (its brokers are not processes here).
+   */
   partitionCost?: PartitionCost;
   /**
    * Settings its brokers always run under, whatever the registry's default (kafka: sync fsync, its
@@ -280,8 +283,6 @@ export interface TargetCapabilities {
    * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
    */
   refuseSetting?: (name: string, value: SettingValue) => string | null;
-  /** Why this machine cannot run the scenario's cluster on this target (e.g. the open files its partitions need), or null: `scenario check` refuses it. */
-  refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number; unbufferedIo?: boolean }) => string | null;
   /** Why it does not offer an action some fault kind needs, where that is worth saying (`scenario check` adds it to the refusal). */
   lacksFaultAction?: Partial<Record<FaultAction, string>>;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */

@@ -1,7 +1,7 @@
 // The target registry's row for target `kafka`: Apache Kafka 4 as N KRaft JVMs this lab starts.
 import { diskVariesByCell, DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
-import { partitionRefusal, type PartitionCost } from '../partition-limits.ts';
-import { hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
+import type { PartitionCost } from '../partition-limits.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
 import { kafkaSettingRefusal } from './settings-map.ts';
 
 /**
@@ -27,23 +27,13 @@ export const KAFKA_KIND: TargetKindSpec = {
     // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM;
     // shape-lab-network: its nodes in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
     faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
-    sysctls: 'host',
+    ...HOST_ROUTE_CAPABILITIES,
     recoveryTimeoutMs: 60_000,
-    dataOnHost: true,
-    guestProbes: false,
-    watchFigures: true,
-    vmOptions: false,
-    faultDisk: 'host',
-    // Closed-loop bound on the host route (NBD -> FUSE -> loop -> ext4): the most measured on this 2-core machine is
-    // 96.8 MB/s (durolab's broker, peer-crash-states flush=never, 1 KiB records); 13.5 MB/s on a 64 MiB disk. 1.25x the most.
-    closedLoopDiskMBps: 120,
     drivers: ['kafka'],
-    hostProcesses: true,
     fetchLimit: KAFKA_FETCH_LIMIT,
     partitionCost: KAFKA_PARTITION_COST,
     baseSettings: KAFKA_BASE_SETTINGS,
     refuseSetting: kafkaSettingRefusal,
-    refuseCluster: (c) => partitionRefusal(KAFKA_PARTITION_COST, c),
   },
   load: async ({ scenario, log }) => {
     await labNetworkReady(scenario);
