@@ -85,6 +85,6 @@ export function recoveryCompareSummary(run: RunResult): string {
   ]);
   return [
     "recovery (medians over the trials; restart = the hit brokers' exec or boot to serving, log recovery = the broker's own figure; log before the fault):",
-    renderTable(['cell', 'trials', 'log MiB', 'segments', 'restart s', 'log recovery s', ...(ratios ? ["restart / durolab's"] : [])], body, (i) => i > 0),
+    renderTable(['cell', 'trials', 'log MiB', 'segments', 'restart s', 'log recovery s', ...(ratios ? [`restart / ${labSystem()}'s`] : [])], body, (i) => i > 0),
   ].join('\n');
 }

@@ -8,6 +8,7 @@ import type { ScenarioIssue } from './errors.ts';
 import type { SettingValue } from './settings.ts';
 import type { SourceFile } from './source.ts';
 import type { MatrixCell } from './types.ts';
+import { cellTargetKind } from './target-axis.ts';
 import { FAULTS } from '../faults/registry.ts';
 import type { FaultKind } from '../model/kinds.ts';
 import { DRIVER_NAMES, DRIVERS, driversReading, isDriverName, type DriverCapabilities } from '../drivers/registry.ts';
@@ -19,6 +20,8 @@ export interface ClientSettingsInput {
   layers: ReadonlyArray<{ path: PropertyKey[]; values: Record<string, SettingValue[]> }>;
   /** The run's targets, or null when the target is misspelt (reported elsewhere). */
   kinds: TargetKind[] | null;
+  /** The scenario's target (a cell off a target axis runs on it); with `cells`, each cell's driver is checked against its own target. */
+  scenarioTarget?: TargetKind;
   /** workload.driver as resolved for the target(s). */
   driver: string | undefined;
   producer: KafkaProducerSettings | undefined;
@@ -35,6 +38,9 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
   const issues: ScenarioIssue[] = [];
   const cellDrivers = new Set<string>(driver ? [driver] : []);
   const can = kinds ? DRIVER_NAMES.filter((x) => kinds.every((k) => capabilitiesOf(k).drivers.includes(x))) : null;
+  // With the cells known (excludes applied), each cell's driver is judged against its own target:
+  // a target axis may pair each target with a driver of its own (a driver axis, the other pairs excluded).
+  const perCell = input.cells !== undefined && kinds !== null && input.scenarioTarget !== undefined;
   for (const layer of layers) {
     const ds = layer.values.driver;
     if (!ds) continue;
@@ -43,12 +49,13 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
     if (layer.path.length === 1 && driver) cellDrivers.delete(driver);
     ds.forEach((d, i) => {
       cellDrivers.add(String(d));
-      if (can && kinds && !(can as readonly string[]).includes(String(d))) {
+      if (!perCell && can && kinds && !(can as readonly string[]).includes(String(d))) {
         const path = isAxis ? [...layer.path, 'driver', i] : [...layer.path, 'driver'];
         issues.push(src.issue(path, `a driver target: ${kinds.join(', ')} can talk to (${can.join(' | ') || 'none in common'})`, `'${String(d)}'`));
       }
     });
   }
+  if (perCell) issues.push(...checkCellDrivers(src, layers, input.cells!, input.scenarioTarget!));
   const driverOnly = [...new Set(DRIVER_NAMES.flatMap((d) => DRIVERS[d].capabilities.settings))];
   for (const layer of layers) {
     for (const name of driverOnly) {
@@ -76,6 +83,24 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
   }
   issues.push(...checkFaultDriverNeeds(src, input.faults ?? [], cellDrivers));
   return issues;
+}
+
+/** Each cell whose driver a setting or axis gives (not workload.driver: validate.ts judges that) talks to its own target. */
+function checkCellDrivers(src: SourceFile, layers: ClientSettingsInput['layers'], cells: MatrixCell[], scenarioTarget: TargetKind): ScenarioIssue[] {
+  const out = new Map<string, ScenarioIssue>();
+  const base = layers.find((l) => l.path.length === 1 && l.path[0] === 'settings')?.values.driver?.[0];
+  for (const cell of cells) {
+    const d = cell.params.driver ?? base;
+    if (d === undefined) continue;
+    const kind = cellTargetKind(cell.params, scenarioTarget);
+    const drivers = capabilitiesOf(kind).drivers;
+    if ((drivers as readonly string[]).includes(String(d))) continue;
+    const layer = cell.params.driver === undefined ? undefined : layers.find((l) => l.path[0] === 'matrix' && l.values.driver?.includes(d));
+    const path = !layer ? ['settings', 'driver'] : layer.path.length === 1 ? [...layer.path, 'driver', layer.values.driver!.indexOf(d)] : [...layer.path, 'driver'];
+    const issue = src.issue(path, `a driver target: ${kind} can talk to (${drivers.join(' | ')}) in cell ${cell.id}, or that pair excluded (matrix.exclude)`, `'${String(d)}'`);
+    out.set(`${path.join('.')}|${kind}`, issue);
+  }
+  return [...out.values()];
 }
 
 /**

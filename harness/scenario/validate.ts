@@ -280,12 +280,15 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   // The driver: one the target can talk to (the target's first when the file names none).
   const rawWorkload = (typeof doc.workload === 'object' && doc.workload !== null ? doc.workload : {}) as Record<string, unknown>;
   let driver = s.workload?.driver;
-  if (s.workload && targetKnown) {
-    // Drivers every target of the run can talk to.
-    const can = DRIVER_NAMES.filter((d) => kinds.every((k) => capabilitiesOf(k).drivers.includes(d)));
+  // The targets of the cells that run with workload.driver (a driver setting or axis gives the others theirs).
+  const baseDriver = (s.settings as Record<string, SettingValue> | undefined)?.driver;
+  const workloadKinds = cells === undefined ? kinds : [...new Set(cells.filter((c) => c.params.driver === undefined && baseDriver === undefined).map((c) => cellTargetKind(c.params, target)))];
+  if (s.workload && targetKnown && workloadKinds.length > 0) {
+    // Drivers every target of those cells can talk to.
+    const can = DRIVER_NAMES.filter((d) => workloadKinds.every((k) => capabilitiesOf(k).drivers.includes(d)));
     if (rawWorkload.driver === undefined && !can.includes(s.workload.driver) && can.length > 0) driver = can[0]!;
     else if (!can.includes(s.workload.driver)) {
-      issues.push(src.issue(['workload', 'driver'], `a driver target: ${kinds.join(', ')} can talk to (${can.join(' | ') || 'none in common'})`, `'${s.workload.driver}'`));
+      issues.push(src.issue(['workload', 'driver'], `a driver target: ${workloadKinds.join(', ')} can talk to (${can.join(' | ') || 'none in common'})`, `'${s.workload.driver}'`));
     }
   }
   const producer = s.workload?.producer;
@@ -294,6 +297,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       src,
       layers,
       kinds: targetKnown ? kinds : null,
+      scenarioTarget: target,
       driver,
       producer,
       pipelining: s.workload?.pipelining,
