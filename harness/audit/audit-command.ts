@@ -165,13 +165,16 @@ function linkOf(e: Evidence, resultsDir: string, site: string | undefined): stri
   return existsSync(report) ? report : path.join(resultsDir, e.runFile);
 }
 
+/** What the audited cluster is, per system its answers showed (cluster-snapshot.ts). */
+const AUDITED_SYSTEM_TEXT: Record<ClusterSnapshot['system'], (c: Pick<ClusterSnapshot, 'metadataVersion'>) => string> = {
+  durolab: () => "durolab's broker",
+  kafka: (c) => `Apache Kafka${c.metadataVersion ? `, metadata.version ${c.metadataVersion} (its brokers run ${c.metadataVersion.split('-')[0]} or later)` : ' (no metadata.version listed)'}`,
+};
+
 export function auditText(a: AuditResult, resultsDir: string, site?: string): string {
   const c = a.cluster;
   const lines: string[] = [];
-  const what =
-    c.system === 'durolab'
-      ? "durolab's broker"
-      : `Apache Kafka${c.metadataVersion ? `, metadata.version ${c.metadataVersion} (its brokers run ${c.metadataVersion.split('-')[0]} or later)` : ' (no metadata.version listed)'}`;
+  const what = AUDITED_SYSTEM_TEXT[c.system](c);
   lines.push(`cluster ${c.clusterId ?? '(no id)'} at ${c.answeredBy}: ${what}; ${c.brokers.length} broker(s) [${c.brokers.map((b) => b.id).join(', ')}], controller ${c.controllerId}`);
   const elr = c.features['eligible.leader.replicas.version'];
   if (elr !== undefined) lines.push(`  features: ${Object.entries(c.features).map(([k, v]) => `${k}=${v}`).join(', ')}`);

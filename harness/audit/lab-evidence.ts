@@ -11,8 +11,11 @@ import type { Scenario } from '../scenario/types.ts';
 import type { Acks, FlushPolicy } from '../../engine/settings/values.ts';
 import { formatFlushPolicy } from '../../engine/settings/values.ts';
 import { median } from '../../engine/common/stats.ts';
+import { cellTargetName } from '../results/cell-target.ts';
+import { DEFAULT_TARGET, systemOfTarget } from '../targets/registry.ts';
 
-export type LabSystem = 'durolab' | 'kafka' | 'external';
+/** The system a cell measured (durolab, kafka, ...), as the target registry names it (harness/results/cell-target.ts). */
+export type LabSystem = string;
 
 export interface CellFacts {
   system: LabSystem;
@@ -79,9 +82,6 @@ function victimText(t: unknown): string {
   return String(t ?? 'all');
 }
 
-function systemOf(target: string | undefined): LabSystem {
-  return target === 'kafka' ? 'kafka' : target === 'external' ? 'external' : 'durolab';
-}
 
 function facts(raw: Raw, params: Record<string, unknown>, target: string | undefined): CellFacts {
   const brokers = raw.cluster?.brokers ?? 1;
@@ -90,7 +90,7 @@ function facts(raw: Raw, params: Record<string, unknown>, target: string | undef
   const f = raw.faults?.[0];
   const diskFlush = params['vm.disk.flush'] ?? raw.vm?.disk?.flush;
   return {
-    system: systemOf(target),
+    system: systemOfTarget(target ?? DEFAULT_TARGET),
     acks: s.acks,
     replicationFactor: raw.cluster?.replicationFactor ?? brokers,
     minInsyncReplicas: s.minInsyncReplicas,
@@ -102,7 +102,7 @@ function facts(raw: Raw, params: Record<string, unknown>, target: string | undef
 }
 
 export function factsOfRunCell(run: RunResult, cell: CellResult): CellFacts {
-  return facts((run.scenario.raw ?? {}) as Raw, cell.params, (cell.params.target as string | undefined) ?? cell.target ?? run.target);
+  return facts((run.scenario.raw ?? {}) as Raw, cell.params, cellTargetName(run, cell));
 }
 
 export function factsOfScenarioCell(scenario: Scenario, params: Record<string, SettingValue>): CellFacts {

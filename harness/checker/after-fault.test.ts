@@ -13,7 +13,7 @@ import type { FaultableCluster } from '../targets/types.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { loadDriver } from '../drivers/registry.ts';
-import type { ClusterClient } from '../drivers/types.ts';
+import type { ReplicaReadingClient as ClusterClient } from '../drivers/types.ts';
 import { checkAfterFault } from './after-fault.ts';
 import { waitForReplicasCaughtUp } from './replicas.ts';
 

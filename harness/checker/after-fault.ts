@@ -4,18 +4,20 @@
 // was told, or could have read, must not go back): what a produce answer reported (the http
 // driver's answers carry it) or what the leaders answered just before the fault (a driver with
 // highWatermarks: the kafka driver's ListOffsets). A partition whose HW before the fault is
-// known from neither leaves the figure not measured (null), never a silent 0.
+// known from neither leaves the figure not measured (null), never a silent 0. A driver that reads
+// no replica digests (capabilities.replicaDigest false) leaves replica agreement NOT EVALUATED
+// (replicasDisagree null), never counted as agreeing.
 import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
 import type { AckLedger } from '../workload/ledger.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import { checkLedger, type CheckReport } from './checker.ts';
-import { checkReplicaAgreement, type PartitionAgreement, type ReplicaSource } from './replicas.ts';
+import { checkReplicaAgreement, type PartitionAgreement } from './replicas.ts';
 import { lossTimeline, type LossTimeline } from './loss-timeline.ts';
 
 export interface FaultCheck {
   report: CheckReport;
-  /** Partitions whose replicas disagree below the lowest replica HW. */
-  replicasDisagree: number;
+  /** Partitions whose replicas disagree below the lowest replica HW; null: not evaluated (the driver reads no replica digests). */
+  replicasDisagree: number | null;
   /** Offsets the HW went back by, summed over partitions; null when some partition's HW before the fault is not known (hwNotMeasured says why). */
   hwWentBack: number | null;
   /** Why hwWentBack is null (the first partition's reason, and how many partitions). */
@@ -48,8 +50,8 @@ export async function recordHwBeforeFault(client: Pick<ClusterClient, 'highWater
   }
 }
 export interface AfterFaultOptions {
-  /** The client driver connected to the cluster: replicas and the consumer go through it. */
-  source: ReplicaSource & Pick<ClusterClient, 'consume'>;
+  /** The client driver connected to the cluster: replicas (where it reads them) and the consumer go through it. */
+  source: Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest' | 'consume'>;
   topic: string;
   ledger: AckLedger;
   /** Wall-clock ms of the cut (the loss window is measured back from it). */
@@ -57,10 +59,16 @@ export interface AfterFaultOptions {
   consumeTimeoutMs?: number;
 }
 
+/** A partition's agreement where no replica digest could be read: no hashes, HWs unknown (-1), agreement null. */
+function notEvaluated(source: Pick<ClusterClient, 'leaderId'>, topic: string, partition: number): PartitionAgreement {
+  return { partition, leader: source.leaderId(topic, partition), upTo: -1, leaderHw: -1, hashes: {}, agree: null };
+}
+
 export async function checkAfterFault(opts: AfterFaultOptions): Promise<FaultCheck> {
   const { source, topic, ledger } = opts;
   const partitions = ledger.partitions();
-  const agreement = await checkReplicaAgreement(source, topic, partitions);
+  const digests = source.replicaDigest;
+  const agreement = digests ? await checkReplicaAgreement({ brokers: source.brokers, leaderId: (t, p) => source.leaderId(t, p), replicaDigest: digests.bind(source) }, topic, partitions) : null;
   // Each partition from its leader at the time of reading, as the driver finds it (the kafka
   // driver through Metadata, following a leader that moves while it reads).
   const logs = await mapLimit(partitions, READ_BACK_CONCURRENCY, (p) =>
@@ -73,7 +81,7 @@ export async function checkAfterFault(opts: AfterFaultOptions): Promise<FaultChe
   let hwBefore = 0;
   let hwAfter = 0;
   const unknown: string[] = [];
-  const details = agreement.map((a) => {
+  const details = partitions.map((p) => agreement?.find((a) => a.partition === p) ?? notEvaluated(source, topic, p)).map((a) => {
     const before = ledger.maxHw(a.partition);
     const why = ledger.hwUnknownWhy(a.partition);
     const served = logs.find((l) => l.partition === a.partition)?.highWatermark ?? -1;
@@ -89,7 +97,7 @@ export async function checkAfterFault(opts: AfterFaultOptions): Promise<FaultChe
   const hwNotMeasured = unknown.length ? `${unknown[0]}${unknown.length > 1 ? ` (and ${unknown.length - 1} more partitions)` : ''}` : null;
   return {
     report,
-    replicasDisagree: agreement.filter((a) => !a.agree).length,
+    replicasDisagree: agreement ? agreement.filter((a) => a.agree === false).length : null,
     hwWentBack: hwNotMeasured === null ? hwWentBack : null,
     hwNotMeasured,
     hwBefore: hwNotMeasured === null ? hwBefore : null,

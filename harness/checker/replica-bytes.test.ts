@@ -14,7 +14,7 @@ import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import { splitStoredBatches } from '../drivers/record-batches.ts';
-import type { ClusterClient, StoredBatch } from '../drivers/types.ts';
+import type { ReplicaReadingClient as ClusterClient, StoredBatch } from '../drivers/types.ts';
 import { compareReplicaBytes, replicaAgreementOf } from './replica-bytes.ts';
 import { checkReplicaAgreement, waitForReplicasCaughtUp } from './replicas.ts';
 

@@ -7,7 +7,7 @@
 import type { ClusterClient, StoredBatch } from '../drivers/types.ts';
 import type { ReplicaAgreement } from '../results/types.ts';
 
-export type ReplicaByteSource = Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest' | 'readReplicaLog'>;
+export type ReplicaByteSource = Pick<ClusterClient, 'brokers' | 'leaderId'> & Required<Pick<ClusterClient, 'replicaDigest' | 'readReplicaLog'>>;
 
 export interface Divergence {
   brokerId: number;

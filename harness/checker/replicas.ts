@@ -5,7 +5,7 @@
 import type { ClusterClient, ReplicaDigest } from '../drivers/types.ts';
 
 /** What the checker needs from a cluster: who the brokers are, who leads, and each replica's digest. */
-export type ReplicaSource = Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest'>;
+export type ReplicaSource = Pick<ClusterClient, 'brokers' | 'leaderId'> & Required<Pick<ClusterClient, 'replicaDigest'>>;
 
 export type ReplicaState = ReplicaDigest;
 
@@ -20,15 +20,20 @@ export async function replicaStates(source: ReplicaSource, topic: string, partit
  * leader's HW reached its log end (followers fetched everything and truncated what diverged).
  * Followers learn the HW on their next fetch (a long poll), so once caught up it waits up to
  * `hwGraceMs` more for their HWs to match, which lets the hashes compare the whole log.
- * Returns caughtUp false at the deadline: the caller checks anyway and says so.
+ * Returns caughtUp false at the deadline: the caller checks anyway and says so; null where the
+ * driver reads no replica digests (nothing to wait for that it could see).
  */
 export async function waitForReplicasCaughtUp(
-  source: ReplicaSource,
+  client: Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest'>,
   topic: string,
   partitions: number[],
   timeoutMs: number,
   hwGraceMs = 2000,
-): Promise<{ caughtUp: boolean; detail: string }> {
+): Promise<{ caughtUp: boolean | null; detail: string }> {
+  // A driver that reads no replica digests cannot tell: not evaluated (null), never "caught up".
+  const { replicaDigest } = client;
+  if (!replicaDigest) return { caughtUp: null, detail: "not evaluated: the client driver reads no replica's log end" };
+  const source: ReplicaSource = { brokers: client.brokers, leaderId: (t, p) => client.leaderId(t, p), replicaDigest: replicaDigest.bind(client) };
   const deadline = Date.now() + timeoutMs;
   let caughtUpSince: number | null = null;
   for (;;) {
@@ -73,7 +78,8 @@ export interface PartitionAgreement {
   /** The leader's HW. */
   leaderHw: number;
   hashes: Record<number, string>;
-  agree: boolean;
+  /** null: not evaluated (the driver reads no replica digests). */
+  agree: boolean | null;
 }
 
 export async function checkReplicaAgreement(source: ReplicaSource, topic: string, partitions: number[]): Promise<PartitionAgreement[]> {

@@ -13,8 +13,8 @@ const HELP = `usage: durolab claims [options]
 Prints every measurable claim of the three source articles (${CLAIMS_FILE}) with the
 verdict its rule computes from the latest run of its scenario: supported, contradicted,
 depends (with the conditions where it holds and where not) or not measured yet, and the
-figures behind it, on durolab's broker and, where the claim names a peer scenario (kafka:),
-on Apache Kafka from that scenario's target=kafka cells. \`durolab publish\` renders the
+figures behind it, on durolab's broker and, where the claim names a peer scenario (peers:
+{ kafka: ... }), on that system from the scenario's cells on it (target=kafka). \`durolab publish\` renders the
 same as the site's claims page.
 
   --json               the outcomes as JSON
@@ -40,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(
       JSON.stringify(
         outcomes.map((o) => ({ id: o.claim.id, claim: o.claim.claim, source: o.claim.source, scenario: o.claim.scenario, verdict: o.verdict, condition: o.condition, detail: o.detail, run: o.run ? `${o.run.scenario.name}/${o.run.runId}` : null,
-          kafka: o.kafka ? { scenario: o.kafka.claim.scenario, verdict: o.kafka.verdict, condition: o.kafka.condition, detail: o.kafka.detail, run: o.kafka.run ? `${o.kafka.run.scenario.name}/${o.kafka.run.runId}` : null } : null })),
+          peers: Object.fromEntries(Object.entries(o.peers).map(([system, p]) => [system, { scenario: p.claim.scenario, verdict: p.verdict, condition: p.condition, detail: p.detail, run: p.run ? `${p.run.scenario.name}/${p.run.runId}` : null }])) })),
         null,
         2,
       ),

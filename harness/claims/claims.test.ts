@@ -92,21 +92,25 @@ describe('claims rules', () => {
     );
     const c = parseClaims(
       '- id: c1\n  claim: A claim that is long enough.\n  source: "000"\n  scenario: fsync-intervals\n' +
-        '  rule: { kind: ratio, figure: recordsPerSec, of: { flush: "messages:1" }, to: { flush: never }, op: "<=", value: 0.1 }\n  kafka: { scenario: peer-fsync-intervals }\n',
+        '  rule: { kind: ratio, figure: recordsPerSec, of: { flush: "messages:1" }, to: { flush: never }, op: "<=", value: 0.1 }\n  peers: { kafka: { scenario: peer-fsync-intervals } }\n',
       'test.yaml',
     );
     const [o] = evaluateClaims(c, [peer]);
     // durolab's own scenario has no run; Kafka's verdict comes from its cells (20k / 40k = 0.5: not a tenth).
     expect(o!.verdict).toBe('not measured yet');
-    expect(o!.kafka).toMatchObject({ verdict: 'contradicted', run: peer });
-    expect(o!.kafka!.detail).toMatch(/^target=kafka,flush=messages:1 0\.5x the records\/s of target=kafka,flush=never/);
+    expect(o!.peers.kafka).toMatchObject({ verdict: 'contradicted', run: peer });
+    expect(o!.peers.kafka!.detail).toMatch(/^target=kafka,flush=messages:1 0\.5x the records\/s of target=kafka,flush=never/);
     const html = renderClaimsPage([o!]);
     expect(html).toContain('data-kafka-verdict="contradicted"');
+    // The peer column comes from the peers: map, headed by the system's name in the registry.
+    expect(html).toContain('<th>Apache Kafka: scenario, verdict and figures</th>');
     expect(claimsText([o!])).toMatch(/on Apache Kafka \(peer-fsync-intervals\/20250101T120000Z-a1b2\): CONTRADICTED/);
-    // A run with no kafka cells leaves Kafka unmeasured; a claim without kafka: has no Kafka outcome.
+    // A run with no kafka cells leaves Kafka unmeasured; a claim without peers: has no peer outcome (and the page no peer column).
     const durolabOnly = { ...peer, cells: peer.cells.filter((x) => x.params.target === 'durolab') };
-    expect(evaluateClaims(c, [durolabOnly])[0]!.kafka).toMatchObject({ verdict: 'not measured yet', detail: expect.stringMatching(/no run of peer-fsync-intervals with target=kafka cells/) });
-    expect(evaluateClaims([claim('{ kind: value, figure: acked, where: {}, op: ">", value: 1 }')], [peer])[0]!.kafka).toBeUndefined();
+    expect(evaluateClaims(c, [durolabOnly])[0]!.peers.kafka).toMatchObject({ verdict: 'not measured yet', detail: expect.stringMatching(/no run of peer-fsync-intervals with target=kafka cells/) });
+    const alone = evaluateClaims([claim('{ kind: value, figure: acked, where: {}, op: ">", value: 1 }')], [peer]);
+    expect(alone[0]!.peers).toEqual({});
+    expect(renderClaimsPage(alone)).not.toContain('Apache Kafka: scenario');
   });
 
   it('renders every outcome in the terminal and on a page with its verdict', () => {
@@ -124,12 +128,12 @@ describe('the claims file', () => {
     const claims = loadClaims(path.join(REPO, CLAIMS_FILE));
     const shipped = readdirSync(path.join(REPO, 'scenarios')).map((f) => f.replace(/\.yaml$/, ''));
     for (const c of claims) expect(shipped, c.id).toContain(c.scenario);
-    // The Kafka column: each kafka: scenario is a shipped peer scenario (target axis with kafka).
-    const withKafka = claims.filter((c) => c.kafka);
+    // The Kafka column: each peers.kafka scenario is a shipped peer scenario (target axis with kafka).
+    const withKafka = claims.filter((c) => c.peers?.kafka);
     expect(withKafka.length).toBeGreaterThanOrEqual(5);
     for (const c of withKafka) {
-      expect(shipped, c.id).toContain(c.kafka!.scenario);
-      expect(readFileSync(path.join(REPO, 'scenarios', `${c.kafka!.scenario}.yaml`), 'utf8'), c.id).toMatch(/target: \[durolab, kafka\]/);
+      expect(shipped, c.id).toContain(c.peers!.kafka!.scenario);
+      expect(readFileSync(path.join(REPO, 'scenarios', `${c.peers!.kafka!.scenario}.yaml`), 'utf8'), c.id).toMatch(/target: \[durolab, kafka\]/);
     }
     const scenarios = new Set(claims.map((c) => c.scenario));
     for (const s of ['io-modes', 'fsync-intervals', 'power-cut-io-modes', 'power-cut-all', 'power-cut-acks', 'segment-roll', 'dirty-writeback', 'power-cut-expiry', 'acks-all']) {
@@ -144,5 +148,7 @@ describe('the claims file', () => {
     expect(() => parseClaims('{ id: x }', 'bad.yaml')).toThrow('bad.yaml: expected a list of claims, found object');
     const one = '- id: x\n  claim: A claim that is long enough.\n  source: s\n  scenario: io-modes\n  rule: { kind: value, figure: acked, where: {}, op: ">", value: 1 }\n';
     expect(() => parseClaims(one + one, 'dup.yaml')).toThrow("dup.yaml: claim 2: id 'x' is used twice");
+    // A peer is a system of the target registry besides durolab's own.
+    expect(() => parseClaims(`${one}  peers: { durolab: { scenario: io-modes } }\n`, 'peer.yaml')).toThrow(/^peer\.yaml: claim 1 \(x\): peers\.durolab: .*a peer system: kafka/);
   });
 });

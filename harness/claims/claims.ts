@@ -11,6 +11,8 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import { SETTINGS } from '../scenario/settings.ts';
 import { FIGURES, FIGURE_LABEL, cellFigure, fmtFigureValue, type FigureName } from '../compare/figures.ts';
 import { fmtRatio } from '../report/format.ts';
+import { cellSystem, labSystem } from '../results/cell-target.ts';
+import { systemNames } from '../targets/registry.ts';
 
 const settingValue = z.union([z.string(), z.number(), z.boolean()]);
 const where = z.record(z.string(), settingValue);
@@ -37,10 +39,18 @@ const claimSchema = z
     scenario: scenarioName,
     rule: anyRule,
     /**
-     * The claim on Apache Kafka: a scenario with a target axis (`matrix: { target: [durolab, kafka] }`)
-     * whose target=kafka cells the rule (this one, or the claim's) is evaluated over.
+     * The claim on peer systems, by system name (the target registry's: kafka, ...): each a
+     * scenario with a target axis (`matrix: { target: [durolab, kafka] }`) whose cells on that
+     * system the rule (its own, or the claim's) is evaluated over.
      */
-    kafka: z.object({ scenario: scenarioName, rule: anyRule.optional() }).strict().optional(),
+    peers: z
+      .record(z.string(), z.object({ scenario: scenarioName, rule: anyRule.optional() }).strict())
+      .superRefine((peers, ctx) => {
+        for (const system of Object.keys(peers)) {
+          if (!peerSystems().includes(system)) ctx.addIssue({ code: 'custom', path: [system], message: `expected a peer system: ${peerSystems().join(' | ')} (the target registry's systems besides the lab's own), found '${system}'` });
+        }
+      })
+      .optional(),
   })
   .strict();
 
@@ -87,6 +97,9 @@ export function loadClaims(file = path.join(repoRoot(), CLAIMS_FILE)): Claim[] {
 
 export type ClaimVerdict = 'supported' | 'contradicted' | 'depends' | 'not measured yet';
 
+/** A claim judged over one system's cells: the lab's own scenario, or a peer's (ClaimOutcome.peers). */
+export type PeerOutcome = Omit<ClaimOutcome, 'peers'>;
+
 export interface ClaimOutcome {
   claim: Claim;
   verdict: ClaimVerdict;
@@ -96,8 +109,8 @@ export interface ClaimOutcome {
   condition?: string;
   /** The run judged (absent: none). */
   run?: RunResult;
-  /** The same claim on Apache Kafka (claims.yaml `kafka:`), judged over its scenario's target=kafka cells; absent: the claim names no Kafka scenario. */
-  kafka?: Omit<ClaimOutcome, 'kafka'>;
+  /** The same claim on each peer system the claim names (claims.yaml `peers:`), judged over its scenario's cells on that system; a system absent: the claim names no scenario for it. */
+  peers: Record<string, PeerOutcome>;
 }
 
 const normalize = (key: string, v: unknown) => JSON.stringify(SETTINGS[key]?.parse(v) ?? v);
@@ -154,7 +167,7 @@ function evalSimple(run: RunResult, rule: SimpleRule): Simple {
 }
 
 /** The claim's verdict on one run (undefined: its scenario has no run yet). */
-export function evaluateClaim(claim: Claim, run: RunResult | undefined): ClaimOutcome {
+export function evaluateClaim(claim: Claim, run: RunResult | undefined): PeerOutcome {
   if (!run) return { claim, verdict: 'not measured yet', detail: `no run of ${claim.scenario} yet (durolab bench ${claim.scenario})` };
   if (claim.rule.kind !== 'cases') {
     const s = evalSimple(run, claim.rule);
@@ -182,30 +195,45 @@ export function latestMeasuredRun(runs: RunResult[], scenario: string): RunResul
   return runs.find((r) => r.scenario.name === scenario && r.cells.some((c) => c.status === 'ok' || c.status === 'interrupted'));
 }
 
-/** The run's cells on one target (a target-axis cell's params.target, or the run's target). */
-function cellsOn(run: RunResult, target: string): RunResult {
-  return { ...run, cells: run.cells.filter((c) => (c.params.target ?? c.target ?? run.target) === target) };
+/** The run's cells on one system (results/cell-target.ts: a target-axis cell's, or the run's target's system). */
+function cellsOn(run: RunResult, system: string): RunResult {
+  return { ...run, cells: run.cells.filter((c) => cellSystem(run, c) === system) };
 }
 
-/** The claim on Apache Kafka: its kafka: scenario's latest run, target=kafka cells only. */
-export function evaluateKafkaClaim(claim: Claim, runsNewestFirst: RunResult[]): ClaimOutcome['kafka'] {
-  const k = claim.kafka;
-  if (!k) return undefined;
-  const asKafka: Claim = { ...claim, scenario: k.scenario, rule: k.rule ?? claim.rule };
-  const run = runsNewestFirst.find((r) => r.scenario.name === k.scenario && r.cells.some((c) => (c.status === 'ok' || c.status === 'interrupted') && (c.params.target ?? c.target ?? r.target) === 'kafka'));
-  if (!run) return { claim: asKafka, verdict: 'not measured yet', detail: `no run of ${k.scenario} with target=kafka cells yet (durolab bench ${k.scenario})` };
-  // Judged over the kafka cells; the outcome links the whole run.
-  return { ...evaluateClaim(asKafka, cellsOn(run, 'kafka')), run };
+/** The systems a claim may name under peers: (the registry's, besides the lab's own), in its order. */
+export function peerSystems(): string[] {
+  return systemNames().filter((s) => s !== labSystem());
+}
+
+/** The claim on one peer system: its peers.<system> scenario's latest run with cells on that system, those cells only. */
+export function evaluatePeerClaim(claim: Claim, system: string, runsNewestFirst: RunResult[]): PeerOutcome | undefined {
+  const p = claim.peers?.[system];
+  if (!p) return undefined;
+  const asPeer: Claim = { ...claim, scenario: p.scenario, rule: p.rule ?? claim.rule };
+  const measured = (r: RunResult) => r.cells.some((c) => (c.status === 'ok' || c.status === 'interrupted') && cellSystem(r, c) === system);
+  const run = runsNewestFirst.find((r) => r.scenario.name === p.scenario && measured(r));
+  if (!run) return { claim: asPeer, verdict: 'not measured yet', detail: `no run of ${p.scenario} with target=${system} cells yet (durolab bench ${p.scenario})` };
+  // Judged over the system's cells; the outcome links the whole run.
+  return { ...evaluateClaim(asPeer, cellsOn(run, system)), run };
 }
 
 export function evaluateClaims(claims: Claim[], runsNewestFirst: RunResult[]): ClaimOutcome[] {
   return claims.map((c) => {
     const o = evaluateClaim(c, latestMeasuredRun(runsNewestFirst, c.scenario));
-    const kafka = evaluateKafkaClaim(c, runsNewestFirst);
-    return kafka ? { ...o, kafka } : o;
+    const peers: Record<string, PeerOutcome> = {};
+    for (const system of peerSystems()) {
+      const p = evaluatePeerClaim(c, system, runsNewestFirst);
+      if (p) peers[system] = p;
+    }
+    return { ...o, peers };
   });
 }
 
-export function verdictText(o: ClaimOutcome): string {
+/** The peer systems any of the outcomes names, in the registry's order: the claims page's and terminal's columns. */
+export function peerColumns(outcomes: ClaimOutcome[]): string[] {
+  return peerSystems().filter((s) => outcomes.some((o) => o.peers[s]));
+}
+
+export function verdictText(o: PeerOutcome): string {
   return o.verdict === 'depends' ? `depends: ${o.condition}` : o.verdict;
 }

@@ -4,6 +4,7 @@
 // facts that differ between the runs are listed, since they can explain any difference.
 
 import type { RunResult } from '../results/types.ts';
+import { ranAsHostProcesses } from '../results/cell-target.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import { fmtRatio } from '../report/format.ts';
 import { FIGURE_LABEL, HIGHER_IS_BETTER, cellFigure, cellKey, fmtFigure, isFaultRun, type Figure, type FigureName } from './figures.ts';
@@ -50,7 +51,7 @@ function environmentFacts(run: RunResult): Record<string, string> {
   const w = (run.scenario.raw as { workload?: unknown } | null)?.workload;
   return {
     target: run.target,
-    accelerator: accels || (run.target === 'process' ? 'none (process)' : 'unrecorded'),
+    accelerator: accels || (ranAsHostProcesses(run.target) ? 'none (process)' : 'unrecorded'),
     cpu: e.cpu,
     cores: String(e.cores),
     memory: `${(e.memoryBytes / 2 ** 30).toFixed(1)} GiB`,

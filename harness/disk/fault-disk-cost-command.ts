@@ -4,34 +4,33 @@
 // directory (the machine's own filesystem) and on the fault disk (the NBD server -> qsd FUSE
 // export -> loop -> ext4 chain; model file, write-through, and volatile-cache with its write
 // log), repeated with the storages' order rotated so none always runs on a warmer machine. It
-// prints medians of records/s and p99 and the ratio fault disk / plain directory per row.
+// prints medians of records/s and p99 and the ratio fault disk / plain directory per row. The
+// systems, their targets, drivers and settings come from the target registry
+// (harness/targets/side-bench.ts).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { intFlag, parseChoice, parseCommandFlags, str } from '../../engine/common/flags.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import { resolveSettings } from '../scenario/settings.ts';
+import { loadDriver } from '../drivers/registry.ts';
+import { benchSettings, benchSystemNames, parseBenchSystems, type BenchSystem } from '../targets/side-bench.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 import { DEFAULT_DISK_SPEC, type DiskSpec } from './disk-spec.ts';
-import type { Target } from '../targets/types.ts';
-
-const SYSTEMS = ['kafka', 'durolab'] as const;
-type System = (typeof SYSTEMS)[number];
 const FLUSHES = ['never', 'per-batch'] as const;
 const STORAGES = ['plain', 'file', 'volatile-cache'] as const;
 type Storage = (typeof STORAGES)[number];
 
 const HELP = `usage: durolab bench-fault-disk [options]
 
-The same Kafka-client load (1 KiB records, 16 per batch, 4 connections, closed loop, one broker,
+The same client load (1 KiB records, 16 per batch, 4 connections, closed loop, one broker,
 RF 1, acks=1) on a broker whose data dir is a plain directory of this machine, and on the host
 route's fault disk (NBD server -> qemu-storage-daemon FUSE export -> loop device -> ext4):
 model file (write-through) and volatile-cache (with its write log). Prints the medians of
 records/s and p99 and the ratio fault disk / plain directory, per system and flush policy.
 
-  --systems LIST    kafka, durolab (default kafka,durolab)
+  --systems LIST    some of ${benchSystemNames('fault-disk')} (default all)
   --flush LIST      never, per-batch (default never,per-batch)
   --repeat N        repetitions, the storages' order rotated each time (default 3)
   --duration SEC    load per measurement, after a 1 s warm-up (default 5)
@@ -42,20 +41,14 @@ interface Sample {
   p99Us: number;
 }
 
-async function targetOf(system: System, storage: Storage, log: (l: string) => void): Promise<Target> {
+async function measure(s: BenchSystem, storage: Storage, flush: string, sec: number, workDir: string, log: (l: string) => void): Promise<Sample> {
   const spec: DiskSpec = { ...DEFAULT_DISK_SPEC, model: storage === 'volatile-cache' ? 'volatile-cache' : 'file' };
-  const disk = storage === 'plain' ? {} : { faultDisk: true, vm: { diskMiB: 2048, disk: spec } };
-  if (system === 'kafka') return (await import('../targets/kafka/kafka-target.ts')).kafkaTarget({ log, ...disk });
-  return (await import('../targets/process-target.ts')).processTarget({ log, ...disk });
-}
-
-async function measure(system: System, storage: Storage, flush: string, sec: number, workDir: string, log: (l: string) => void): Promise<Sample> {
-  const { kafkaDriver } = await import('../drivers/kafka/driver.ts');
-  const target = await targetOf(system, storage, log);
-  const settings = resolveSettings(system === 'kafka' ? { flush, sync: 'fsync', acks: '1' } : { flush, acks: '1' }, 1);
+  const target = await s.bench.load({ log, ...(storage === 'plain' ? {} : { disk: { diskMiB: 2048, spec } }) });
+  const settings = benchSettings(s, { flush, acks: '1' });
+  const driver = await loadDriver(s.bench.driver);
   const cluster = await target.start({ cluster: { brokers: 1, topic: 'cost', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 }, settings, workDir, seed: 1 });
   try {
-    const client = kafkaDriver().connect(cluster, { dataOnHost: true });
+    const client = driver.connect(cluster, { dataOnHost: target.capabilities.dataOnHost });
     const leaders = new Map([...(await cluster.leaders('cost'))].map(([p, b]) => [p, b.id]));
     const r = await client.produce({
       topic: 'cost',
@@ -80,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
   const parsed = parseCommandFlags('bench-fault-disk', argv, { systems: { type: 'string' }, flush: { type: 'string' }, repeat: { type: 'string' }, duration: { type: 'string' } }, HELP);
   if (!parsed) return 0;
   const v = parsed.values;
-  const systems = (str(v.systems) ?? SYSTEMS.join(',')).split(',').map((x) => parseChoice('--systems', x.trim(), SYSTEMS));
+  const systems = parseBenchSystems('fault-disk', str(v.systems));
   const flushes = (str(v.flush) ?? FLUSHES.join(',')).split(',').map((x) => parseChoice('--flush', x.trim(), FLUSHES));
   const repeat = intFlag('--repeat', str(v.repeat), 3, 1, 50);
   const sec = intFlag('--duration', str(v.duration), 5, 1, 600);
@@ -88,15 +81,16 @@ export async function main(argv: string[]): Promise<number> {
   const workRoot = await fs.mkdtemp(path.join(os.tmpdir(), 'durolab-bench-fault-disk-'));
   const rows: string[][] = [];
   try {
-    for (const system of systems) {
+    for (const s of systems) {
+      const system = s.system;
       for (const flush of flushes) {
         const samples = new Map<Storage, Sample[]>(STORAGES.map((s) => [s, []]));
         for (let rep = 0; rep < repeat; rep++) {
           const order = STORAGES.map((_, i) => STORAGES[(i + rep) % STORAGES.length]!);
           for (const storage of order) {
-            const s = await measure(system, storage, flush, sec, path.join(workRoot, `${system}-${flush}-${storage}-${rep}`), log);
-            samples.get(storage)!.push(s);
-            console.error(`[bench-fault-disk] ${system} flush=${flush} ${storage} rep ${rep + 1}: ${Math.round(s.recordsPerSec).toLocaleString('en-US')} records/s, p99 ${s.p99Us} µs`);
+            const sample = await measure(s, storage, flush, sec, path.join(workRoot, `${system}-${flush}-${storage}-${rep}`), log);
+            samples.get(storage)!.push(sample);
+            console.error(`[bench-fault-disk] ${system} flush=${flush} ${storage} rep ${rep + 1}: ${Math.round(sample.recordsPerSec).toLocaleString('en-US')} records/s, p99 ${sample.p99Us} µs`);
           }
         }
         const med = (st: Storage, k: keyof Sample) => median(samples.get(st)!.map((x) => x[k])) ?? 0;

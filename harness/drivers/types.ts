@@ -26,8 +26,10 @@ export interface ClientDriver {
   /**
    * Stored record batches (a partition's bytes as recovery kept them) as the ledger batches this
    * driver's producer wrote: how an offline check reads a crash state as this driver's consumer would.
+   * Absent on a driver whose system stores no bytes it can decode (capabilities.storedBatches false):
+   * crash states are refused at scenario check, and a recount is not evaluated.
    */
-  servedFromStored(bytes: Buffer): { batches: ServedBatch[]; corrupt: number };
+  servedFromStored?(bytes: Buffer): { batches: ServedBatch[]; corrupt: number };
 }
 
 /**
@@ -261,10 +263,18 @@ export interface ClusterClient {
   tail?(opts: TailOptions): Promise<void>;
   /** A consumer of the workload that joins a consumer group (membership: group) and reads what its assignment gives it, until the signal; absent on a driver without one. */
   groupMember?(opts: GroupMemberOptions): Promise<void>;
-  /** A replica's HW, LEO and digest below `upTo` (default: its HW); null when the broker holds no replica of the partition. */
-  replicaDigest(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
-  /** A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the broker holds no replica of the partition. */
-  readReplicaLog(brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null>;
+  /**
+   * A replica's HW, LEO and digest below `upTo` (default: its HW); null when the broker holds no
+   * replica of the partition. Absent on a driver that cannot read one (capabilities.replicaDigest
+   * false): replica agreement is NOT EVALUATED, never counted as agreeing.
+   */
+  replicaDigest?(brokerId: number, topic: string, partition: number, upTo?: number): Promise<ReplicaDigest | null>;
+  /**
+   * A replica's own stored batches below `upTo`, read as bytes whatever its role; null when the
+   * broker holds no replica of the partition. Absent (capabilities.storedBatches false): replica
+   * bytes are not compared.
+   */
+  readReplicaLog?(brokerId: number, topic: string, partition: number, upTo: number): Promise<ReplicaLog | null>;
   /**
    * Each partition's high watermark as its leader reports it now (Kafka: ListOffsets LATEST),
    * answered within `timeoutMs`; a partition whose reading failed or did not come in time holds
@@ -272,8 +282,20 @@ export interface ClusterClient {
    * Absent on a driver whose produce answers carry the HW (the http driver: the ledger notes it).
    */
   highWatermarks?(topic: string, partitions: readonly number[], timeoutMs: number): Promise<Map<number, number | { error: string }>>;
-  /** The partition's in-sync replicas as its leader (or the controller's metadata) says now; null while it has no leader. */
-  inSyncReplicas(topic: string, partition: number): Promise<number[] | null>;
+  /**
+   * The partition's in-sync replicas as its leader (or the controller's metadata) says now; null
+   * while it has no leader. Absent on a driver of a system without an ISR (capabilities.isr false).
+   */
+  inSyncReplicas?(topic: string, partition: number): Promise<number[] | null>;
   /** Figures of every live broker (a broker that does not answer is left out and named in `down`). */
   brokerMetrics(): Promise<{ brokers: BrokerMetrics[]; down: Array<{ brokerId: number; reason: string }> }>;
+}
+
+/** A client that offers every replica read (replica digests, stored batches, the ISR): the http and kafka drivers' clients. */
+export type ReplicaReadingClient = ClusterClient & Required<Pick<ClusterClient, 'replicaDigest' | 'readReplicaLog' | 'inSyncReplicas'>>;
+
+/** A driver whose clients read every replica figure and that decodes stored batches (http, kafka). */
+export interface ReplicaReadingDriver extends ClientDriver {
+  connect(cluster: DriverCluster, opts: ConnectOptions): ReplicaReadingClient;
+  servedFromStored(bytes: Buffer): { batches: ServedBatch[]; corrupt: number };
 }

@@ -3,7 +3,7 @@
 // serving leader, then for the followers to catch up (and truncate what diverged) so the
 // checker compares settled replicas, then for every replica to be back in the ISR. Each stage
 // is timed: how long a rack takes to come back, to elect leaders and to restore its ISR.
-import { waitForReplicasCaughtUp, type ReplicaSource } from '../checker/replicas.ts';
+import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { RecoverySteps } from '../results/types.ts';
 import type { BrokerRecovery, FaultableCluster } from '../targets/types.ts';
@@ -12,7 +12,8 @@ export interface RecoveryOutcome {
   recoveries: BrokerRecovery[];
   /** From the start of the restart to leaders elected and replicas caught up (or the deadline). */
   recoverMs: number;
-  caughtUp: boolean;
+  /** null: not evaluated (the driver reads no replica's log end). */
+  caughtUp: boolean | null;
   /** Why replicas were not caught up at the deadline. */
   lagging?: string;
   steps: RecoverySteps;
@@ -31,7 +32,7 @@ export interface RecoverOptions {
 export const ISR_WAIT_MS = 30_000;
 
 /** What recovery reads: each replica's state, and the ISR as the leader or the controller says it. */
-export type RecoverySource = ReplicaSource & Pick<ClusterClient, 'inSyncReplicas'>;
+export type RecoverySource = Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest' | 'inSyncReplicas'>;
 
 /** `replicas`: the client driver connected to the cluster (it reads each replica's state). */
 export async function recoverAfterFault(cluster: FaultableCluster, replicas: RecoverySource, brokerIds: number[], opts: RecoverOptions): Promise<RecoveryOutcome> {
@@ -47,7 +48,7 @@ export async function recoverAfterFault(cluster: FaultableCluster, replicas: Rec
     recoveries,
     recoverMs: tCaughtUp - t0,
     caughtUp: sync.caughtUp,
-    ...(sync.caughtUp ? {} : { lagging: sync.detail }),
+    ...(sync.caughtUp === false ? { lagging: sync.detail } : {}),
     steps: {
       restartMs: tRestarted - t0,
       electionMs: tLed - tRestarted,
@@ -60,11 +61,14 @@ export async function recoverAfterFault(cluster: FaultableCluster, replicas: Rec
 
 /** Polls until every partition's ISR holds `replicationFactor` replicas; full false at the deadline, with what each partition's ISR held. */
 async function waitForFullIsr(source: Pick<ClusterClient, 'inSyncReplicas'>, topic: string, partitions: number[], replicationFactor: number, timeoutMs: number): Promise<{ full: boolean; detail: string }> {
+  const read = source.inSyncReplicas?.bind(source);
+  // A system without an ISR (or a driver that cannot read it): the figure is not measured, and says why.
+  if (!read) return { full: false, detail: 'not measured: the client driver reads no ISR' };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const short: string[] = [];
     for (const p of partitions) {
-      const isr = await source.inSyncReplicas(topic, p).catch((err: Error) => err.message);
+      const isr = await read(topic, p).catch((err: Error) => err.message);
       if (typeof isr === 'string') short.push(`${topic}-${p}: ${isr}`);
       else if (isr === null) short.push(`${topic}-${p}: no leader`);
       else if (isr.length < replicationFactor) short.push(`${topic}-${p}: ISR [${isr.join(', ')}]`);

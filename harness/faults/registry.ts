@@ -5,6 +5,7 @@
 // brokers restart before the check. A new kind is its module plus a row here. The scenario schema, validation, results types, the report
 // and the runner read the kinds from here; FAULTS is a Record over FaultKind, so a kind without
 // a delivery is a type error.
+import type { DriverCapabilities } from '../drivers/registry.ts';
 import * as z from 'zod';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { CellResult } from '../results/types.ts';
@@ -47,6 +48,8 @@ export interface FaultKindSpec {
   fields: z.ZodRawShape;
   /** The action a target must offer to deliver this kind. */
   needs: FaultAction;
+  /** What the cell's client driver must offer for this kind to be checked (harness/drivers/registry.ts DriverCapabilities); absent: any driver. */
+  needsDriver?: keyof DriverCapabilities;
   /** Phase start: sends the fault to the brokers; CutInfo.atMs is the moment it went out. `topic`: the scenario's. */
   deliver(cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<CutInfo>;
   /**
@@ -118,6 +121,8 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     summary:
       "crash states: the broker's disk (a VM's, or the host route's fault disk) records every WRITE/FLUSH/FUA/TRIM; after a power cut, N crash states are built " +
       "from the write log and checked on the host by the target's own recovery (harness/disk/crash-states; Kafka's UnifiedLog for target kafka), a sample also booted through the real broker",
+    // Each state's recovered bytes are read as the driver's producer wrote them (ClientDriver.servedFromStored).
+    needsDriver: 'storedBatches',
     fields: {
       /** Crash states built per trial. */
       states: z.int().min(1).max(100_000),

@@ -16,7 +16,7 @@ export async function resolveVictims(target: FaultVictims, cluster: FaultableClu
     const leader = cluster.leaderId(topic, 0);
     if (leader === null) throw new Error(`fault target ${target}: ${topic}-0 has no leader at the moment of the fault`);
     if (target === 'leader') return [leader];
-    if (!isr) throw new Error(`fault target followers: no metadata source to read ${topic}-0's ISR from`);
+    if (!isr?.inSyncReplicas) throw new Error(`fault target followers: no metadata source to read ${topic}-0's ISR from (the client driver reads no ISR)`);
     const inSync = await isr.inSyncReplicas(topic, 0);
     if (inSync === null) throw new Error(`fault target followers: ${topic}-0 has no leader at the moment of the fault`);
     const followers = inSync.filter((id) => id !== leader);

@@ -7,20 +7,20 @@
 // (durolab: its RecoveryReport; Kafka: LogManager's "Loaded N logs in T ms", which rescans the
 // segments after its recovery point), and Kafka / durolab per size. `--cold` drops the page
 // cache between the kill and the restart (root; the host's whole cache), so recovery reads the
-// log from the disk.
+// log from the disk. The systems, their targets, drivers and settings come from the target
+// registry (harness/targets/side-bench.ts); the ratio is each system against the lab's own.
 import { execa } from 'execa';
 import { readdirSync, statfsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseByteSize, parseChoice, parseCommandFlags, str } from '../../engine/common/flags.ts';
+import { parseByteSize, parseCommandFlags, str } from '../../engine/common/flags.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import { resolveSettings } from '../scenario/settings.ts';
 import { preloadTopic } from '../workload/preload.ts';
-import type { FaultableCluster, Target } from '../targets/types.ts';
-
-const SYSTEMS = ['durolab', 'kafka'] as const;
-type System = (typeof SYSTEMS)[number];
+import type { FaultableCluster } from '../targets/types.ts';
+import { loadDriver } from '../drivers/registry.ts';
+import { benchSettings, benchSystemNames, parseBenchSystems, type BenchSystem } from '../targets/side-bench.ts';
+import { labSystem } from '../results/cell-target.ts';
 const TOPIC = 'recovery';
 
 const HELP = `usage: durolab bench-recovery [options]
@@ -30,7 +30,7 @@ it, restarts it on the same data dir and times how long it takes to serve again,
 broker and Apache Kafka in one run. Prints per row the segments, the fill rate, the restart
 (exec to serving), the broker's own log-recovery figure, and Kafka / durolab per size.
 
-  --systems LIST        durolab, kafka (default durolab,kafka)
+  --systems LIST        some of ${benchSystemNames('recovery')} (default all)
   --sizes LIST          log sizes (default 1GiB,4GiB); each must fit twice in the free space
   --segment-bytes SIZE  segment.bytes of both brokers (default 1GiB, Kafka's default; smaller
                         sizes give more segments for the same log)
@@ -40,18 +40,13 @@ broker and Apache Kafka in one run. Prints per row the segments, the fill rate, 
 `;
 
 interface Row {
-  system: System;
+  system: string;
   sizeBytes: number;
   segments: number;
   fillMBps: number;
   restartMs: number;
   recoveryMs: number;
   truncatedBytes: number;
-}
-
-async function targetOf(system: System, log: (l: string) => void): Promise<Target> {
-  if (system === 'kafka') return (await import('../targets/kafka/kafka-target.ts')).kafkaTarget({ log });
-  return (await import('../targets/process-target.ts')).processTarget({ log });
 }
 
 /** Segment files of the topic's partition 0 under a broker's data dir (durolab keeps it one level down). */
@@ -72,14 +67,14 @@ async function dropCaches(): Promise<void> {
   await fs.writeFile('/proc/sys/vm/drop_caches', '3\n');
 }
 
-async function measure(system: System, sizeBytes: number, segmentBytes: number, cold: boolean, workDir: string, log: (l: string) => void): Promise<Row> {
-  const { kafkaDriver } = await import('../drivers/kafka/driver.ts');
-  const target = await targetOf(system, log);
-  const values = { flush: 'never', acks: '1', 'segment.bytes': segmentBytes, 'message.max.bytes': 1024 * 1024, ...(system === 'kafka' ? { sync: 'fsync' } : {}) };
-  const settings = resolveSettings(values, 1);
+async function measure(s: BenchSystem, sizeBytes: number, segmentBytes: number, cold: boolean, workDir: string, log: (l: string) => void): Promise<Row> {
+  const system = s.system;
+  const target = await s.bench.load({ log });
+  const settings = benchSettings(s, { flush: 'never', acks: '1', 'segment.bytes': segmentBytes, 'message.max.bytes': 1024 * 1024 });
+  const driver = await loadDriver(s.bench.driver);
   const cluster = (await target.start({ cluster: { brokers: 1, topic: TOPIC, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 }, settings, workDir, seed: 1 })) as FaultableCluster;
   try {
-    const client = kafkaDriver().connect(cluster, { dataOnHost: true });
+    const client = driver.connect(cluster, { dataOnHost: target.capabilities.dataOnHost });
     const leaders = new Map([...(await cluster.leaders(TOPIC))].map(([p, b]) => [p, b.id]));
     let fill;
     try {
@@ -124,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
   );
   if (!parsed) return 0;
   const v = parsed.values;
-  const systems = (str(v.systems) ?? SYSTEMS.join(',')).split(',').map((x) => parseChoice('--systems', x.trim(), SYSTEMS));
+  const systems = parseBenchSystems('recovery', str(v.systems));
   const sizes = (str(v.sizes) ?? '1GiB,4GiB').split(',').map((x) => parseByteSize('--sizes', x.trim(), 64 * 2 ** 20));
   // Kafka 4 refuses segment.bytes below 1 MiB.
   const segmentBytes = v['segment-bytes'] === undefined ? 2 ** 30 : parseByteSize('--segment-bytes', String(v['segment-bytes']), 2 ** 20, 2 ** 31 - 1);
@@ -140,19 +135,20 @@ export async function main(argv: string[]): Promise<number> {
   const workRoot = await fs.mkdtemp(path.join(root, 'durolab-bench-recovery-'));
   const rows: Row[] = [];
   try {
-    for (const size of sizes) for (const system of systems) rows.push(await measure(system, size, segmentBytes, cold, path.join(workRoot, `${system}-${size}`), log));
+    for (const size of sizes) for (const s of systems) rows.push(await measure(s, size, segmentBytes, cold, path.join(workRoot, `${s.system}-${size}`), log));
   } finally {
     await fs.rm(workRoot, { recursive: true, force: true });
   }
+  const lab = labSystem();
   const body = rows.map((r) => {
-    const d = rows.find((x) => x.system === 'durolab' && x.sizeBytes === r.sizeBytes);
-    const ratio = r.system === 'kafka' && d ? `${(r.restartMs / d.restartMs).toFixed(2)}x / ${d.recoveryMs > 0 ? `${(r.recoveryMs / d.recoveryMs).toFixed(1)}x` : '-'}` : '';
+    const d = rows.find((x) => x.system === lab && x.sizeBytes === r.sizeBytes);
+    const ratio = r.system !== lab && d ? `${(r.restartMs / d.restartMs).toFixed(2)}x / ${d.recoveryMs > 0 ? `${(r.recoveryMs / d.recoveryMs).toFixed(1)}x` : '-'}` : '';
     return [r.system, fmtSize(r.sizeBytes), String(r.segments), r.fillMBps.toFixed(0), (r.restartMs / 1000).toFixed(2), String(r.recoveryMs), String(r.truncatedBytes), ratio];
   });
   console.log(
     `unclean stop = SIGKILL after a fill with no flush (acks=1), ${cold ? 'page cache dropped before the restart (cold)' : 'page cache kept (warm: a process crash, not a power cut)'}; segment.bytes ${fmtSize(segmentBytes)}; ` +
       "fdatasync on this machine's virtual disk costs ~80-250 µs, far less than real media",
   );
-  console.log(renderTable(['system', 'log', 'segments', 'fill MB/s', 'restart s', 'log recovery ms', 'truncated B', 'kafka/durolab restart / recovery'], body, (i) => i >= 2 && i <= 6));
+  console.log(renderTable(['system', 'log', 'segments', 'fill MB/s', 'restart s', 'log recovery ms', 'truncated B', `system/${lab} restart / recovery`], body, (i) => i >= 2 && i <= 6));
   return 0;
 }

@@ -65,7 +65,7 @@ export class IsrSampler {
     const hwRead = this.client.highWatermarks?.(this.topic, this.partitions, this.intervalMs * 2).catch(() => null) ?? null;
     const readings = await Promise.all(
       this.partitions.map(async (partition) => {
-        const isr = await this.client.inSyncReplicas(this.topic, partition).then(
+        const isr = await (this.client.inSyncReplicas?.(this.topic, partition) ?? Promise.resolve(null)).then(
           (r) => (r ? [...r].sort((a, b) => a - b) : null),
           () => null,
         );

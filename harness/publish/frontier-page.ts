@@ -2,6 +2,7 @@
 // the newest run of a scenario with a measure axis: the answer, the chart and the table
 // (harness/report/frontier-section.ts), linked to the run's own page.
 import type { RunResult } from '../results/types.ts';
+import { cellTargetName } from '../results/cell-target.ts';
 import { compileChart } from '../report/charts.ts';
 import { escapeHtml, jsonForScript } from '../report/format.ts';
 import { inlineLibraries } from '../report/inline-libs.ts';
@@ -14,7 +15,7 @@ export function frontierPages(run: RunResult, links: { home: string; runHref: st
   const all = frontiersOf(run);
   const charts = frontierCharts(run);
   return all.map((f, i) => {
-    const one: RunResult = { ...run, cells: run.cells.filter((c) => String(c.params.target ?? c.target ?? run.target) === f.target) };
+    const one: RunResult = { ...run, cells: run.cells.filter((c) => cellTargetName(run, c) === f.target) };
     const chart = { ...charts[i]!, id: 'chart-frontier-0' };
     compileChart(chart);
     const block = (c: { id: string; title: string; caption: string }) => `<h3>${escapeHtml(c.title)}</h3><div class="chart" id="${c.id}" data-chart="${c.id}"></div>`;

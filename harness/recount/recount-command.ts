@@ -97,7 +97,9 @@ async function recountRow(run: RunResult, t: TrialDisks, scratch: string): Promi
   if (typeof check === 'string') return { ...row, problem: check };
   try {
     const driver = await loadDriver(driverName(t.manifest, path.join(t.trialDir, DISKS_FILE)));
-    row.figures = await recountTrial({ trial: t, checkServed: check.served, read: (b) => driver.servedFromStored(b), scratch });
+    const read = driver.servedFromStored?.bind(driver);
+    if (!read) return { ...row, problem: `not evaluated: driver ${driver.name} decodes no stored batches` };
+    row.figures = await recountTrial({ trial: t, checkServed: check.served, read, scratch });
   } catch (err) {
     row.problem = (err as Error).message;
   }

@@ -5,6 +5,7 @@
 // (as fast or faster, losing no more in its worst trial). One sentence answers the operator:
 // the fastest setting that lost nothing in any trial, and what each faster one lost.
 import type { CellResult, RunResult } from '../results/types.ts';
+import { cellTargetName } from '../results/cell-target.ts';
 import { median } from '../../engine/common/stats.ts';
 import { cellFigure, judgedTrials } from '../compare/figures.ts';
 import { fmtInt } from './format.ts';
@@ -38,7 +39,7 @@ function settingKey(c: CellResult): string {
   return parts.join(',') || 'base';
 }
 
-const targetOf = (run: RunResult, c: CellResult): string => String(c.params.target ?? c.target ?? run.target);
+const targetOf = (run: RunResult, c: CellResult): string => cellTargetName(run, c);
 
 /** One frontier per target, or [] when the run has no measure axis with both values. */
 export function frontiersOf(run: RunResult): Frontier[] {

@@ -4,6 +4,7 @@
 import { stringify as toYaml } from 'yaml';
 import type { RunResult } from '../results/types.ts';
 import { diskModelText } from '../results/disk-models.ts';
+import { ranAsHostProcesses, ranInGuests } from '../results/cell-target.ts';
 import { compileChart, runCharts, type Chart } from './charts.ts';
 import { findings, verdict } from './findings.ts';
 import { escapeHtml, jsonForScript } from './format.ts';
@@ -80,9 +81,11 @@ function banners(run: RunResult): string {
 function lossFigures(run: RunResult, chart: Chart | null): string {
   if (!hasFaultTrials(run)) return '';
   const accels = [...new Set(run.cells.map((c) => c.accelerator).filter(Boolean))];
-  const accel = run.target === 'vm'
+  const accel = ranInGuests(run.target)
     ? `<p class="muted" id="loss-accelerator">Guests ran under ${escapeHtml(accels.join(' and ') || 'an unrecorded accelerator')}${accels.includes('tcg') ? ' (software emulation): loss and recovery figures hold for the disk model above, throughput is not comparable to the process target' : ''}.</p>`
-    : '<p class="muted" id="loss-accelerator">Process target: brokers ran as host processes, so a kill left the host page cache intact (a crash, not a power failure).</p>';
+    : ranAsHostProcesses(run.target)
+      ? '<p class="muted" id="loss-accelerator">Process target: brokers ran as host processes, so a kill left the host page cache intact (a crash, not a power failure).</p>'
+      : '';
   return (
     '<h3>Distribution over trials</h3>' +
     '<p class="muted">Each trial is a fresh cluster on fresh disks with its own fault time. Min / median / max over the trials of a cell.</p>' +

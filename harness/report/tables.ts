@@ -2,6 +2,7 @@
 // page's sorter orders by value, not by formatted text.
 
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
+import { cellTargetName, ranAsHostProcesses } from '../results/cell-target.ts';
 import { STATE_LABEL, expectationState } from '../results/verdict.ts';
 import {
   errorCount,
@@ -188,7 +189,7 @@ export function lossTable(run: RunResult): string {
     const cellRow =
       `<tr class="cell-row${isMeasured(c) ? '' : ' not-measured'}">` +
       `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}${trials.length ? ` <span class="muted">(${trials.length} trial${trials.length === 1 ? '' : 's'})</span>` : ''}</th>` +
-      txt(c.accelerator ?? (run.target === 'process' ? 'none (process)' : '—'), c.accelerator === 'tcg' ? 'warn' : '') +
+      txt(c.accelerator ?? (ranAsHostProcesses(cellTargetName(run, c)) ? 'none (process)' : '—'), c.accelerator === 'tcg' ? 'warn' : '') +
       num(l.acked, fmtInt(l.acked)) +
       num(l.ackedLost, fmtInt(l.ackedLost), l.ackedLost > 0 ? 'bad' : '') +
       num(lossFraction, lossFraction === undefined ? '' : fmtPct(lossFraction), l.ackedLost > 0 ? 'bad' : '') +
@@ -277,7 +278,7 @@ export function environmentTable(run: RunResult, opts: { publish?: boolean } = {
     ...Object.entries({ ...(run.targetInfo ? { [run.target]: run.targetInfo } : {}), ...(run.targetInfos ?? {}) }).map(
       ([kind, info]): [string, string] => [`${kind} target`, Object.entries(info).map(([k, v]) => `${k} ${v}`).join(', ')],
     ),
-    ['accelerator', accels.length ? accels.join(', ') : run.target === 'process' ? 'none (host processes)' : 'not recorded'],
+    ['accelerator', accels.length ? accels.join(', ') : run.cells.length > 0 && run.cells.every((c) => ranAsHostProcesses(cellTargetName(run, c))) ? 'none (host processes)' : 'not recorded'],
     ...(opts.publish ? [] : ([['host', e.hostname]] as Array<[string, string]>)),
     ['CPU', e.cpu],
     ['cores', String(e.cores)],

@@ -3,6 +3,7 @@
 // print it. The NBD disk's ids (harness/disk/disk-spec.ts diskModelId) are its onCut policy
 // with optional suffixes: nbd-volatile-cache+torn, ...+flush-ignored, ...+eio.
 import type { RunResult } from './types.ts';
+import { capabilitiesNamed } from '../targets/registry.ts';
 
 export interface DiskModel {
   id: string;
@@ -100,14 +101,14 @@ export function hostDiskModelId(nbdId: string, variesByCell: boolean): string {
   return nbdId === DEFAULT_VM_DISK_MODEL ? 'host-nbd-write-through' : nbdId;
 }
 
-/** The model a target runs its brokers on: its own `diskModel` when it declares one, the file disk for VMs, none for processes. */
+/** The model a target runs its brokers on: its own `diskModel` when it put them on one, else its kind's default (the file disk for VMs), none for processes. */
 export function diskModelIdFor(target: { kind: string; diskModel?: string }): string | undefined {
-  return target.diskModel ?? (target.kind === 'vm' ? DEFAULT_VM_DISK_MODEL : undefined);
+  return target.diskModel ?? capabilitiesNamed(target.kind)?.defaultDiskModel;
 }
 
-/** A run's disk model (older VM runs recorded none: they ran on the file disk). */
+/** A run's disk model (older VM runs recorded none: they ran on their target's default, the file disk). */
 export function diskModelOf(run: Pick<RunResult, 'target' | 'diskModel'>): DiskModel | null {
-  const id = run.diskModel ?? (run.target === 'vm' ? DEFAULT_VM_DISK_MODEL : undefined);
+  const id = run.diskModel ?? capabilitiesNamed(run.target)?.defaultDiskModel;
   if (id === undefined) return null;
   const known = (DISK_MODELS as Record<string, DiskModel>)[id];
   if (known) return known;

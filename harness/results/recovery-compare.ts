@@ -6,10 +6,11 @@
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from './types.ts';
+import { cellSystem, labSystem } from './cell-target.ts';
 
 export interface RecoveryCompareRow {
   cell: string;
-  /** The target as the matrix names it (durolab, kafka), or the run's target kind without a target axis. */
+  /** The system that ran the cell (durolab, kafka): results/cell-target.ts. */
   target: string;
   /** Trials whose fault fired and whose brokers came back (suspect ones left out). */
   trials: number;
@@ -24,12 +25,6 @@ export interface RecoveryCompareRow {
   vsDurolab: number | null;
 }
 
-const DUROLAB = 'durolab';
-
-function targetOf(c: CellResult, run: RunResult): string {
-  const t = c.params.target;
-  return typeof t === 'string' ? t : run.target === 'process' ? DUROLAB : run.target;
-}
 
 function restartOf(t: Trial): number | null {
   const f = t.fault;
@@ -54,7 +49,7 @@ export function recoveryCompareRows(run: RunResult): RecoveryCompareRow[] {
     const ts = (c.trials ?? []).filter((t) => t.fault && !t.suspect && t.fault.recovery.length > 0);
     return {
       cell: c.id,
-      target: targetOf(c, run),
+      target: cellSystem(run, c),
       trials: ts.length,
       logBytes: c.broker.bytes ?? 0,
       segments: c.broker.segments,
@@ -63,9 +58,10 @@ export function recoveryCompareRows(run: RunResult): RecoveryCompareRow[] {
       vsDurolab: null,
     };
   });
+  const lab = labSystem();
   for (const [i, r] of rows.entries()) {
-    if (r.target === DUROLAB || r.restartMs === null) continue;
-    const base = rows.find((x, j) => x.target === DUROLAB && groupOf(cells[j]!) === groupOf(cells[i]!));
+    if (r.target === lab || r.restartMs === null) continue;
+    const base = rows.find((x, j) => x.target === lab && groupOf(cells[j]!) === groupOf(cells[i]!));
     if (base?.restartMs) r.vsDurolab = r.restartMs / base.restartMs;
   }
   return rows;
@@ -89,6 +85,6 @@ export function recoveryCompareSummary(run: RunResult): string {
   ]);
   return [
     "recovery (medians over the trials; restart = the hit brokers' exec or boot to serving, log recovery = the broker's own figure; log before the fault):",
-    renderTable(['cell', 'trials', 'log MiB', 'segments', 'restart s', 'log recovery s', ...(ratios ? ["restart / durolab's"] : [])], body, (i) => i > 0),
+    renderTable(['cell', 'trials', 'log MiB', 'segments', 'restart s', 'log recovery s', ...(ratios ? [`restart / ${labSystem()}'s`] : [])], body, (i) => i > 0),
   ].join('\n');
 }

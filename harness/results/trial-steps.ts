@@ -2,6 +2,7 @@
 // terminal: one list for every target (a process target has no image, boot or restart step)
 // and the goals for a power-cut trial cycle: issue 14 on the VM target, issue 27 on the host route.
 import type { RunResult } from './types.ts';
+import { capabilitiesNamed } from '../targets/registry.ts';
 
 /** In order. Each step is a stretch of the trial's wall time: together they sum to the cycle. */
 export const TRIAL_STEPS = [
@@ -71,15 +72,16 @@ export interface TrialTiming {
 
 /** Issue 14: a power-cut trial cycle (one VM, TCG) at most 10 s, three VMs at most 20 s, on an idle machine. */
 export const CYCLE_GOALS_MS: Readonly<Record<number, number>> = { 1: 10_000, 3: 20_000 };
-/** Issue 27: a power-cut trial cycle on the host route's fault disk (targets kafka and process, any broker count) at most 20 s. */
+/** Issue 27: a power-cut trial cycle on the host route's fault disk (every target whose capabilities.faultDisk is host, any broker count) at most 20 s. */
 export const HOST_ROUTE_CYCLE_GOAL_MS = 20_000;
-const HOST_ROUTE_TARGETS: readonly string[] = ['kafka', 'process'];
 /**
  * Issue 35: a trial whose schedule holds a lasting fault (a partition, a pause, a slow link; the
  * load runs through it, a power cut may follow), on the host route, at most 30 s: isr-shrink-power-cut
  * on Kafka, whose 10 s load waits out replica.lag.time.max.ms 5 s before its cut.
  */
 export const LASTING_FAULT_CYCLE_GOAL_MS = 30_000;
+/** Where a target (a kind or an axis name, as run.json records it) keeps its fault disk: the host route, a guest's, or none. */
+const faultDiskOf = (target: string): 'host' | 'guest' | null => capabilitiesNamed(target)?.faultDisk ?? null;
 
 export interface CycleVerdict {
   state: 'pass' | 'fail' | 'unknown';
@@ -89,7 +91,7 @@ export interface CycleVerdict {
 
 /**
  * The goal holds for the median cycle of a cell's power-cut trials: on the VM target per VM
- * count, on the host route (targets kafka and process) one goal. Above the goal it FAILs only
+ * count (a guest's fault disk), on the host route (capabilities.faultDisk host) one goal. Above the goal it FAILs only
  * when the machine was about idle (load average at most cores + brokers: the trial's own QEMUs
  * or broker processes keep cores busy); on a busier machine it is unknown, since the goal is for
  * an idle one. `brokersOwnMs`: the median time the system under test spent starting itself (first
@@ -97,9 +99,10 @@ export interface CycleVerdict {
  * cannot shorten, named beside a verdict above the goal.
  */
 export function judgeCycle(args: { medianMs: number; vms: number; loadAvg1: number; cores: number; faultKind: string; target: string; lasting?: boolean; brokersOwnMs?: number }): CycleVerdict {
-  const hostRoute = HOST_ROUTE_TARGETS.includes(args.target);
+  const faultDisk = faultDiskOf(args.target);
+  const hostRoute = faultDisk === 'host';
   const lasting = hostRoute && args.lasting === true;
-  if (!lasting && ((args.target !== 'vm' && !hostRoute) || args.faultKind !== 'power-cut')) {
+  if (!lasting && (faultDisk === null || args.faultKind !== 'power-cut')) {
     return { state: 'unknown', goalMs: null, reason: `the goal is for power-cut trials on the VM target or the host route's fault disk, and for lasting faults on the host route (this is ${args.faultKind} on ${args.target})` };
   }
   const goalMs = lasting ? LASTING_FAULT_CYCLE_GOAL_MS : hostRoute ? HOST_ROUTE_CYCLE_GOAL_MS : (CYCLE_GOALS_MS[args.vms] ?? null);
@@ -179,7 +182,7 @@ export function cycleBreakdown(
  * setup step) and restartBrokerStartMs their restart: together what the system under test itself takes.
  */
 function brokersOwn(steps: Partial<Record<TrialStepKey, number>>, detail: TrialStepDetail, target: string): { brokersOwnMs?: number } {
-  if (!HOST_ROUTE_TARGETS.includes(target) || steps.brokerStart === undefined || detail.restartBrokerStartMs === undefined) return {};
+  if (faultDiskOf(target) !== 'host' || steps.brokerStart === undefined || detail.restartBrokerStartMs === undefined) return {};
   return { brokersOwnMs: steps.brokerStart + detail.restartBrokerStartMs };
 }
 

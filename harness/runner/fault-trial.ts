@@ -94,7 +94,8 @@ function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
 export function ledgerSummaryOf(check: FaultCheck): LedgerSummary {
   return {
     ...ledgerSummaryOfReport(check.report),
-    replicasDisagree: check.replicasDisagree,
+    // Not evaluated (a driver without replica digests): absent, never a 0.
+    ...(check.replicasDisagree !== null ? { replicasDisagree: check.replicasDisagree } : {}),
     // Not measured: absent (an expectation on it is NOT EVALUATED), counted, never a 0.
     ...(check.hwWentBack !== null ? { hwWentBack: check.hwWentBack } : { hwNotMeasured: 1 }),
   };
@@ -131,7 +132,7 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
   out.push(...fullDiskFindings(fired.cut, filledOnPurpose));
   const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
   if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
-  if (!recovery.caughtUp) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);
+  if (recovery.caughtUp === false) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);
   return out;
 }
 

@@ -23,7 +23,7 @@ export async function checkAfterLoad(args: { client: ClusterClient; topic: strin
   };
   const agreement = await replicaAgreement(client, topic, [...leaders.keys()], args.rf, args.dataOnHost);
   addAgreementTo(trial, agreement);
-  if (!caught.caughtUp) {
+  if (caught.caughtUp === false) {
     trial.suspect = true;
     trial.note = `replicas had not caught up 30 s after the load: ${caught.detail}`;
   }

@@ -12,6 +12,7 @@ import { FAULTS } from '../faults/registry.ts';
 import { trialSeed } from './fault-trial.ts';
 import type { RunOptions } from './run-scenario.ts';
 import { ensureOpenFiles } from '../targets/partition-limits.ts';
+import { TARGETS, TARGET_KINDS } from '../targets/registry.ts';
 import { faultsOfCell } from '../scenario/trial-judgement.ts';
 import { TrialAttempts } from './trial-attempts.ts';
 import { CellFigures } from './cell-figures.ts';
@@ -57,7 +58,7 @@ export async function runCell(
       ...(opts.keepData ? { keepData: true } : {}),
     });
   }
-  const raised = await ensureOpenFiles({ ...scenario.cluster, unbufferedIo: settings.io !== 'buffered' });
+  const raised = await ensureOpenFiles({ ...scenario.cluster, unbufferedIo: settings.io !== 'buffered' }, TARGET_KINDS.flatMap((k) => TARGETS[k].capabilities.partitionCost ?? []));
   if (raised) log(raised);
   const figures = new CellFigures(w.rate !== null && w.rate !== 0);
   const attempts = new TrialAttempts(w.repetitions, w.extraTrials, cellFault !== undefined);

@@ -7,7 +7,7 @@ import type { Scenario, MatrixCell } from '../scenario/types.ts';
 import { hostGlobalWrite, type ResolvedSettings } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
 import { collectEnvironment } from '../probes/index.ts';
-import { loadDriver, type DriverName } from '../drivers/registry.ts';
+import { isDriverName, loadDriver, type DriverName } from '../drivers/registry.ts';
 import type { ClientDriver } from '../drivers/types.ts';
 import { RunStore, newRunId } from '../results/store.ts';
 import type { RunResult } from '../results/types.ts';
@@ -166,7 +166,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
 /** The cell's driver: its `driver` setting (axis or base settings), else workload.driver. */
 function cellDriverName(settings: ResolvedSettings, workloadDriver: DriverName): DriverName {
   const d = settings.values.driver;
-  return d === 'http' || d === 'kafka' ? d : workloadDriver;
+  return isDriverName(d) ? d : workloadDriver;
 }
 
 /** Trials that keep disk images (host-route fault disks under a fault that cuts power) and one trial's images at most. */

@@ -21,12 +21,14 @@ export function addCounts(into: Record<string, number>, from: Record<string, num
 /**
  * Every replica's stored batches below its leader's HW, compared with the leader's on the host
  * (harness/checker/replica-bytes.ts). undefined with RF 1 (nothing to compare) and where the
- * data dirs are not on this host (target external: not measured). A failure to read is not
+ * data dirs are not on this host (target external: not measured), or where the driver reads no stored batches. A failure to read is not
  * agreement: it is thrown, and the trial fails with the reason.
  */
 export async function replicaAgreement(client: ClusterClient, topic: string, partitions: number[], replicationFactor: number, dataOnHost: boolean): Promise<ReplicaAgreement | undefined> {
-  if (replicationFactor <= 1 || !dataOnHost) return undefined;
-  return replicaAgreementOf(await compareReplicaBytes(client, topic, partitions));
+  const { replicaDigest, readReplicaLog } = client;
+  // A driver that reads no replica's stored batches (capabilities.storedBatches false): not measured either.
+  if (replicationFactor <= 1 || !dataOnHost || !replicaDigest || !readReplicaLog) return undefined;
+  return replicaAgreementOf(await compareReplicaBytes({ brokers: client.brokers, leaderId: (t, p) => client.leaderId(t, p), replicaDigest: replicaDigest.bind(client), readReplicaLog: readReplicaLog.bind(client) }, topic, partitions));
 }
 
 /**

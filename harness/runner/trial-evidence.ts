@@ -109,12 +109,17 @@ export async function recountKept(
 ): Promise<void> {
   trial.evidence = { dir: path.relative(o.cellDir, o.trialDir), keptBecause: manifest.keptBecause, ...(manifest.incomplete ? { incomplete: manifest.incomplete } : {}) };
   o.log(`disk images kept in ${o.trialDir} (${manifest.keptBecause.join('; ')})${manifest.incomplete ? `; EVIDENCE INCOMPLETE: ${manifest.incomplete.join('; ')}` : ''}`);
+  const read = o.driver.servedFromStored?.bind(o.driver);
+  if (!read) {
+    o.log('disk images kept; not re-counted: the client driver decodes no stored batches');
+    return;
+  }
   const scratch = await fs.mkdtemp(path.join(existsSync('/dev/shm') ? '/dev/shm' : o.trialDir, 'durolab-recount-'));
   try {
     const figures = await recountTrial({
       trial: { trialDir: o.trialDir, manifest },
       checkServed: trial.ledger.acked - trial.ledger.ackedLost,
-      read: (bytes) => o.driver.servedFromStored(bytes),
+      read,
       scratch,
     });
     trial.recount = figures;

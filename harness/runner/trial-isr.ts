@@ -14,7 +14,8 @@ export const ISR_SAMPLED_PARTITIONS_MAX = 16;
 
 export function startIsrSampler(ctx: CellContext, setup: TrialSetup): IsrSampler | null {
   const partitions = setup.ledger.partitions();
-  if (ctx.scenario.cluster.replicationFactor < 2 || partitions.length > ISR_SAMPLED_PARTITIONS_MAX) return null;
+  // A driver that reads no ISR (a system without one): not sampled, the figure absent.
+  if (ctx.scenario.cluster.replicationFactor < 2 || partitions.length > ISR_SAMPLED_PARTITIONS_MAX || !setup.client.inSyncReplicas) return null;
   return new IsrSampler(setup.client, ctx.scenario.cluster.topic, partitions).start();
 }
 

@@ -74,6 +74,22 @@ describe('client settings as matrix axes', () => {
     expect(issues(file(base('  library: [rdkafka]')))[0]).toMatch(/^matrix\.library: expected library only with the kafka driver/);
   });
 
+  it('pairs each target of a target axis with a driver it talks to: a driver axis with the other pairs excluded', () => {
+    const axes = (exclude: string) => `question: Does each system run through its own driver?
+matrix:
+  target: [durolab, kafka]
+  driver: [http, kafka]
+${exclude}workload:
+  duration: 5s
+`;
+    const s = loadScenario(file(axes('  exclude:\n    - { target: kafka, driver: http }\n')));
+    expect(s.matrix.map((c) => c.id)).toEqual(['target=durolab,driver=http', 'target=durolab,driver=kafka', 'target=kafka,driver=kafka']);
+    // Without the exclude, the kafka target's http cell is refused, naming the axis value and the cell.
+    expect(issues(file(axes('')))).toEqual([
+      "matrix.driver[0]: expected a driver target: kafka can talk to (kafka) in cell target=kafka,driver=http, or that pair excluded (matrix.exclude), found 'http'",
+    ]);
+  });
+
   it('a driver axis with the kafka driver allows a workload.producer block', () => {
     const s = loadScenario(file(base('  driver: [http, kafka]', '  producer:\n    retries: 2\n')));
     expect(s.workload.producer).toMatchObject({ retries: 2 });

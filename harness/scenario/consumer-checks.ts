@@ -2,7 +2,9 @@
 // speak the Kafka protocol), a fetch.max.bytes the target's broker answers, distinct names, a
 // start within the load, and a start and count its membership allows.
 import type { TargetKind } from '../model/kinds.ts';
-import { BROKER_FETCH_LIMIT } from '../workload/consumer-spec.ts';
+import { DRIVER_NAMES, driverCapabilities, type DriverCapabilities } from '../drivers/registry.ts';
+import type { ConsumerMembership } from '../workload/consumer-spec.ts';
+import { capabilitiesOf } from '../targets/registry.ts';
 import type { ScenarioIssue } from './errors.ts';
 import type { WorkloadSpec } from './types.ts';
 
@@ -13,13 +15,18 @@ interface IssueSource {
 export function checkConsumers(src: IssueSource, w: WorkloadSpec, kinds: TargetKind[] | null): ScenarioIssue[] {
   const out: ScenarioIssue[] = [];
   if (w.consumers.length === 0) return out;
-  if (w.driver !== 'kafka') out.push(src.issue(['workload', 'consumers'], 'workload.driver: kafka with consumers (they read over the Kafka protocol; the http driver has none)', `driver ${w.driver}`));
+  const need = (c: { membership: ConsumerMembership }): keyof DriverCapabilities => (c.membership === 'group' ? 'groupConsume' : 'tail');
+  const lacking = [...new Set(w.consumers.map(need))].filter((cap) => !driverCapabilities(w.driver)[cap]);
+  if (lacking.length) {
+    const able = DRIVER_NAMES.filter((d) => lacking.every((cap) => driverCapabilities(d)[cap]));
+    out.push(src.issue(['workload', 'consumers'], `workload.driver: ${able.join(' | ') || '(none offers it)'} with consumers (they need a driver that can ${lacking.join(' and ')}; driver ${w.driver} cannot)`, `driver ${w.driver}`));
+  }
   const seen = new Set<string>();
   w.consumers.forEach((c, i) => {
     if (seen.has(c.name)) out.push(src.issue(['workload', 'consumers', i, 'name'], 'a name no other consumer group has', `'${c.name}' a second time`));
     seen.add(c.name);
     for (const k of kinds ?? []) {
-      const limit = BROKER_FETCH_LIMIT[k];
+      const limit = capabilitiesOf(k).fetchLimit;
       if (limit !== undefined && c['fetch.max.bytes'] > limit) {
         out.push(src.issue(['workload', 'consumers', i, 'fetch.max.bytes'], `at most ${limit} bytes (the most a target: ${k} broker answers in one fetch)`, String(c['fetch.max.bytes'])));
       }

@@ -18,7 +18,7 @@ import {
 import { defaultLogConfig, logConfigFromSettings } from '../../engine/storage/config.ts';
 import { formatSize, parseSize } from '../../engine/units.ts';
 import type { LogConfig } from '../../engine/storage/types.ts';
-import { CLUSTER_NETWORKS, CLUSTER_NETWORK_EXPECTED } from '../model/kinds.ts';
+import { CLUSTER_NETWORKS, CLUSTER_NETWORK_EXPECTED, DRIVER_NAMES } from '../model/kinds.ts';
 import { isKafkaLibraryName, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../drivers/kafka/libraries.ts';
 
 export type { Acks, SettingValue };
@@ -109,8 +109,8 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     label: (v) => (v === 'namespaces' ? 'namespaces' : 'loopback'),
   },
   driver: {
-    expected: 'http | kafka (the client driver of the cell)',
-    parse: (v) => (v === 'http' || v === 'kafka' ? v : undefined),
+    expected: `${DRIVER_NAMES.join(' | ')} (the client driver of the cell)`,
+    parse: (v) => ((DRIVER_NAMES as readonly unknown[]).includes(v) ? (v as string) : undefined),
     display: (v) => String(v),
     label: (v) => `driver ${String(v)}`,
   },

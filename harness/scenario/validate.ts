@@ -16,6 +16,7 @@ import { batchBytes, checkDiskVolume } from './disk-volume-check.ts';
 import { expandMatrix, type MatrixSpec } from './matrix.ts';
 import { SECTION_SCHEMAS, TOP_LEVEL_KEYS } from './schema.ts';
 import { DEFAULT_TARGET, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
+import { partitionRefusal } from '../targets/partition-limits.ts';
 import { SETTINGS, SETTING_NAMES, SYSCTL_EXCLUSIVE, hostGlobalWrite, isSysctl, type SettingValue } from './settings.ts';
 import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
@@ -115,12 +116,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   }
   const kinds: TargetKind[] = axisTargets ? [...new Set(axisTargets.map(targetKindOf))] : [target];
   issues.push(...checkVmBlock(src, doc.vm, targetKnown ? kinds : null));
-  // target: external names its cluster; no other target takes an external: block.
-  if (targetKnown && kinds.includes('external') && doc.external === undefined) {
-    issues.push(src.issue(['target'], 'an external: block with bootstrap: [host:port, ...] (the cluster target: external runs against)', 'target: external without it'));
-  } else if (targetKnown && !kinds.includes('external') && doc.external !== undefined) {
-    issues.push(src.issue(['external'], `no external: block on target: ${kinds.join(', ')} (it is for target: external)`, 'an external: block', { key: true }));
-  }
+  // A target with a block of its own (external: its cluster) needs it; no other target takes it.
+  if (targetKnown) issues.push(...checkOwnBlocks(src, kinds, doc));
 
   // Cluster shape.
   let rf: number | undefined;
@@ -252,9 +249,12 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     const counts = (cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => Number(x.params.partitions ?? s.settings?.partitions ?? c.partitions));
     const partitions = Math.max(c.partitions, ...counts);
     const ios = new Set([s.settings?.io ?? 'buffered', ...(cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => x.params.io ?? s.settings?.io ?? 'buffered')]);
-    const why = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers, unbufferedIo: [...ios].some((v) => v !== 'buffered') });
+    const cost = capabilitiesOf(kind).partitionCost;
+    const why = cost ? partitionRefusal(cost, { brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers, unbufferedIo: [...ios].some((v) => v !== 'buffered') }) : null;
     const where: PropertyKey[] = partitions === c.partitions ? ['cluster', 'partitions'] : s.matrix && 'partitions' in (s.matrix as object) ? ['matrix', 'partitions'] : ['settings', 'partitions'];
     if (why) issues.push(src.issue(where, `a partition count target: ${kind} can run on this machine (${why})`, String(partitions)));
+    const shape = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers });
+    if (shape) issues.push(src.issue(where, `a cluster target: ${kind} can run (${shape})`, String(partitions)));
   }
 
   // A partition or slow-link fault acts on the lab network: its cells run in namespaces.
@@ -282,12 +282,15 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   // The driver: one the target can talk to (the target's first when the file names none).
   const rawWorkload = (typeof doc.workload === 'object' && doc.workload !== null ? doc.workload : {}) as Record<string, unknown>;
   let driver = s.workload?.driver;
-  if (s.workload && targetKnown) {
-    // Drivers every target of the run can talk to.
-    const can = DRIVER_NAMES.filter((d) => kinds.every((k) => capabilitiesOf(k).drivers.includes(d)));
+  // The targets of the cells that run with workload.driver (a driver setting or axis gives the others theirs).
+  const baseDriver = (s.settings as Record<string, SettingValue> | undefined)?.driver;
+  const workloadKinds = cells === undefined ? kinds : [...new Set(cells.filter((c) => c.params.driver === undefined && baseDriver === undefined).map((c) => cellTargetKind(c.params, target)))];
+  if (s.workload && targetKnown && workloadKinds.length > 0) {
+    // Drivers every target of those cells can talk to.
+    const can = DRIVER_NAMES.filter((d) => workloadKinds.every((k) => capabilitiesOf(k).drivers.includes(d)));
     if (rawWorkload.driver === undefined && !can.includes(s.workload.driver) && can.length > 0) driver = can[0]!;
     else if (!can.includes(s.workload.driver)) {
-      issues.push(src.issue(['workload', 'driver'], `a driver target: ${kinds.join(', ')} can talk to (${can.join(' | ') || 'none in common'})`, `'${s.workload.driver}'`));
+      issues.push(src.issue(['workload', 'driver'], `a driver target: ${workloadKinds.join(', ')} can talk to (${can.join(' | ') || 'none in common'})`, `'${s.workload.driver}'`));
     }
   }
   const producer = s.workload?.producer;
@@ -296,11 +299,13 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       src,
       layers,
       kinds: targetKnown ? kinds : null,
+      scenarioTarget: target,
       driver,
       producer,
       pipelining: s.workload?.pipelining,
       baseSettings: s.settings as Record<string, SettingValue> | undefined,
       cells,
+      ...(Array.isArray(s.faults) ? { faults: s.faults } : {}),
     }),
   );
   if (producer?.acks !== undefined) {
@@ -404,5 +409,21 @@ function settingsOf(entry: Record<string, unknown>, rawEntry?: unknown): Record<
   const order = typeof rawEntry === 'object' && rawEntry !== null ? Object.keys(rawEntry) : Object.keys(entry);
   const out: Record<string, SettingValue> = {};
   for (const k of order) if (SETTING_NAMES.includes(k) && entry[k] !== undefined) out[k] = entry[k] as SettingValue;
+  return out;
+}
+
+/** The scenario blocks only some target reads (TargetCapabilities.ownBlock): present exactly when a target of the run owns it. */
+function checkOwnBlocks(src: SourceFile, kinds: TargetKind[], doc: Record<string, unknown>): ScenarioIssue[] {
+  const out: ScenarioIssue[] = [];
+  const blocks = TARGET_KINDS.flatMap((k) => capabilitiesOf(k).ownBlock ?? []);
+  for (const block of new Set(blocks.map((b) => b.key))) {
+    const owners = TARGET_KINDS.filter((k) => capabilitiesOf(k).ownBlock?.key === block);
+    const used = kinds.filter((k) => owners.includes(k));
+    if (used.length && doc[block] === undefined) {
+      out.push(src.issue(['target'], `an ${block}: block with ${capabilitiesOf(used[0]!).ownBlock!.expected} (the cluster target: ${used.join(', ')} runs against)`, `target: ${used.join(', ')} without it`));
+    } else if (!used.length && doc[block] !== undefined) {
+      out.push(src.issue([block], `no ${block}: block on target: ${kinds.join(', ')} (it is for target: ${owners.join(', ')})`, `an ${block}: block`, { key: true }));
+    }
+  }
   return out;
 }

@@ -73,7 +73,7 @@ export function produceFor(client: ClusterClient, topic: string, leader: number,
 }
 
 /** Polls the ISR of partition 0 until `ok` holds; the ISR then, or throws with the last one seen. */
-export async function waitForIsr(client: ClusterClient, topic: string, ok: (isr: number[]) => boolean, what: string, timeoutMs = 30_000): Promise<{ isr: number[]; ms: number }> {
+export async function waitForIsr(client: Required<Pick<ClusterClient, 'inSyncReplicas'>>, topic: string, ok: (isr: number[]) => boolean, what: string, timeoutMs = 30_000): Promise<{ isr: number[]; ms: number }> {
   const t0 = Date.now();
   let last: number[] | null = null;
   while (Date.now() - t0 < timeoutMs) {
@@ -100,7 +100,7 @@ export interface ReplicationCutResult {
  */
 export async function cutReplicationAndHeal(o: {
   labNet: ClusterLabNetwork;
-  client: ClusterClient;
+  client: ClusterClient & Required<Pick<ClusterClient, 'inSyncReplicas'>>;
   topic: string;
   leader: number;
   follower: number;

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadScenario } from '../scenario/loader.ts';
-import { canRaiseHardLimit, ensureOpenFiles, openFilesLimit, PARTITION_COSTS, partitionRefusal } from './partition-limits.ts';
+import { canRaiseHardLimit, ensureOpenFiles, openFilesLimit, DUROLAB_BROKER_PARTITION_COST, partitionRefusal } from './partition-limits.ts';
+import { KAFKA_PARTITION_COST } from './kafka/kafka-kind.ts';
 
 const LIMITS = (soft: string, hard: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax open files            ${soft}                ${hard}                files\n`;
 
@@ -23,19 +24,19 @@ describe('partitions a machine can hold', () => {
     expect(canRaiseHardLimit(noCap)).toBe(false);
     expect(canRaiseHardLimit(cap)).toBe(true);
     // durolab, io=direct: 10,000 replicas per broker x 2 + 64 = 20,064 > 20,000 (Node keeps the soft limit).
-    expect(partitionRefusal(PARTITION_COSTS.process, { ...c, unbufferedIo: true }, LIMITS('20000', '20000'), noCap)).toBe(
+    expect(partitionRefusal(DUROLAB_BROKER_PARTITION_COST, { ...c, unbufferedIo: true }, LIMITS('20000', '20000'), noCap)).toBe(
       '10000 partitions x RF 3 over 3 broker(s) = 10000 replicas per broker need ~20064 open files (2 per replica + 64), and this process can raise its limit (20000) only to 20000 (the hard limit: raising it needs CAP_SYS_RESOURCE, which this process lacks): raise it or use fewer partitions',
     );
     // Buffered: one descriptor per replica fits.
-    expect(partitionRefusal(PARTITION_COSTS.process, c, LIMITS('20000', '20000'), noCap)).toBeNull();
+    expect(partitionRefusal(DUROLAB_BROKER_PARTITION_COST, c, LIMITS('20000', '20000'), noCap)).toBeNull();
     // Above the soft limit but within the hard one: the runner raises it (ensureOpenFiles).
-    expect(partitionRefusal(PARTITION_COSTS.process, c, LIMITS('4096', '65536'), noCap)).toBeNull();
+    expect(partitionRefusal(DUROLAB_BROKER_PARTITION_COST, c, LIMITS('4096', '65536'), noCap)).toBeNull();
     // Above the hard limit: only with CAP_SYS_RESOURCE (up to fs.nr_open).
-    expect(partitionRefusal(PARTITION_COSTS.process, c, LIMITS('4096', '4096'), noCap)).toContain('need ~10064 open files (1 per replica + 64)');
-    expect(partitionRefusal(PARTITION_COSTS.process, c, LIMITS('4096', '4096'), cap)).toBeNull();
+    expect(partitionRefusal(DUROLAB_BROKER_PARTITION_COST, c, LIMITS('4096', '4096'), noCap)).toContain('need ~10064 open files (1 per replica + 64)');
+    expect(partitionRefusal(DUROLAB_BROKER_PARTITION_COST, c, LIMITS('4096', '4096'), cap)).toBeNull();
     // Kafka's JVM raises its soft limit to the hard one: a soft 1024 does not bind it.
-    expect(partitionRefusal(PARTITION_COSTS.kafka, c, LIMITS('1024', '20000'), noCap)).toBeNull();
-    expect(partitionRefusal(PARTITION_COSTS.kafka, c, LIMITS('1024', '4096'), noCap)).toContain('need ~10256 open files (1 per replica + 256), and this process can raise its limit (4096) only to 4096');
+    expect(partitionRefusal(KAFKA_PARTITION_COST, c, LIMITS('1024', '20000'), noCap)).toBeNull();
+    expect(partitionRefusal(KAFKA_PARTITION_COST, c, LIMITS('1024', '4096'), noCap)).toContain('need ~10256 open files (1 per replica + 256), and this process can raise its limit (4096) only to 4096');
   });
 
   it('at scenario check: refused beyond what the limit can be raised to; otherwise the runner raises this process\'s limit', async () => {
@@ -57,7 +58,7 @@ describe('partitions a machine can hold', () => {
         return;
       }
       expect(loadScenario(file).cluster.partitions).toBe(partitions);
-      const did = await ensureOpenFiles({ brokers: 1, partitions, replicationFactor: 1, unbufferedIo: true });
+      const did = await ensureOpenFiles({ brokers: 1, partitions, replicationFactor: 1, unbufferedIo: true }, [DUROLAB_BROKER_PARTITION_COST, KAFKA_PARTITION_COST]);
       if (needed > soft) expect(did).toMatch(new RegExp(`open files limit raised from ${soft} to ${needed}`));
       expect(openFilesLimit('soft')).toBeGreaterThanOrEqual(needed);
     } finally {

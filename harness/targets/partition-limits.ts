@@ -3,9 +3,7 @@
 // nothing). Measured here (one broker, `ls /proc/<pid>/fd` after start): durolab's broker 23 ->
 // 2,022 descriptors for 1 -> 2,000 partitions, 1 per partition (the active segment's .log, read
 // and written through one descriptor with io=buffered; the indexes open theirs only while they
-// write; O_DIRECT and O_DSYNC add a writer of their own);
-// Apache Kafka 4.4 101 -> 183 for 1 -> 200 and 2,982 at 10,000 after a load (0.3-0.4 per
-// partition: it maps the index files and closes their descriptors), counted as 1.
+// write; O_DIRECT and O_DSYNC add a writer of their own); Apache Kafka's: targets/kafka/kafka-kind.ts.
 import { readFileSync } from 'node:fs';
 import { execa } from 'execa';
 
@@ -19,10 +17,8 @@ export interface PartitionCost {
   limit: 'soft' | 'hard';
 }
 
-export const PARTITION_COSTS = {
-  process: { baseFds: 64, fdsPerReplica: 1, unbufferedExtraFds: 1, limit: 'soft' },
-  kafka: { baseFds: 256, fdsPerReplica: 1, unbufferedExtraFds: 0, limit: 'hard' },
-} as const satisfies Record<string, PartitionCost>;
+/** durolab's broker: 1 descriptor per replica (O_DIRECT and O_DSYNC add a writer of their own); Node keeps the soft limit. Each target's row names its cost (TargetCapabilities.partitionCost). */
+export const DUROLAB_BROKER_PARTITION_COST: PartitionCost = { baseFds: 64, fdsPerReplica: 1, unbufferedExtraFds: 1, limit: 'soft' };
 
 /** "Max open files" of this process (its children inherit it), or null when /proc does not tell. */
 export function openFilesLimit(which: 'soft' | 'hard', limitsText?: string): number | null {
@@ -98,10 +94,11 @@ export function partitionRefusal(cost: PartitionCost, cluster: ClusterShape, lim
  * Raises this process's open-files limit (inherited by the brokers it starts) to what the
  * cluster's partitions need on any target, when it is below: prlimit(1) on its own pid (above
  * the hard limit only with CAP_SYS_RESOURCE; scenario check refuses what cannot be). Returns
- * what it did, null when nothing was needed.
+ * what it did, null when nothing was needed. `costs`: every target's (TargetCapabilities.partitionCost).
  */
-export async function ensureOpenFiles(cluster: ClusterShape): Promise<string | null> {
-  const needed = Math.max(...Object.values(PARTITION_COSTS).map((c) => fdsNeeded(c, cluster).needed));
+export async function ensureOpenFiles(cluster: ClusterShape, costs: readonly PartitionCost[]): Promise<string | null> {
+  if (costs.length === 0) return null;
+  const needed = Math.max(...costs.map((c) => fdsNeeded(c, cluster).needed));
   const soft = openFilesLimit('soft');
   if (soft === null || needed <= soft) return null;
   const hard = openFilesLimit('hard') ?? soft;

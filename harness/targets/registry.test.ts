@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { FAULTS, FAULT_KINDS, deliverableKinds, isLasting, type FaultKind } from '../faults/registry.ts';
 import { refusal } from '../faults/inject.ts';
-import { DRIVER_NAMES, loadDriver } from '../drivers/registry.ts';
+import { DRIVERS, DRIVER_NAMES, loadDriver } from '../drivers/registry.ts';
+import type { ClusterClient } from '../drivers/types.ts';
 import { compileScenario, ScenarioError } from '../scenario/index.ts';
 import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts';
 
@@ -55,7 +56,23 @@ describe('fault and target registries', () => {
     expect(capabilitiesOf('vm')).toMatchObject({ sysctls: 'guest', recoveryTimeoutMs: 120_000, dataOnHost: false, guestProbes: true, watchFigures: false });
   });
 
-  it('every driver in the registry loads under its name', async () => {
-    for (const name of DRIVER_NAMES) expect((await loadDriver(name)).name).toBe(name);
+  it('every driver in the registry loads under its name, offering exactly the methods its capabilities declare', async () => {
+    // connect() opens nothing until a method is called: an unreachable address is enough to see the client's methods.
+    const cluster = { brokers: [{ id: 1, url: 'http://127.0.0.1:9', dataDir: '/nonexistent', kafka: '127.0.0.1:9' }], leaderId: () => 1 };
+    for (const name of DRIVER_NAMES) {
+      const driver = await loadDriver(name);
+      expect(driver.name).toBe(name);
+      const caps = DRIVERS[name].capabilities;
+      const client = driver.connect(cluster, { dataOnHost: false }) as ClusterClient;
+      const offers = (m: keyof ClusterClient) => typeof client[m] === 'function';
+      expect({ tail: offers('tail'), groupConsume: offers('groupMember'), replicaDigest: offers('replicaDigest'), isr: offers('inSyncReplicas'), highWatermarks: offers('highWatermarks') }, name).toEqual({
+        tail: caps.tail,
+        groupConsume: caps.groupConsume,
+        replicaDigest: caps.replicaDigest,
+        isr: caps.isr,
+        highWatermarks: caps.highWatermarks,
+      });
+      expect(offers('readReplicaLog') && typeof driver.servedFromStored === 'function', name).toBe(caps.storedBatches);
+    }
   });
 });

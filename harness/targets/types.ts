@@ -15,6 +15,7 @@ import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 import type { LabNetwork } from '../net/lab-network.ts';
 import type { Endpoint } from '../net/partition.ts';
+import type { PartitionCost } from './partition-limits.ts';
 
 export interface TargetBroker {
   id: number;
@@ -121,6 +122,8 @@ export interface Target {
   readonly kind: TargetKind;
   /** What its clusters can do; the runner reads these instead of the kind. */
   readonly capabilities: TargetCapabilities;
+  /** The disk model id its brokers run on, when this target put them on a model (run.json diskModel; harness/results/disk-models.ts). */
+  readonly diskModel?: string;
   start(opts: ClusterStartOptions): Promise<RunningCluster>;
   /** What the system under test is (e.g. Apache Kafka's version and the JVM), for run.json and the report. */
   info?(): Promise<Record<string, string>>;
@@ -257,13 +260,31 @@ export interface TargetCapabilities {
   closedLoopDiskMBps?: number;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
   drivers: readonly DriverName[];
+  /** Its brokers are processes of this host (a kill leaves the host's page cache intact; no accelerator applies). */
+  hostProcesses: boolean;
+  /** The disk model id a run of it that recorded none ran on (older VM runs: the file disk); absent: none. */
+  defaultDiskModel?: string;
+  /** The largest fetch its brokers answer, bytes (`scenario check` bounds workload.consumers' fetch.max.bytes); absent: unbounded. */
+  fetchLimit?: number;
+  /**
+   * What a partition replica costs one of its brokers in open files (harness/targets/partition-limits.ts):
+   * `scenario check` refuses a cluster this machine cannot hold, the runner raises the limit. Absent: not measured (its brokers are not processes here).
+   */
+  partitionCost?: PartitionCost;
+  /**
+   * Settings its brokers always run under, whatever the registry's default (kafka: sync fsync, its
+   * flush is an fsync); the side bench commands resolve their settings over them.
+   */
+  baseSettings: Readonly<Record<string, SettingValue>>;
+  /** Why it cannot run a cluster of that shape, beyond open files (target nats: one stream, one partition); null: it can. Absent: any shape. */
+  refuseCluster?: (c: { brokers: number; partitions: number; replicationFactor: number }) => string | null;
+  /** A scenario block only it reads, which a scenario on it must give (target external: `external:`, its cluster). */
+  ownBlock?: { key: 'external'; expected: string };
   /**
    * Why a setting value a scenario sets cannot be honoured on this target (no equivalent), or
    * null: `scenario check` refuses such a cell with the reason. Absent: every setting applies.
    */
   refuseSetting?: (name: string, value: SettingValue) => string | null;
-  /** Why this machine cannot run the scenario's cluster on this target (e.g. the open files its partitions need), or null: `scenario check` refuses it. */
-  refuseCluster?: (cluster: { brokers: number; partitions: number; replicationFactor: number; unbufferedIo?: boolean }) => string | null;
   /** Why it does not offer an action some fault kind needs, where that is worth saying (`scenario check` adds it to the refusal). */
   lacksFaultAction?: Partial<Record<FaultAction, string>>;
   /** Faults need the scenario to say how to deliver them (target external: external.kill and external.restart). */

@@ -11,7 +11,6 @@
 import * as z from 'zod';
 import { leaf } from '../scenario/zod-leaf.ts';
 import { parseDuration } from '../scenario/units.ts';
-import { settingDefault } from '../../engine/settings/index.ts';
 
 export type ConsumerStart = { from: 'latest' } | { from: 'earliest' } | { from: 'lag'; records: number };
 
@@ -31,12 +30,6 @@ export interface ConsumerSpec {
 export const CONSUMER_MEMBERSHIPS = ['assigned', 'group'] as const;
 export type ConsumerMembership = (typeof CONSUMER_MEMBERSHIPS)[number];
 
-/** The largest fetch each target's broker answers: durolab's fetch.max.bytes, Kafka's broker default (55 MiB). */
-export const BROKER_FETCH_LIMIT: Readonly<Record<string, number>> = {
-  process: settingDefault<number>('fetch.max.bytes'),
-  vm: settingDefault<number>('fetch.max.bytes'),
-  kafka: 57_671_680,
-};
 
 const START = /^(tail|earliest|lag:([1-9]\d*))$/;
 

@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkLedger } from '../checker/checker.ts';
 import { loadDriver } from '../drivers/registry.ts';
-import type { ClusterClient } from '../drivers/types.ts';
+import type { ReplicaReadingClient as ClusterClient } from '../drivers/types.ts';
 
 let cluster: Cluster;
 let client: ClusterClient;

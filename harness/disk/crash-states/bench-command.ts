@@ -1,19 +1,21 @@
 // `durolab bench-crash-states`: how many crash states this machine checks per minute, a row per
-// system, each one crash-states trial (trial.ts) through a target and a driver. durolab: a
+// system, each one crash-states trial (trial.ts) through the target and driver the target
+// registry's row gives the system for this bench (harness/targets/side-bench.ts). durolab: a
 // broker VM (target vm, http driver) on a blklogwrites-recorded disk, its states checked by
 // durolab's recovery. kafka: one Apache Kafka node (target kafka, kafka driver) on the host
-// route's recorded fault disk, its states checked by Kafka's own recovery (the recovery-check JVM). Each row: states/min and where the time goes (materialise, journal
-// replay, extract, recover, check). The bars: 300/min for durolab's, 200/min for Kafka's.
+// route's recorded fault disk, its states checked by Kafka's own recovery (the recovery-check
+// JVM). Each row: states/min and where the time goes (materialise, journal replay, extract,
+// recover, check), against the row's bar (durolab's 300/min, Kafka's 200/min).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { intFlag, parseChoice, parseCommandFlags, str } from '../../../engine/common/flags.ts';
 import { renderTable } from '../../../engine/common/text-table.ts';
 import { IO_MODES } from '../../../engine/settings/index.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { loadDriver } from '../../drivers/registry.ts';
+import { benchSettings, benchSystemNames, parseBenchSystems } from '../../targets/side-bench.ts';
 import { ON_CUT_POLICIES, type OnCutPolicy } from './plan.ts';
 import { runCrashStatesTrial, type CrashStatesTrial } from './trial.ts';
-import { DEFAULT_DISK_SPEC } from '../disk-spec.ts';
 
 const HELP = `usage: durolab bench-crash-states [options]
 
@@ -23,10 +25,11 @@ the host; prints crash states checked per minute and the breakdown, a row per sy
   kafka    an Apache Kafka node on the host route's fault disk (NBD write log), states checked
            by Kafka's own recovery, UnifiedLog in one JVM (bar 200/min; writes buffered, fsync)
 
-  --systems LIST    durolab, kafka or durolab,kafka (default durolab,kafka)
+  --systems LIST    some of ${benchSystemNames('crash-states')} (default all)
   --states N        crash states to build and check (default 300)
   --flush POLICY    the broker's flush policy: never, per-batch, messages:N, ms:T (default per-batch)
-  --io MODE         durolab's write path: buffered, direct or dsync (default buffered)
+  --io MODE         durolab's write path: buffered, direct or dsync (default buffered; a system
+                    with no such mode runs without it, and says so)
   --policy P        onCut policy: ${ON_CUT_POLICIES.join(', ')} (default drop-unflushed)
   --load-ms N       load before the power cut, ms (default 6000)
   --concurrency N   checks in flight (default 2: both cores)
@@ -34,10 +37,6 @@ the host; prints crash states checked per minute and the breakdown, a row per sy
   --seed N          seed of the crash points (default 1)
   --keep DIR        keep the trials' files (write logs, base images) in DIR
 `;
-
-const SYSTEMS = ['durolab', 'kafka'] as const;
-type BenchSystem = (typeof SYSTEMS)[number];
-const PASS_PER_MIN: Record<BenchSystem, number> = { durolab: 300, kafka: 200 };
 
 export async function main(argv: string[]): Promise<number> {
   const parsed = parseCommandFlags(
@@ -66,57 +65,43 @@ export async function main(argv: string[]): Promise<number> {
   const boot = intFlag('--boot', str(v.boot), 0, 0, 20);
   const seed = intFlag('--seed', str(v.seed), 1, 0, 2 ** 31);
   const io = v.io === undefined ? 'buffered' : parseChoice('--io', String(v.io), IO_MODES);
-  const systems = (str(v.systems) ?? SYSTEMS.join(',')).split(',').map((x) => parseChoice('--systems', x.trim(), SYSTEMS));
+  const systems = parseBenchSystems('crash-states', str(v.systems));
   const flush = str(v.flush) ?? 'per-batch';
-  const settingsOf = (system: BenchSystem) => resolveSettings(system === 'kafka' ? { flush, sync: 'fsync', acks: '1' } : { io, flush, acks: '1' }, 1);
+  const log = (l: string) => console.error(`[bench-crash-states] ${l}`);
   // Refused before any trial (a bad --flush once went on to build the VM image).
-  for (const system of systems) settingsOf(system);
+  const settingsOf = systems.map((s) => benchSettings(s, { io, flush, acks: '1' }, { whereItApplies: ['io'], log }));
   const workDir = str(v.keep) ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'durolab-bench-crash-states-')));
   const cluster = { brokers: 1, topic: 'bench', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 };
-  const log = (l: string) => console.error(`[bench-crash-states] ${l}`);
   const common = { cutAfterMs: loadMs, states, policy, seed, boot, concurrency, log };
   const rows: string[][] = [];
   let ok = true;
   try {
-    for (const system of systems) {
-      const settings = settingsOf(system);
-      let trial: CrashStatesTrial;
-      if (system === 'kafka') {
-        const [{ kafkaTarget }, { kafkaDriver }] = await Promise.all([import('../../targets/kafka/kafka-target.ts'), import('../../drivers/kafka/driver.ts')]);
-        trial = await runCrashStatesTrial({
-          ...common,
-          target: kafkaTarget({ faultDisk: true, vm: { diskMiB: 256, disk: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' } }, log }),
-          driver: kafkaDriver(),
-          workDir: path.join(workDir, system),
-          cluster,
-          settings,
-          workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4, pipelining: 1, producer: { retries: 0 } },
-        });
-      } else {
-        const [{ vmTarget }, { httpDriver }] = await Promise.all([import('../../targets/vm-target.ts'), import('../../drivers/http/driver.ts')]);
-        trial = await runCrashStatesTrial({
-          ...common,
-          target: vmTarget({ vm: { accelerator: 'auto', memoryMiB: 640, diskMiB: 256, mountOptions: '' }, log }),
-          driver: httpDriver(),
-          workDir: path.join(workDir, system),
-          cluster,
-          settings,
-          workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4, pipelining: 1 },
-        });
-      }
+    for (const [i, s] of systems.entries()) {
+      const { system, bench } = s;
+      const settings = settingsOf[i]!;
+      const how = bench.benches['crash-states']!;
+      const trial: CrashStatesTrial = await runCrashStatesTrial({
+        ...common,
+        target: await bench.load({ log, ...(how.disk ? { disk: how.disk } : {}) }),
+        driver: await loadDriver(bench.driver),
+        workDir: path.join(workDir, system),
+        cluster,
+        settings,
+        workload: { recordBytes: 1024, recordsPerBatch: 16, connections: 4, pipelining: 1, ...(how.producer ? { producer: how.producer } : {}) },
+      });
       const b = trial.breakdown;
       const r = trial.result;
       const per = (ms: number) => (b.states ? (ms / b.states).toFixed(1) : '-');
       console.log(
-        `${system} trial: ${system === 'kafka' ? 'Apache Kafka, buffered' : `io=${settings.io}`} flush=${String(settings.values.flush)}, ${trial.ackedAtCut} records acknowledged before the cut; ` +
+        `${system} trial: ${bench.describe(settings)} flush=${String(settings.values.flush)}, ${trial.ackedAtCut} records acknowledged before the cut; ` +
           `write log ${r.writeLog.records} records (${r.writeLog.writes} writes, ${r.writeLog.flushes} flushes, ${r.writeLog.fua} FUA); lost acknowledged over ${r.states} states: ` +
           `min ${r.lostMin}, median ${r.lostMedian}, p99 ${r.lostP99}, max ${r.lostMax}; fraction losing ${r.fractionLosing.toFixed(3)}` +
           (r.verification ? `; booted ${r.verification.booted}, agreed ${r.verification.agreed}` : ''),
       );
-      const pass = b.statesPerMin >= PASS_PER_MIN[system] && trial.disagreements.length === 0;
+      const pass = b.statesPerMin >= how.perMinBar && trial.disagreements.length === 0;
       ok &&= pass;
       rows.push([
-        system === 'kafka' ? "kafka (Kafka's recovery)" : "durolab (durolab's recovery)",
+        `${system} (${how.checkedBy})`,
         String(b.states),
         per(b.materialiseMs),
         per(b.journalMs),
@@ -125,7 +110,7 @@ export async function main(argv: string[]): Promise<number> {
         per(b.checkMs),
         per(b.wallMs),
         String(b.statesPerMin),
-        `${pass ? 'PASS' : 'FAIL'} (>= ${PASS_PER_MIN[system]}/min${trial.disagreements.length ? `; disagreements: ${trial.disagreements.join('; ')}` : ''})`,
+        `${pass ? 'PASS' : 'FAIL'} (>= ${how.perMinBar}/min${trial.disagreements.length ? `; disagreements: ${trial.disagreements.join('; ')}` : ''})`,
       ]);
     }
     console.log(`ms per state by phase (wall: ${concurrency} check(s) in flight)`);

@@ -95,6 +95,9 @@ function requireLedgerOnHostClock(when: string): void {
 }
 
 export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<CrashStatesTrial> {
+  // scenario check refuses crash states with a driver that decodes no stored batches (FaultKindSpec.needsDriver).
+  const servedFromStored = o.driver.servedFromStored?.bind(o.driver);
+  if (!servedFromStored) throw new Error(`crash states: driver ${o.driver.name} decodes no stored batches (capabilities.storedBatches)`);
   const log = o.log ?? (() => {});
   if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
   await fs.mkdir(o.workDir, { recursive: true });
@@ -202,7 +205,7 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     clockUncertaintyMs,
     observedStamps: recorder === 'blklogwrites',
     workDir: states,
-    servedFromStored: (bytes) => o.driver.servedFromStored(bytes),
+    servedFromStored,
     ...(checker ? { checkState: (s) => checker.checkState(s) } : {}),
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     keep: (plan) => bootSet.has(plan.index),

@@ -2,7 +2,7 @@
 // bodies (producer.ts), consume is GET .../records from the leader (consumer.ts), replicas and
 // broker figures come from /v1/admin/log-hash and /v1/metrics (admin.ts). This folder is the
 // only place in the harness's runner, checker and workload paths that builds a /v1 URL.
-import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
+import type { ConnectOptions, DriverCluster, ReplicaReadingClient, ReplicaReadingDriver } from '../types.ts';
 import { brokerMetrics, logHash, readReplicaOverHttp } from './admin.ts';
 import { consumeOverHttp } from './consumer.ts';
 import { runHttpLoad } from './producer.ts';
@@ -14,7 +14,7 @@ function brokerOf(cluster: DriverCluster, brokerId: number): { id: number; url: 
   return b;
 }
 
-export function httpClient(cluster: DriverCluster, _opts: ConnectOptions): ClusterClient {
+export function httpClient(cluster: DriverCluster, _opts: ConnectOptions): ReplicaReadingClient {
   return {
     driver: 'http',
     get brokers() {
@@ -48,7 +48,7 @@ export function httpClient(cluster: DriverCluster, _opts: ConnectOptions): Clust
   };
 }
 
-export function httpDriver(): ClientDriver {
+export function httpDriver(): ReplicaReadingDriver {
   return {
     name: 'http',
     connect: httpClient,

@@ -4,7 +4,7 @@
 // (consumer.ts), replicas and figures from Metadata / ListOffsets and the data dirs
 // (replicas.ts), each partition's HW just before a fault (high-watermarks.ts); whatever asks a
 // leader finds it through Metadata at the time (leader.ts).
-import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
+import type { ConnectOptions, DriverCluster, ReplicaReadingClient, ReplicaReadingDriver } from '../types.ts';
 import { consumeFromBroker, consumeFromLeader } from './consumer.ts';
 import { tailOverKafka } from './tail-consumer.ts';
 import { groupMember } from './group-consumer.ts';
@@ -14,7 +14,7 @@ import { kafkaHighWatermarks } from './high-watermarks.ts';
 import { metadataFromAny } from './wire.ts';
 import { kafkaBrokerMetrics, kafkaReadReplicaLog, kafkaReplicaDigest, type ReplicaContext } from './replicas.ts';
 
-export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
+export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): ReplicaReadingClient {
   const ctx = (): ReplicaContext => ({ bootstrap: bootstrapOf(cluster), brokers: cluster.brokers, dataOnHost: opts.dataOnHost });
   const address = (brokerId: number): string => {
     const b = cluster.brokers.find((x) => x.id === brokerId);
@@ -47,7 +47,7 @@ export function kafkaClient(cluster: DriverCluster, opts: ConnectOptions): Clust
   };
 }
 
-export function kafkaDriver(): ClientDriver {
+export function kafkaDriver(): ReplicaReadingDriver {
   return {
     name: 'kafka',
     connect: kafkaClient,

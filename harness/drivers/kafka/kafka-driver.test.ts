@@ -16,7 +16,7 @@ import type { Trial } from '../../results/types.ts';
 import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
 import { AckLedger } from '../../workload/ledger.ts';
-import type { ClusterClient } from '../types.ts';
+import type { ReplicaReadingClient as ClusterClient } from '../types.ts';
 import { kafkaClient } from './driver.ts';
 import { currentLeader } from './leader.ts';
 

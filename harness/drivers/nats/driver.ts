@@ -3,14 +3,15 @@
 // the checker reads the stream back through an ordered consumer (consumer.ts); replicas, their
 // stored messages and figures come from each server's /jsz and its store_dir (replicas.ts).
 // Not given (Kafka's shapes): tail and group consumers (absent), a read from a named replica
-// other than the leader, stored RecordBatch bytes (servedFromStored), leader epochs and flush
-// counts in the broker figures.
-import type { ClientDriver, ClusterClient, ConnectOptions, DriverCluster } from '../types.ts';
+// other than the leader, stored bytes decoded as ledger batches (servedFromStored: crash states
+// and recount read Kafka RecordBatches), leader epochs and flush counts in the broker figures.
+// readReplicaLog gives each replica's stored messages for the replica-bytes comparison.
+import type { ClientDriver, ConnectOptions, DriverCluster, ReplicaReadingClient } from '../types.ts';
 import { runNatsLoad } from './producer.ts';
 import { consumeNatsStream } from './consumer.ts';
 import { natsBrokerMetrics, natsCurrentReplicas, natsHighWatermarks, natsReadReplicaLog, natsReplicaDigest } from './replicas.ts';
 
-export function natsClient(cluster: DriverCluster, opts: ConnectOptions): ClusterClient {
+export function natsClient(cluster: DriverCluster, opts: ConnectOptions): ReplicaReadingClient {
   const ctx = { cluster, dataOnHost: opts.dataOnHost };
   return {
     driver: 'nats',
@@ -28,12 +29,10 @@ export function natsClient(cluster: DriverCluster, opts: ConnectOptions): Cluste
   };
 }
 
-export function natsDriver(): ClientDriver {
+/** Its clients read replicas (digests, stored messages, the current replicas); it decodes no stored batches. */
+export function natsDriver(): Omit<ClientDriver, 'connect'> & { connect: typeof natsClient } {
   return {
     name: 'nats',
     connect: natsClient,
-    servedFromStored: () => {
-      throw new Error('nats driver: reading stored bytes as Kafka RecordBatches is not given by driver nats (a JetStream store is message blocks, harness/drivers/nats/store-files.ts)');
-    },
   };
 }

@@ -1,0 +1,43 @@
+// The target registry's row for target `process`: durolab's broker as local processes.
+import { diskVariesByCell } from '../disk/disk-spec.ts';
+import { settingDefault } from '../../engine/settings/index.ts';
+import { DUROLAB_BROKER_PARTITION_COST } from './partition-limits.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from './target-kind.ts';
+
+export const PROCESS_KIND: TargetKindSpec = {
+  summary: 'brokers as local processes, on loopback or each in its own network namespace (cluster.network)',
+  system: 'durolab',
+  systemLabel: "durolab's broker",
+  axisName: 'durolab',
+  capabilities: {
+    // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
+    // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
+    // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
+    // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
+    // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
+    ...HOST_ROUTE_CAPABILITIES,
+    recoveryTimeoutMs: 30_000,
+    drivers: ['http', 'kafka'],
+    // durolab's fetch.max.bytes: the most its broker answers in one fetch.
+    fetchLimit: settingDefault<number>('fetch.max.bytes'),
+    partitionCost: DUROLAB_BROKER_PARTITION_COST,
+    baseSettings: {},
+  },
+  load: async ({ scenario, log }) => {
+    await labNetworkReady(scenario);
+    return (await import('./process-target.ts')).processTarget({
+      ...(scenario.vm ? { vm: scenario.vm } : {}),
+      faultDisk: wantsFaultDisk(scenario),
+      diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
+      log: (line) => log(`[disk] ${line}`),
+      netLog: (line) => log(`[net] ${line}`),
+    });
+  },
+  sideBench: {
+    driver: 'kafka',
+    load: async ({ log, disk }) => (await import('./process-target.ts')).processTarget({ log, ...hostBenchDisk(disk) }),
+    describe: (s) => `io=${s.io}`,
+    benches: { recovery: true, 'fault-disk': true, peers: true },
+  },
+};
