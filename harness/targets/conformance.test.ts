@@ -33,8 +33,9 @@ function conformanceScenario(kind: TargetKind, fault: FaultKind): string {
     // A power cut puts the broker on the target's fault disk (model file: it keeps every write it received).
     ...(FAULTS[fault].needs === 'cut-power' && caps.faultDisk === 'host' ? { vm: { diskMiB: 512 } } : {}),
     cluster: { brokers: 1, topic: 'conformance', partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 },
-    // acks=1 and a flush per batch: a kill keeps the page cache, a power cut only what was flushed; both lose nothing acknowledged.
-    settings: { acks: 1, flush: 'per-batch', ...caps.baseSettings },
+    // One broker, acks=all (with one replica: the leader alone, as acks=1; every system has it) and a flush per batch:
+    // a kill keeps the page cache, a power cut only what was flushed; both lose nothing acknowledged.
+    settings: { acks: 'all', flush: 'per-batch', ...caps.baseSettings },
     matrix: { driver: [...caps.drivers] },
     workload: { recordBytes: '1KiB', recordsPerBatch: 16, connections: 2, pipelining: 1, rate: 'closed', warmup: '0s', duration: '4s', repetitions: 1 },
     faults: [{ kind: fault, target: 'all', when: { at: '2s' } }],

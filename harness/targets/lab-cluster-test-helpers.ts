@@ -114,7 +114,7 @@ export async function cutReplicationAndHeal(o: {
   const stop = new AbortController();
   const load = produceFor(client, topic, leader, 120, 9000, stop.signal);
   try {
-    const shrunk = await waitForIsr(client, topic, (isr) => !isr.includes(follower), 'without the cut follower', o.timeoutMs);
+    const shrunk = await waitForIsr(client, topic, (isr) => !isr.includes(follower) && isr.includes(leader), 'without the cut follower, with the leader', o.timeoutMs);
     await o.whileCut();
     await cut.heal();
     const back = await waitForIsr(client, topic, (isr) => isr.includes(follower), 'with the follower back', o.timeoutMs);
