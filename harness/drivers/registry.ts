@@ -71,7 +71,8 @@ export const DRIVERS: DriverSpecs = {
   },
   nats: {
     summary: 'NATS JetStream through @nats-io/jetstream: one publish per record, its PubAck the acknowledgement and its stream sequence the offset (Nats-Msg-Id per record), an ordered consumer for the checker, per-server stream states from the monitoring /jsz',
-    // storedBatches false: no servedFromStored (a JetStream store is message blocks, not RecordBatches), so no crash states or recount;
+    // storedBatches false: no servedFromStored (a JetStream store is message blocks, not RecordBatches), so no offline crash-state check
+    // or recount (target nats boots every crash state instead: capabilities.crashStateCheck 'boot');
     // its readReplicaLog still gives each replica's messages for the replica-bytes comparison. isr: the stream leader and the replicas JetStream calls current.
     capabilities: { tail: false, groupConsume: false, replicaDigest: true, storedBatches: false, isr: true, highWatermarks: true, settings: [], producerBlock: false },
     load: async () => (await import('./nats/driver.ts')).natsDriver(),

@@ -7,7 +7,7 @@
 // a delivery is a type error.
 import type { DriverCapabilities } from '../drivers/registry.ts';
 import * as z from 'zod';
-import type { CutInfo, FaultableCluster } from '../targets/types.ts';
+import type { CutInfo, FaultableCluster, TargetCapabilities } from '../targets/types.ts';
 import type { CellResult } from '../results/types.ts';
 import type { FaultCellOptions } from './fault-cell.ts';
 import type { Fault } from '../scenario/types.ts';
@@ -50,6 +50,8 @@ export interface FaultKindSpec {
   needs: FaultAction;
   /** What the cell's client driver must offer for this kind to be checked (harness/drivers/registry.ts DriverCapabilities); absent: any driver. */
   needsDriver?: keyof DriverCapabilities;
+  /** On which targets needsDriver applies (the cell's target's capabilities); absent: on every target. */
+  needsDriverOn?: (target: TargetCapabilities) => boolean;
   /** Phase start: sends the fault to the brokers; CutInfo.atMs is the moment it went out. `topic`: the scenario's. */
   deliver(cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<CutInfo>;
   /**
@@ -120,9 +122,13 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
   'crash-states': {
     summary:
       "crash states: the broker's disk (a VM's, or the host route's fault disk) records every WRITE/FLUSH/FUA/TRIM; after a power cut, N crash states are built " +
-      "from the write log and checked on the host by the target's own recovery (harness/disk/crash-states; Kafka's UnifiedLog for target kafka), a sample also booted through the real broker",
-    // Each state's recovered bytes are read as the driver's producer wrote them (ClientDriver.servedFromStored).
+      "from the write log and checked on the host by the target's own recovery (harness/disk/crash-states; Kafka's UnifiedLog for target kafka), a sample also booted through the real broker; " +
+      'a target with no offline recovery tool (nats) boots every state instead',
+    // The offline check reads each state's recovered bytes as the driver's producer wrote them
+    // (ClientDriver.servedFromStored); a target that boots every state (crashStateCheck 'boot')
+    // reads them back through the driver's consume instead, and needs no stored-batch decoding.
     needsDriver: 'storedBatches',
+    needsDriverOn: (target) => (target.crashStateCheck ?? 'offline') === 'offline',
     fields: {
       /** Crash states built per trial. */
       states: z.int().min(1).max(100_000),

@@ -81,7 +81,7 @@ export function checkClientSettings(input: ClientSettingsInput): ScenarioIssue[]
       break;
     }
   }
-  issues.push(...checkFaultDriverNeeds(src, input.faults ?? [], cellDrivers));
+  issues.push(...checkFaultDriverNeeds(src, input, cellDrivers));
   return issues;
 }
 
@@ -103,19 +103,29 @@ function checkCellDrivers(src: SourceFile, layers: ClientSettingsInput['layers']
   return [...out.values()];
 }
 
+/** Each cell's driver and target; without the cells, every driver the run uses with each of its targets. */
+function driverTargetPairs(input: ClientSettingsInput, cellDrivers: ReadonlySet<string>): Array<{ driver: string; kind: TargetKind | null }> {
+  if (input.cells !== undefined && input.scenarioTarget !== undefined && input.kinds !== null) {
+    return input.cells.map((cell) => ({ driver: String({ ...input.baseSettings, ...cell.params }.driver ?? input.driver), kind: cellTargetKind(cell.params, input.scenarioTarget!) }));
+  }
+  return [...cellDrivers].flatMap((driver) => (input.kinds ?? [null]).map((kind) => ({ driver, kind })));
+}
+
 /**
  * A fault entry that needs something of the client driver refuses a cell driver without it: its
- * kind's need (crash states: stored batches decoded), or its victims' (followers: the ISR read).
+ * kind's need (crash states checked offline: stored batches decoded) on the cell's target where
+ * the need applies there (FaultKindSpec.needsDriverOn), or its victims' (followers: the ISR read).
  */
-function checkFaultDriverNeeds(src: SourceFile, faults: ReadonlyArray<{ kind: FaultKind; target?: unknown }>, cellDrivers: ReadonlySet<string>): ScenarioIssue[] {
+function checkFaultDriverNeeds(src: SourceFile, input: ClientSettingsInput, cellDrivers: ReadonlySet<string>): ScenarioIssue[] {
   const out: ScenarioIssue[] = [];
-  faults.forEach((f, i) => {
-    const needs: Array<[keyof DriverCapabilities, PropertyKey, string]> = [];
-    const kindNeed = FAULTS[f.kind]?.needsDriver;
-    if (kindNeed) needs.push([kindNeed, 'kind', `fault ${f.kind}`]);
-    if (f.target === 'followers') needs.push(['isr', 'target', "target followers (the leader's in-sync followers)"]);
-    for (const [need, field, what] of needs) {
-      const lacking = [...cellDrivers].filter((d) => isDriverName(d) && !DRIVERS[d].capabilities[need]);
+  const pairs = driverTargetPairs(input, cellDrivers);
+  (input.faults ?? []).forEach((f, i) => {
+    const needs: Array<[keyof DriverCapabilities, PropertyKey, string, (kind: TargetKind | null) => boolean]> = [];
+    const spec = FAULTS[f.kind];
+    if (spec?.needsDriver) needs.push([spec.needsDriver, 'kind', `fault ${f.kind}`, (kind) => kind === null || (spec.needsDriverOn?.(capabilitiesOf(kind)) ?? true)]);
+    if (f.target === 'followers') needs.push(['isr', 'target', "target followers (the leader's in-sync followers)", () => true]);
+    for (const [need, field, what, appliesOn] of needs) {
+      const lacking = [...new Set(pairs.filter((p) => appliesOn(p.kind) && isDriverName(p.driver) && !DRIVERS[p.driver].capabilities[need]).map((p) => p.driver))];
       if (lacking.length === 0) continue;
       const able = DRIVER_NAMES.filter((d) => DRIVERS[d].capabilities[need]);
       out.push(src.issue(['faults', i, field], `a driver that offers ${need} for ${what} (${able.join(' | ') || 'none does'})`, `driver ${lacking.join(', ')}`));

@@ -38,7 +38,7 @@ describe('fault and target registries', () => {
             err = e;
           }
           expect(err).toBeInstanceOf(ScenarioError);
-          // Among the entry's refusals (a kind may also need what the target's driver lacks: crash states on nats).
+          // Among the entry's refusals (a kind may also need what the target's driver lacks, e.g. followers the ISR read).
           const expected = (err as ScenarioError).issues.filter((i) => i.path === 'faults[0].kind').map((i) => i.expected);
           expect(expected.join(' | ')).toContain(`on target: ${target}`);
           expect(refusal(kind, { kind: target, capabilities: capabilitiesOf(target) })).toContain(`target ${target} cannot deliver fault ${kind} (it needs ${FAULTS[kind].needs})`);

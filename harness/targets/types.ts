@@ -300,4 +300,12 @@ export interface TargetCapabilities {
    * namespaces`, harness/net/lab-network.ts); absent: they can, and `scenario check` lets it through.
    */
   refuseLabNetwork?: string;
+  /**
+   * How its crash states (record-write-log) are checked: 'offline' (the default) reads each
+   * state's files with the system's recovery on the host (Target.crashStateChecker, or durolab's
+   * engine) and decodes the stored batches through the driver (ClientDriver.servedFromStored),
+   * booting only a sample; 'boot' starts the target on every state's image and reads it back
+   * through the driver, as a real restart would (a system with no offline recovery tool: nats).
+   */
+  crashStateCheck?: 'offline' | 'boot';
 }

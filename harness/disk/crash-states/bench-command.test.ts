@@ -9,7 +9,7 @@ describe('bench-crash-states flags', () => {
     await expect(main(['--io', 'bogus'])).rejects.toThrow('--io "bogus": expected one of buffered, direct, dsync');
     await expect(main(['--flush', 'bogus'])).rejects.toThrow(/flush/);
     await expect(main(['--policy', 'bogus'])).rejects.toThrow(/--policy "bogus": expected one of/);
-    await expect(main(['--systems', 'durolab,redpanda'])).rejects.toThrow('--systems "redpanda": expected one of durolab, kafka');
+    await expect(main(['--systems', 'durolab,redpanda'])).rejects.toThrow('--systems "redpanda": expected one of durolab, kafka, nats');
     // Refused before any image build or boot: those take tens of seconds.
     expect(Date.now() - t0).toBeLessThan(5000);
   });

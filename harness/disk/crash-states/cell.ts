@@ -1,6 +1,7 @@
 // A matrix cell whose fault is `crash-states`: each repetition is a recorded trial through the
 // cell's target and driver (trial.ts) whose write log yields N crash states checked on the host
-// by the target's own recovery, a sample booted. The
+// by the target's own recovery, a sample booted (or every state booted, on a target with no
+// offline recovery tool: capabilities.crashStateCheck 'boot'). The
 // cell's crashStates holds the loss distribution over every state of every repetition; its
 // ledger is the worst state's (so `ackedLost == 0` reads "no crash state loses an acknowledged
 // record"); a booted state disagreeing with its host check fails the cell.
@@ -101,7 +102,8 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
     o.log(
       `rep ${rep + 1}: ${r.states} states in ${(b.wallMs / 1000).toFixed(1)} s (${b.statesPerMin}/min); lost acknowledged min/median/p99/max ` +
         `${r.lostMin}/${r.lostMedian}/${r.lostP99}/${r.lostMax}, ${(r.fractionLosing * 100).toFixed(1)} % of states losing` +
-        `${worst && worst.lostAcked > 0 ? `, earliest at ${r.earliestLosingAtMs} ms` : ''}; booted ${r.verification?.agreed ?? 0}/${r.verification?.booted ?? 0} agree`,
+        `${worst && worst.lostAcked > 0 ? `, earliest at ${r.earliestLosingAtMs} ms` : ''}` +
+        (r.verification ? `; booted ${r.verification.agreed}/${r.verification.booted} agree` : '; every state booted'),
     );
   }
   const disagreements = trials.flatMap((t) => t.disagreements);
@@ -113,10 +115,13 @@ export async function runCrashStatesCell(o: CrashStatesCellOptions): Promise<Cel
   for (const t of trials) for (const s of t.result.perState) rows.push({ ...s, state: rows.length });
   const first = trials[0]!.result;
   const crashStates = summariseCrashStates(rows, { policy: first.policy, seed: first.seed, writeLog: first.writeLog, flushMarksMs: first.flushMarksMs });
-  crashStates.verification = {
-    booted: trials.reduce((a, t) => a + (t.result.verification?.booted ?? 0), 0),
-    agreed: trials.reduce((a, t) => a + (t.result.verification?.agreed ?? 0), 0),
-  };
+  // No booted sample where every state was booted (the target has no offline check to verify).
+  if (trials.some((t) => t.result.verification)) {
+    crashStates.verification = {
+      booted: trials.reduce((a, t) => a + (t.result.verification?.booted ?? 0), 0),
+      agreed: trials.reduce((a, t) => a + (t.result.verification?.agreed ?? 0), 0),
+    };
+  }
   const worstTrial = runTrials.reduce((a, t) => (t.ledger.ackedLost > a.ledger.ackedLost ? t : a));
   const status: CellResult['status'] = o.signal.aborted ? 'interrupted' : 'ok';
   return {

@@ -46,7 +46,7 @@ export interface StateTimings {
 export interface StateCheck {
   report: CheckReport;
   recoveries: Array<{ partition: number; recovery: RecoveryReport | null; logEndOffset: number }>;
-  /** e2fsck's exit code (0 clean, 1 fixed: the replay itself counts). */
+  /** e2fsck's exit code (0 clean, 1 fixed: the replay itself counts); 0 for a booted state (its mount replayed the journal: boot-check.ts). */
   journalExit: number;
   /** No partition directory existed in this state (the crash came before the broker made them). */
   noDataDir: boolean;

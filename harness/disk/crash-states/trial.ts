@@ -7,13 +7,13 @@
 // write log the builder makes N crash states, each checked by the target's own recovery
 // (Target.crashStateChecker: Kafka's UnifiedLog for target kafka; durolab's engine otherwise),
 // and a sample is booted: the target starts on the state's image (disks.images), recovers it as
-// a real start does, and the driver reads the partition back. The two answers must agree.
+// a real start does, and the driver reads the partition back (boot-check.ts). The two answers
+// must agree. A target with no offline recovery tool (capabilities.crashStateCheck 'boot': nats)
+// has every state checked that way instead, and no sample apart.
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { hostClockUs, wallClockStepMs } from '../../../engine/common/clock.ts';
-import { checkLedger } from '../../checker/checker.ts';
-import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
 import type { ClientDriver, ProduceResult } from '../../drivers/types.ts';
 import type { ResolvedSettings } from '../../scenario/settings.ts';
 import type { ClusterSpec } from '../../scenario/types.ts';
@@ -22,7 +22,7 @@ import { fullDiskFindings } from '../../runner/full-disk.ts';
 import type { FaultableCluster, Target } from '../../targets/types.ts';
 import { AckLedger } from '../../workload/ledger.ts';
 import { BatchFactory } from '../../workload/batch-factory.ts';
-import { ledgerAsOf } from './check-state.ts';
+import { bootCheckState, bootingCrashStateChecker } from './boot-check.ts';
 import { keepCrashStateEvidence } from './crash-state-evidence.ts';
 import { buildAndCheckCrashStates, chooseBooted, logConfigOf, verifyBootedStates, type CrashStatesBreakdown } from './run.ts';
 import type { OnCutPolicy } from './plan.ts';
@@ -95,9 +95,11 @@ function requireLedgerOnHostClock(when: string): void {
 }
 
 export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<CrashStatesTrial> {
-  // scenario check refuses crash states with a driver that decodes no stored batches (FaultKindSpec.needsDriver).
+  // Offline checks decode stored batches: scenario check refuses crash states with a driver that
+  // decodes none (FaultKindSpec.needsDriver) unless the target boots every state.
+  const bootsEveryState = o.target.capabilities.crashStateCheck === 'boot';
   const servedFromStored = o.driver.servedFromStored?.bind(o.driver);
-  if (!servedFromStored) throw new Error(`crash states: driver ${o.driver.name} decodes no stored batches (capabilities.storedBatches)`);
+  if (!servedFromStored && !bootsEveryState) throw new Error(`crash states: driver ${o.driver.name} decodes no stored batches (capabilities.storedBatches) and target ${o.target.kind} checks its states offline`);
   const log = o.log ?? (() => {});
   if (o.cluster.partitions !== 1 || o.cluster.brokers !== 1) throw new Error(`crash-states trial: one broker and one partition (found ${o.cluster.brokers} brokers, ${o.cluster.partitions} partitions)`);
   await fs.mkdir(o.workDir, { recursive: true });
@@ -182,10 +184,14 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     await fs.rm(states, { recursive: true, force: true });
     await fs.rm(baseImage, { force: true });
   };
-  const checker = o.target.crashStateChecker ? await o.target.crashStateChecker(o.settings).catch(async (err: unknown) => {
-    await scratchGone();
-    throw err;
-  }) : null;
+  const checker = bootsEveryState
+    ? bootingCrashStateChecker({ target: o.target, driver: o.driver, cluster: o.cluster, settings: o.settings, brokerId, ...(o.signal ? { signal: o.signal } : {}) })
+    : o.target.crashStateChecker
+      ? await o.target.crashStateChecker(o.settings).catch(async (err: unknown) => {
+          await scratchGone();
+          throw err;
+        })
+      : null;
   lap('checkerStart');
   log(`crash states of ${writeLog}, checked by ${checker?.describe ?? "durolab's recovery (engine Log.open over the state's files)"}`);
   let bootSet = new Set<number>();
@@ -205,11 +211,12 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     clockUncertaintyMs,
     observedStamps: recorder === 'blklogwrites',
     workDir: states,
-    servedFromStored,
+    ...(servedFromStored ? { servedFromStored } : {}),
     ...(checker ? { checkState: (s) => checker.checkState(s) } : {}),
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     keep: (plan) => bootSet.has(plan.index),
-    onPlans: (plans) => (bootSet = chooseBooted(plans, Math.max(0, o.boot), o.seed)),
+    // Every state is booted already when the target has no offline check: no sample apart.
+    onPlans: (plans) => (bootSet = chooseBooted(plans, bootsEveryState ? 0 : Math.max(0, o.boot), o.seed)),
   })
     .catch(async (err: unknown) => {
       await scratchGone();
@@ -217,7 +224,10 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
     })
     .finally(() => checker?.close());
   lap('states');
-  const { booted, disagreements } = await verifyBootedStates(outcome, (image, row) => bootAndRead(o, brokerId, image, row, ledger, log), o.signal)
+  const verify = bootsEveryState
+    ? Promise.resolve({ booted: [] as CrashStateRow[], disagreements: [] as string[] })
+    : verifyBootedStates(outcome, (image, row) => bootAndRead(o, brokerId, image, row, ledger, log), o.signal);
+  const { booted, disagreements } = await verify
     .catch(async (err: unknown) => {
       await scratchGone();
       throw err;
@@ -247,47 +257,19 @@ export async function runCrashStatesTrial(o: CrashStatesTrialOptions): Promise<C
 
 /** Starts the target on a kept state's image, reads the partition through the driver and checks it as the offline check did. */
 async function bootAndRead(o: CrashStatesTrialOptions, brokerId: number, image: string, row: CrashStateRow, ledger: AckLedger, log: (line: string) => void): Promise<NonNullable<CrashStateRow['booted']>> {
-  const cutMs = row.ackCutMs;
-  const workDir = path.join(o.workDir, `boot-${row.state}`);
-  let served = 0;
-  let lostAcked: number;
-  let corrupt = 0;
-  let startFailure: string | null = null;
-  let cluster: FaultableCluster | null = null;
-  try {
-    // The kept image is served as it is (no write log, write-through): the broker's start replays the journal and recovers.
-    cluster = (await o.target.start({ cluster: o.cluster, settings: o.settings, workDir, disks: { images: { [brokerId]: image } } })) as FaultableCluster;
-  } catch (err) {
-    startFailure = (err as Error).message.split('\n')[0]!;
-  }
-  try {
-    if (cluster) {
-      const client = o.driver.connect(cluster, { dataOnHost: o.target.capabilities.dataOnHost });
-      // A leader that recovered may advance its HW to its log end only after a moment: read once it did.
-      await waitForReplicasCaughtUp(client, o.cluster.topic, [0], 30_000, 0);
-      const consumed = await client.consume({ topic: o.cluster.topic, partition: 0, brokerId, timeoutMs: 60_000 });
-      const report = checkLedger(ledgerAsOf(ledger, cutMs), [consumed], { cutMs });
-      served = report.perPartition.reduce((a, p) => a + p.served, 0);
-      lostAcked = report.ackedLost;
-      corrupt = report.corrupt;
-    } else {
-      // The broker would not start on this state (Kafka halts on a log dir it cannot load): it serves nothing.
-      const report = checkLedger(ledgerAsOf(ledger, cutMs), [], { cutMs });
-      lostAcked = report.ackedLost;
-      log(`state ${row.state}: the ${o.target.kind} broker did not start on it (${startFailure}): serves nothing`);
-    }
-  } finally {
-    await cluster?.stop().catch(() => undefined);
-  }
-  const agrees = lostAcked === row.lostAcked && served === row.served && corrupt === row.corrupt;
+  // The kept image is served as it is (no write log, write-through): the broker's start replays the journal and recovers.
+  const b = await bootCheckState({ target: o.target, driver: o.driver, cluster: o.cluster, settings: o.settings, brokerId, image, workDir: path.join(o.workDir, `boot-${row.state}`), ledger, cutMs: row.ackCutMs });
+  if (b.startFailure) log(`state ${row.state}: the ${o.target.kind} broker did not start on it (${b.startFailure}): serves nothing`);
+  const { ackedLost: lostAcked, corrupt } = b.report;
+  const agrees = lostAcked === row.lostAcked && b.served === row.served && corrupt === row.corrupt;
   return {
     lostAcked,
-    served,
+    served: b.served,
     agrees,
     ...(agrees
       ? {}
       : {
-          detail: `offline check: ${row.lostAcked} lost, ${row.served} served, ${row.corrupt} corrupt; booted broker: ${lostAcked} lost, ${served} served, ${corrupt} corrupt${startFailure ? ` (did not start: ${startFailure})` : ''}`,
+          detail: `offline check: ${row.lostAcked} lost, ${row.served} served, ${row.corrupt} corrupt; booted broker: ${lostAcked} lost, ${b.served} served, ${corrupt} corrupt${b.startFailure ? ` (did not start: ${b.startFailure})` : ''}`,
         }),
   };
 }

@@ -5,14 +5,15 @@
 // node starts on the state's image and a consumer reads the partition back. The two answers
 // must agree on every booted state. With flush.messages=1 on an honest disk no state may lose an
 // acknowledged record. Nothing (JVM, daemon, loop device, mount) may be left afterwards.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kafkaDriver } from '../../drivers/kafka/driver.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { findProcessesMatching } from '../../vm/process-registry.ts';
-import { hostDiskPrerequisiteProblem, QSD_MARKER } from '../../disk/host-disk.ts';
+import { hostDiskPrerequisiteProblem } from '../../disk/host-disk.ts';
+import { expectHostDisksGone } from '../../disk/host-disk-test-helpers.ts';
 import { runCrashStatesTrial } from '../../disk/crash-states/trial.ts';
 import { DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
 import { missingRequirement } from '../../../test/requirements.ts';
@@ -66,12 +67,6 @@ describe("target: kafka crash states checked by Kafka's recovery", () => {
     // Nothing left: no Kafka JVM of the trial or its booted states, no daemon, no mount.
     expect(findProcessesMatching(`${KAFKA_JVM_MARKER}${work}`)).toEqual([]);
     // The trial's disk and each booted state's: their run dirs are named in the log.
-    const runDirs = [...new Set(lines.join('\n').match(/\/durolab-hd-[A-Za-z0-9]+/g) ?? [])];
-    expect(runDirs.length).toBeGreaterThanOrEqual(4);
-    const mounts = readFileSync('/proc/self/mountinfo', 'utf8');
-    for (const d of runDirs) {
-      expect(findProcessesMatching(QSD_MARKER, d)).toEqual([]);
-      expect(mounts).not.toContain(d);
-    }
+    expectHostDisksGone(lines.join('\n'), 4);
   }, 600_000);
 });

@@ -1,7 +1,8 @@
 // The target registry's row for target `nats`: NATS JetStream (nats-server v2.12.1, `make nats`)
 // as N nodes this lab starts, with routes between them and one file-storage stream.
 import { diskVariesByCell } from '../../disk/disk-spec.ts';
-import { HOST_ROUTE_CAPABILITIES, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
+import { DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
 import { natsSettingRefusal } from './settings-map.ts';
 
 export const NATS_KIND: TargetKindSpec = {
@@ -11,10 +12,13 @@ export const NATS_KIND: TargetKindSpec = {
   capabilities: {
     // cut-power: each node's store_dir on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
     // pause-broker-process: SIGSTOP/SIGCONT of nats-server; shape-lab-network: its nodes in the lab network's namespaces (routes carry replication and the meta group);
-    // fill-disk: a filler file on its host fault disk. Not record-write-log (no offline recovery check of a NATS store), not elect-preferred-leader.
-    faultActions: ['kill-broker-process', 'cut-power', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
+    // fill-disk: a filler file on its host fault disk; record-write-log: that disk's NBD server records every request (crash states,
+    // harness/disk/crash-states/trial.ts), each state checked by booting nats-server on it (crashStateCheck). Not elect-preferred-leader.
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
+    // NATS has no offline recovery tool apart from the server: every crash state is booted (one nats-server on the state's
+    // image recovers its stream as a real start does) and read back through driver nats; no stored-batch decoding is needed.
+    crashStateCheck: 'boot',
     lacksFaultAction: {
-      'record-write-log': 'crash states need an offline check of each state, and NATS has no recovery tool apart from the server: booting nats-server on every state is not built yet',
       'elect-preferred-leader': "move-leader asks Kafka's ElectLeaders; JetStream's stream leader step-down is not wired to it",
     },
     ...HOST_ROUTE_CAPABILITIES,
@@ -35,4 +39,16 @@ export const NATS_KIND: TargetKindSpec = {
     });
   },
   prerequisiteProblem: async () => (await import('./install.ts')).natsInstallProblem(),
+  sideBench: {
+    driver: 'nats',
+    load: async ({ log, disk }) => (await import('./nats-target.ts')).natsTarget({ log, ...hostBenchDisk(disk) }),
+    describe: () => 'NATS JetStream, acks all (PubAck)',
+    benches: {
+      // One node on the host route's recorded fault disk; every state booted (nats-server on its image, read back through
+      // driver nats). The bar: 31-75 states/min measured with 2 booted at a time (harness/targets/nats/nats-crash-states.test.ts,
+      // 8 states per cell of a 2 s load, flush never and per-batch, the low end at a load average of 7 on the 2 cores; 67/min in
+      // bench-crash-states), against Kafka's offline checker's bar of 200/min.
+      'crash-states': { checkedBy: 'nats-server booted on every state', perMinBar: 25, disk: { diskMiB: 256, spec: { ...DEFAULT_DISK_SPEC, model: 'volatile-cache', onCut: 'drop-unflushed' } } },
+    },
+  },
 };

@@ -16,6 +16,7 @@ import { ensureNats, type NatsInstall } from './install.ts';
 import { NatsNodeProcess, natsNodeConfig, type NatsNodeSpec } from './nats-node.ts';
 import { NatsCluster } from './nats-cluster.ts';
 import { natsStreamLimits, natsSyncInterval } from './settings-map.ts';
+import { TopicNotOnImageError } from '../../disk/crash-states/boot-check.ts';
 
 export interface NatsClusterStartOptions extends ClusterStartOptions {
   log?: (line: string) => void;
@@ -76,8 +77,9 @@ async function startOn(install: NatsInstall, opts: NatsClusterStartOptions, ids:
     await Promise.all(nodes.map((n) => n.start()));
     opts.log?.(`nats-server ${install.version}: ${nodes.length} node(s) started in ${((Date.now() - t0) / 1000).toFixed(2)} s (sync_interval ${sync ?? 'default, 2 min'})`);
     if (opts.signal?.aborted) throw new Error('interrupted while starting the cluster');
-    // On crash-state images the stream is the one the stores hold.
+    // On crash-state images the stream is the one the stores hold (none: the state predates it).
     if (opts.disks?.images === undefined) await cluster.createStream();
+    else await requireStreamOnImages(cluster, spec.topic);
     await cluster.waitForLeaders(spec.topic, 30_000);
     cluster.startPolling();
     return cluster;
@@ -85,6 +87,31 @@ async function startOn(install: NatsInstall, opts: NatsClusterStartOptions, ids:
     await cluster.stop();
     throw err;
   }
+}
+
+/**
+ * On crash-state images: the stores must hold the topic's stream, or the start fails with
+ * TopicNotOnImageError (the state serves nothing). One node has recovered its streams before it
+ * says it is ready, so its first answer holds; a cluster's meta group gets a few seconds.
+ */
+async function requireStreamOnImages(cluster: NatsCluster, topic: string): Promise<void> {
+  await cluster.waitForMetaLeader(30_000);
+  const end = Date.now() + 5000;
+  for (;;) {
+    let answer: string | null;
+    try {
+      answer = await cluster.refresh();
+    } catch (err) {
+      // JetStream not answering yet: asked again until the end.
+      if (Date.now() > end) throw new Error(`nats cluster on crash-state image(s): the stream of topic ${topic} could not be read: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    if (answer !== null) return;
+    if (cluster.nodes.length === 1 || Date.now() > end) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new TopicNotOnImageError(`nats cluster: the crash-state image(s) hold no stream of topic ${topic} (the state predates its creation, or lost it)`);
 }
 
 export interface NatsTargetOptions {
