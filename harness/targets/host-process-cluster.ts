@@ -5,9 +5,68 @@
 // disks' evidence, and a stop of nodes, then disks, then the lab network. How leaders are
 // learnt, how a node restarts, what a broker's URL is stay with each system's cluster.
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
-import type { HostFaultDisks, RecordedDisk } from './host-fault-disks.ts';
+import type { LabNetwork } from '../net/lab-network.ts';
+import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from './host-fault-disks.ts';
 import type { HostNodeProcess } from './host-node-process.ts';
-import type { ClusterLabNetwork, ClusterStartSteps, CutInfo } from './types.ts';
+import { labNetworkFor } from './lab-links.ts';
+import type { ClusterLabNetwork, ClusterStartOptions, ClusterStartSteps, CutInfo } from './types.ts';
+
+/** How a host-process cluster is started: the cell's options, and its nodes' data on the lab's fault disk or not. */
+export interface HostClusterStartOptions extends ClusterStartOptions {
+  log?: (line: string) => void;
+  /** Put each node's data on the lab's fault disk (power cuts, disk models); absent: plain directories. */
+  faultDisk?: HostFaultDiskConfig;
+}
+
+/** A host-process target's own options (targets/registry.ts passes them from the scenario). */
+export interface HostTargetOptions {
+  log?: (line: string) => void;
+  /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
+  vm?: HostDiskVm;
+  /** Run every cell's nodes on the lab's fault disk (the scenario cuts power or names a disk model). */
+  faultDisk?: boolean;
+  /** Some cell sets vm.disk.* (the run has no single disk model). */
+  diskVariesByCell?: boolean;
+}
+
+/** The target's diskModel field: the run's disk model when its nodes run on the fault disk, else none. */
+export function hostTargetDiskModel(opts: HostTargetOptions): { diskModel?: string } {
+  return opts.faultDisk ? { diskModel: runDiskModel(opts.vm, opts.diskVariesByCell ?? false) } : {};
+}
+
+/** A cell's start options with the target's log and, when its nodes run on the fault disk, the cell's disk. */
+export function hostClusterStartOptions(target: HostTargetOptions, o: ClusterStartOptions): HostClusterStartOptions {
+  return { ...o, ...(target.log ? { log: target.log } : {}), ...(target.faultDisk ? { faultDisk: cellFaultDisk(target.vm, o.settings.values) } : {}) };
+}
+
+/**
+ * Makes what a host-process cluster of `system` (kafka, nats) runs on: each node's fault disk
+ * when the options ask for one (`<system> node <id>`), then the lab network when
+ * cluster.network is namespaces (`<system> cluster`), and starts the cluster on them with
+ * `startOn`; a start that fails closes the network, then the disks. Answers the cluster and the
+ * ms the disks took (part of the trial's setup step).
+ */
+export async function startOnHostResources<C>(
+  system: string,
+  opts: HostClusterStartOptions,
+  startOn: (ids: number[], disks: HostFaultDisks | null, lab: LabNetwork | null) => Promise<C>,
+): Promise<{ cluster: C; disksMs: number }> {
+  const brokers = opts.cluster.brokers;
+  const ids = Array.from({ length: brokers }, (_, id) => id);
+  const log = opts.log ?? (() => undefined);
+  const t0 = Date.now();
+  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, `${system} node`, opts.disks) : null;
+  const disksMs = Date.now() - t0;
+  let lab: LabNetwork | null = null;
+  try {
+    lab = await labNetworkFor(opts, brokers, `${system} cluster`, log);
+    return { cluster: await startOn(ids, disks, lab), disksMs };
+  } catch (err) {
+    await lab?.close().catch(() => undefined);
+    await disks?.close(false).catch(() => undefined);
+    throw err;
+  }
+}
 
 export abstract class HostProcessCluster<Node extends HostNodeProcess> {
   startSteps: ClusterStartSteps | undefined;

@@ -22,11 +22,10 @@ import { ensureKafkaRuntime } from './kafka-runtime.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KafkaNodeProcess, clientAddress, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import type { LabNetwork } from '../../net/lab-network.ts';
-import { labNetworkFor } from '../lab-links.ts';
 import { kafkaLabLinks, labPlacement, spawnInLab } from './kafka-lab.ts';
 import { kafkaBrokerConfigs, kafkaFeatureLevels, kafkaTopicConfigs } from './settings-map.ts';
-import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig } from '../host-fault-disks.ts';
-import { HostProcessCluster } from '../host-process-cluster.ts';
+import type { HostFaultDisks } from '../host-fault-disks.ts';
+import { HostProcessCluster, hostClusterStartOptions, hostTargetDiskModel, startOnHostResources, type HostClusterStartOptions, type HostTargetOptions } from '../host-process-cluster.ts';
 import type { StorageFailure } from '../../results/types.ts';
 import { storageFailuresFromLogs } from '../broker-log-failures.ts';
 import { kafkaStorageFailureLines } from './kafka-log-lines.ts';
@@ -266,33 +265,16 @@ function commaFreePath(dir: string): string {
   return link;
 }
 
-export interface KafkaClusterStartOptions extends ClusterStartOptions {
-  log?: (line: string) => void;
-  /** Put each node's data on the lab's fault disk (power cuts, disk models); absent: plain directories. */
-  faultDisk?: HostFaultDiskConfig;
+export interface KafkaClusterStartOptions extends HostClusterStartOptions {
   /** More server.properties per node, over the cell's (tests: an authorizer, a SASL listener). */
   extraBrokerConfigs?: (node: { id: number; port: number; controllerPort: number }) => Record<string, string>;
 }
 
 export async function startKafkaCluster(install: KafkaInstall, opts: KafkaClusterStartOptions): Promise<KafkaCluster> {
-  const { cluster: spec, settings } = opts;
-  const ids = Array.from({ length: spec.brokers }, (_, id) => id);
-  const log = opts.log ?? (() => undefined);
-  const t0 = Date.now();
-  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'kafka node', opts.disks) : null;
-  const disksMs = Date.now() - t0;
-  let lab: LabNetwork | null = null;
-  try {
-    lab = await labNetworkFor(opts, spec.brokers, 'kafka cluster', log);
-    const cluster = await startOn(install, opts, ids, disks, lab);
-    // The trial's setup step: the fault disks made (mkfs, export, loop, mount) and every node formatted; the JVMs are the broker start.
-    cluster.startSteps = { steps: { setup: disksMs + cluster.formatMs } };
-    return cluster;
-  } catch (err) {
-    await lab?.close().catch(() => undefined);
-    await disks?.close(false).catch(() => undefined);
-    throw err;
-  }
+  const { cluster, disksMs } = await startOnHostResources('kafka', opts, (ids, disks, lab) => startOn(install, opts, ids, disks, lab));
+  // The trial's setup step: the fault disks made (mkfs, export, loop, mount) and every node formatted; the JVMs are the broker start.
+  cluster.startSteps = { steps: { setup: disksMs + cluster.formatMs } };
+  return cluster;
 }
 
 async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, ids: number[], disks: HostFaultDisks | null, lab: LabNetwork | null): Promise<KafkaCluster> {
@@ -385,22 +367,14 @@ async function createTopic(cluster: KafkaCluster, topic: string, partitions: num
 /** Partitions per CreateTopics / CreatePartitions request (their records stay below KRaft's 10,000 per operation). */
 const PARTITIONS_PER_REQUEST = 4000;
 
-export interface KafkaTargetOptions {
-  log?: (line: string) => void;
-  /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
-  vm?: HostDiskVm;
-  /** Run every cell's nodes on the lab's fault disk (the scenario cuts power or names a disk model). */
-  faultDisk?: boolean;
-  /** Some cell sets vm.disk.* (the run has no single disk model). */
-  diskVariesByCell?: boolean;
-}
+export type KafkaTargetOptions = HostTargetOptions;
 
 export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): Promise<Record<string, string>> } {
   let install: KafkaInstall | null = null;
   const ensure = async () => (install ??= await ensureKafkaRuntime({ ...(opts.log ? { log: opts.log } : {}) }));
   return {
     kind: 'kafka',
-    ...(opts.faultDisk ? { diskModel: runDiskModel(opts.vm, opts.diskVariesByCell ?? false) } : {}),
+    ...hostTargetDiskModel(opts),
     capabilities: capabilitiesOf('kafka'),
     async info() {
       const k = await ensure();
@@ -426,7 +400,7 @@ export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): P
       };
     },
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {
-      return startKafkaCluster(await ensure(), { ...o, ...(opts.log ? { log: opts.log } : {}), ...(opts.faultDisk ? { faultDisk: cellFaultDisk(opts.vm, o.settings.values) } : {}) });
+      return startKafkaCluster(await ensure(), hostClusterStartOptions(opts, o));
     },
   };
 }
