@@ -5,20 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { SETTINGS } from '../../engine/settings/registry.ts';
 import { renderSettingsText } from '../../engine/settings/reference.ts';
 import { diskModelText } from '../results/disk-models.ts';
-import { ScenarioError } from '../scenario/errors.ts';
+import { scenarioRefusal } from '../scenario/scenario-test-helpers.ts';
 import { compileScenario } from '../scenario/validate.ts';
 import { DEFAULT_DISK_SPEC, DEFAULT_WRITE_LOG_LIMIT, diskModelId, diskVariesByCell, effectiveDiskSpec } from './disk-spec.ts';
 
 const compile = (text: string) => compileScenario(text, 'disk.yaml', { defaultName: 'disk' });
-const issuesOf = (text: string): string => {
-  try {
-    compile(text);
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message;
-    throw e;
-  }
-  throw new Error('expected a ScenarioError');
-};
+const issuesOf = (text: string): string => scenarioRefusal(compile, text).message;
 
 describe('vm.disk', () => {
   it('defaults to the file disk; a volatile-cache block gets the registry defaults', () => {

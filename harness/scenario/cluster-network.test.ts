@@ -3,19 +3,11 @@
 // nodes in namespaces (naming why), and wantsLabNetwork, which the targets' loaders read.
 import { describe, expect, it } from 'vitest';
 import { compileScenario } from './index.ts';
-import { ScenarioError } from './errors.ts';
+import { scenarioRefusal } from './scenario-test-helpers.ts';
 import { wantsLabNetwork } from '../targets/registry.ts';
 
 const compile = (text: string) => compileScenario(text, 'net.yaml', { defaultName: 'net' });
-function issues(text: string): Array<{ path: string; expected: string; found: string }> {
-  try {
-    compile(text);
-  } catch (err) {
-    if (err instanceof ScenarioError) return err.issues;
-    throw err;
-  }
-  throw new Error('expected the scenario to be refused');
-}
+const issues = (text: string): Array<{ path: string; expected: string; found: string }> => scenarioRefusal(compile, text).issues;
 
 describe('cluster.network', () => {
   it('defaults to loopback, and namespaces is carried to the cluster spec', () => {

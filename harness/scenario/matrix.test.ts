@@ -1,20 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SETTINGS, ScenarioError, cellId, cellSettings, compileScenario, expandMatrix, flushPolicy, formatDurationMs, formatSize, parseDuration, parseSize } from './index.ts';
+import { SETTINGS, cellId, cellSettings, compileScenario, expandMatrix, flushPolicy, formatDurationMs, formatSize, parseDuration, parseSize } from './index.ts';
+import { scenarioRefusal } from './scenario-test-helpers.ts';
 
 function compile(text: string) {
   return compileScenario(text, 'test.yaml', { defaultName: 'test' });
 }
 
-function issues(text: string) {
-  try {
-    compile(text);
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.issues;
-    throw e;
-  }
-  throw new Error('compiled without errors');
-}
+const issues = (text: string) => scenarioRefusal(compile, text).issues;
 
 describe('matrix expansion', () => {
   it('is the cartesian product in file order, first key slowest', () => {

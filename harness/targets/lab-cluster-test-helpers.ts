@@ -1,10 +1,13 @@
-// Shared by the targets' namespace tests (process-target-namespaces.test.ts, kafka-namespaces.test.ts):
-// which network namespace a process is in, the namespaces left on the host, a load in the
-// background, and waiting for the ISR to say something.
+// Shared by the targets' namespace tests (process-target-namespaces.test.ts, kafka-namespaces.test.ts,
+// nats-namespaces.test.ts): which network namespace a process is in, the namespaces left on the
+// host, a load in the background, and waiting for the ISR to say something.
 import { readlinkSync, statSync } from 'node:fs';
 import { execa } from 'execa';
+import { expect } from 'vitest';
+import { checkAfterFault } from '../checker/after-fault.ts';
 import type { ClusterClient } from '../drivers/types.ts';
-import type { ClusterLabNetwork } from './types.ts';
+import type { LabNode } from '../net/lab-network.ts';
+import type { ClusterLabNetwork, TargetBroker } from './types.ts';
 import { AckLedger } from '../workload/ledger.ts';
 import { BatchFactory } from '../workload/batch-factory.ts';
 
@@ -18,6 +21,55 @@ export function netnsInodeOfPid(pid: number): number {
 /** The inode of a named namespace (ip netns add: its bind mount under /run/netns). */
 export function netnsInodeOfName(name: string): number {
   return statSync(`/run/netns/${name}`).ino;
+}
+
+/**
+ * Runs `body` on a started cluster in its lab network (its controller endpoints expected to be
+ * `endpoints`), stops the cluster whatever happens, and expects none of its namespaces left.
+ */
+export async function onLabCluster(cluster: { labNetwork?(): ClusterLabNetwork | null; stop(): Promise<void> }, endpoints: ClusterLabNetwork['controller']['endpoints'], body: (net: ClusterLabNetwork) => Promise<void>): Promise<void> {
+  const net = cluster.labNetwork?.();
+  if (!net) {
+    await cluster.stop();
+    throw new Error('the cluster runs in no lab network (cluster.network: namespaces expected)');
+  }
+  const names = net.lab.nodes.map((n) => n.netns);
+  try {
+    expect(net.controller.endpoints).toEqual(endpoints);
+    await body(net);
+  } finally {
+    await cluster.stop();
+  }
+  expect(await namespacesLeft(names)).toEqual([]);
+}
+
+/**
+ * Each broker's own process (not a wrapper) is in the namespace of the lab node its link names,
+ * and the harness is not; `each` checks the rest of a broker (its addresses, its config) there.
+ */
+export function expectBrokersInTheirNamespaces<B extends Pick<TargetBroker, 'id' | 'pid'>>(brokers: readonly B[], net: ClusterLabNetwork, each: (broker: B, node: LabNode) => void): void {
+  for (const b of brokers) {
+    const node = net.lab.nodes[net.links[b.id]!.node]!;
+    expect(netnsInodeOfPid(b.pid!)).toBe(netnsInodeOfName(node.netns));
+    expect(netnsInodeOfPid(b.pid!)).not.toBe(netnsInodeOfPid(process.pid));
+    each(b, node);
+  }
+}
+
+/**
+ * A 3 s acks=all load on `leader` read back through the checker (more than 100 acknowledged,
+ * none lost), then every replica in the ISR; returns a follower (the first broker that is not
+ * the leader) for a cut.
+ */
+export async function expectLoadReadBackThenFullIsr(client: ClusterClient & Required<Pick<ClusterClient, 'inSyncReplicas'>>, topic: string, brokers: readonly Pick<TargetBroker, 'id'>[], leader: number): Promise<number> {
+  const first = produceFor(client, topic, leader, 3, 7000);
+  await first.result;
+  const check = await checkAfterFault({ source: client, topic, ledger: first.ledger, cutMs: Date.now() });
+  expect(check.report.acked).toBeGreaterThan(100);
+  expect(check.report.ackedLost).toBe(0);
+  const follower = brokers.map((b) => b.id).find((id) => id !== leader)!;
+  await waitForIsr(client, topic, (isr) => isr.length === brokers.length, 'all three');
+  return follower;
 }
 
 /** `ip netns list`, names only. */

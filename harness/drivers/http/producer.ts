@@ -4,9 +4,9 @@
 // fractional ms) into an HdrHistogram in integer microseconds: autocannon's own histogram is
 // whole milliseconds, too coarse for fsync.
 import autocannon from 'autocannon';
-import * as hdr from 'hdr-histogram-js';
 import { SocketLedger, type AutocannonClient } from './socket-ledger.ts';
-import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
+import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult } from '../types.ts';
+import { LoadMeter, MAX_LATENCY_US } from '../load-meter.ts';
 
 /** One broker's share of the load: the partitions it leads. */
 export interface LoadTarget {
@@ -24,12 +24,6 @@ export function loadTargets(cluster: DriverCluster, leaders: ReadonlyMap<number,
     byUrl.set(b.url, [...(byUrl.get(b.url) ?? []), partition]);
   }
   return [...byUrl.entries()].map(([url, partitions]) => ({ url, partitions }));
-}
-
-const MAX_LATENCY_US = 120_000_000;
-
-function newHistogram(): hdr.Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: MAX_LATENCY_US, numberOfSignificantValueDigits: 3 });
 }
 
 interface ProduceAnswer {
@@ -53,30 +47,16 @@ export function splitConnections(total: number, targets: LoadTarget[]): number[]
 export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions): Promise<ProduceResult> {
   const { ledger, factory } = opts;
   const targets = loadTargets(cluster, opts.leaders);
-  const latencyUs = newHistogram();
-  const correctedLatencyUs = opts.rate ? newHistogram() : null;
-  const errors: Record<string, number> = {};
-  const timeseries: SecondPoint[] = [];
+  // Errors once a fault is being delivered are mostly its echo (refusals, resets): the meter keeps them apart.
+  const meter = new LoadMeter(opts);
   const recordsPerBatch = ledger.recordsPerBatch;
   const connections = splitConnections(opts.connections, targets);
   const totalSec = opts.warmupSec + opts.durationSec;
   const loadStartMs = Date.now();
   const measureStartMs = loadStartMs + opts.warmupSec * 1000;
   let measuring = false;
-  let measuredRequests = 0;
-  let measuredRecords = 0;
-  let measuredBytes = 0;
-  let secondRequests = 0;
-  let secondRecords = 0;
-  let second = newHistogram();
   const expectedIntervalUs = opts.rate ? Math.round((opts.connections * 1e6) / opts.rate) : 0;
 
-  const errorsAfterFault: Record<string, number> = {};
-  const countError = (name: string) => {
-    // Errors once a fault is being delivered are mostly its echo (refusals, resets): kept apart.
-    const into = opts.faultSignal?.aborted ? errorsAfterFault : errors;
-    into[name] = (into[name] ?? 0) + 1;
-  };
   const sockets = new SocketLedger(ledger);
 
   const instances = targets.map((target, ti) => {
@@ -104,17 +84,17 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
         try {
           answer = JSON.parse(body) as ProduceAnswer;
         } catch {
-          countError(`HTTP_${status}`);
+          meter.count(`HTTP_${status}`);
           return;
         }
         if (status === 200 && answer.baseOffset !== undefined && answer.baseSequence !== undefined) {
           const partition = partitionOfProducer(ledger, answer.producerId);
-          if (partition === null) return countError('UNKNOWN_PRODUCER_IN_ANSWER');
+          if (partition === null) return meter.count('UNKNOWN_PRODUCER_IN_ANSWER');
           ledger.ack(partition, answer.baseSequence, answer.baseOffset, now);
           if (typeof answer.hw === 'number') ledger.noteHw(partition, answer.hw);
         } else {
           const name = answer.error ?? `HTTP_${status}`;
-          countError(name);
+          meter.count(name);
           // The broker echoes the batch identity in errors raised after it read the body.
           const partition = partitionOfProducer(ledger, answer.producerId);
           if (partition !== null && answer.baseSequence !== undefined) ledger.fail(partition, answer.baseSequence, name, now);
@@ -137,7 +117,7 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
       requests: [request],
       setupClient: (client) => sockets.watch(client as unknown as AutocannonClient),
     }, (err) => {
-      if (err) countError(`LOAD_GENERATOR_${err.message}`);
+      if (err) meter.count(`LOAD_GENERATOR_${err.message}`);
       finish();
     });
     instance.on('response', (_client: unknown, statusCode: number, _resBytes: number, responseTime: number) => {
@@ -145,17 +125,12 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
       // otherwise flatter exactly the degraded cells. Errors are counted by name instead.
       if (!measuring || (statusCode !== 200 && statusCode !== 204)) return;
       const us = Math.max(1, Math.min(MAX_LATENCY_US, Math.round(responseTime * 1000)));
-      latencyUs.recordValue(us);
-      correctedLatencyUs?.recordValueWithExpectedInterval(us, expectedIntervalUs);
-      second.recordValue(us);
-      measuredRequests++;
-      secondRequests++;
-      measuredRecords += recordsPerBatch;
-      secondRecords += recordsPerBatch;
+      meter.sample(us, recordsPerBatch);
+      meter.correctedLatencyUs?.recordValueWithExpectedInterval(us, expectedIntervalUs);
     });
     // autocannon reports its own request timeouts as errors without a code.
     instance.on('reqError', (err: Error) =>
-      countError(`CLIENT_${(err as NodeJS.ErrnoException).code ?? (err.message === 'request timed out' ? 'TIMEOUT' : 'ERROR')}`),
+      meter.count(`CLIENT_${(err as NodeJS.ErrnoException).code ?? (err.message === 'request timed out' ? 'TIMEOUT' : 'ERROR')}`),
     );
     return { instance, finished };
   });
@@ -164,20 +139,7 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
   let interrupted = false;
   // The measured window opens at measureStartMs exactly (not at the next tick), so its
   // length is the divisor of every rate and its seconds line up with the probes' buckets.
-  const tick = () => {
-    const point: SecondPoint = {
-      // Second index from the start of the measured window, as the probes' buckets count it.
-      t: timeseries.length,
-      recordsPerSec: secondRecords,
-      requestsPerSec: secondRequests,
-      p99Us: second.totalCount > 0 ? second.getValueAtPercentile(99) : null,
-    };
-    timeseries.push(point);
-    opts.onSecond?.(point);
-    secondRecords = 0;
-    secondRequests = 0;
-    second = newHistogram();
-  };
+  const tick = () => meter.closeSecond();
   let ticker: NodeJS.Timeout | undefined;
   const opener = setTimeout(() => {
     measuring = true;
@@ -199,22 +161,14 @@ export async function runHttpLoad(cluster: DriverCluster, opts: ProduceOptions):
   const endMs = Date.now();
   sockets.settle();
   if (opts.acks === 0) settleUnconfirmed(ledger, endMs);
-  measuredBytes = measuredRequests * bytesPerRequest;
-  return {
-    latencyUs,
-    correctedLatencyUs,
-    errors,
-    errorsAfterFault,
-    timeseries,
+  return meter.result({
     measuredSec: Math.max(0.001, (endMs - measureStartMs) / 1000),
-    measuredRequests,
-    measuredRecords,
-    measuredBytes,
+    measuredBytes: meter.measuredRequests * bytesPerRequest,
     loadStartMs,
     measureStartMs,
     endMs,
     interrupted,
-  };
+  });
 }
 
 function partitionOfProducer(ledger: ProduceLedger, producerId: number | undefined): number | null {

@@ -9,28 +9,18 @@
 // in the ledger (never acknowledged), and what is outstanding is bounded by the socket's
 // back-pressure (each library's client), not by answers. With acks >= 1 a send that succeeded is
 // acknowledged whether or not its report carried an offset (ledgerSendOutcome).
-import * as hdr from 'hdr-histogram-js';
 import type { Acks } from '../../../engine/settings/values.ts';
-import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
+import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult } from '../types.ts';
+import { runClosedLoops, type LoadTurn } from '../closed-loop-load.ts';
+import { elapsedUs } from '../load-meter.ts';
 import { encodeIdentity } from './identity.ts';
 import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, type KafkaProducerHandle, type KafkaRecordOut, type KafkaSendResult } from './libraries.ts';
 import { DEFAULT_PRODUCER, type KafkaProducerSettings } from './producer-settings.ts';
 
-const MAX_LATENCY_US = 120_000_000;
-/**
- * After a stop, sends in flight get this long to be answered (see abandonAfterStop). A send to a
- * broker that died is not answered at all; one to a live broker is answered in milliseconds, or
- * after the leader shrinks its ISR (replica.lag.time.max.ms: 30 s on Kafka), far beyond any grace.
- */
-const IN_FLIGHT_GRACE_MS = 1000;
 /** A producer closing after a load that ended normally: what it still queues gets this long. */
 const CLOSE_FLUSH_MS = 2000;
 /** And the producers at most this long to close. */
 const CLOSE_GRACE_MS = 5000;
-
-function newHistogram(): hdr.Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: MAX_LATENCY_US, numberOfSignificantValueDigits: 3 });
-}
 
 export function bootstrapOf(cluster: DriverCluster): string[] {
   const addrs = cluster.brokers.map((b) => b.kafka).filter((a): a is string => typeof a === 'string' && a !== '');
@@ -85,28 +75,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
   }
   const library = await spec.load();
   const partitions = [...opts.leaders.keys()].sort((a, b) => a - b);
-  const recordBytes = opts.factory.recordBytes;
-  const value = Buffer.alloc(recordBytes, 0x61);
-  const latencyUs = newHistogram();
-  const correctedLatencyUs = opts.rate ? newHistogram() : null;
-  const errors: Record<string, number> = {};
-  // Failures once the fault is under way (connection refusals after a kill) are counted apart.
-  const errorsAfterFault: Record<string, number> = {};
-  const timeseries: SecondPoint[] = [];
-  let measuredRequests = 0;
-  let measuredRecords = 0;
-  let second = { requests: 0, records: 0, hist: newHistogram() };
-  const stopped = () => opts.signal?.aborted === true || Date.now() >= endMs;
-  // A stop (the fault's moment, Ctrl-C) waits this long for sends in flight, then leaves them
-  // unanswered: with every broker down (a rack's power cut) a client retries its connections
-  // until delivery.timeout.ms, and the trial must go on to restart the brokers. An answer that
-  // comes later is not recorded: the batch stays sent-but-unanswered (indeterminate) in the ledger.
-  let abandoned = false;
-  const abandonAfterStop = new Promise<void>((resolve) => {
-    const arm = () => setTimeout(() => ((abandoned = true), resolve()), IN_FLIGHT_GRACE_MS).unref();
-    if (opts.signal?.aborted) arm();
-    else opts.signal?.addEventListener('abort', arm, { once: true });
-  });
+  const value = Buffer.alloc(opts.factory.recordBytes, 0x61);
 
   const producers: KafkaProducerHandle[] = [];
   try {
@@ -130,37 +99,9 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     await Promise.all(producers.map((p) => p.close(0)));
     throw err;
   }
-  const loadStartMs = Date.now();
-  opts.onLoadStart?.(loadStartMs);
-  const measureStartMs = loadStartMs + opts.warmupSec * 1000;
-  const endMs = measureStartMs + opts.durationSec * 1000;
-
-  // The seconds start at measureStartMs exactly (as the http driver's and the probes' do): a
-  // ticker started with the load put the warm-up's last second, where nothing is counted, first
-  // (a spurious 0 records/s) and shifted every second after it by one. A tick past the window's
-  // end (sends completing after it) is not a second of the window.
-  let ticker: NodeJS.Timeout | undefined;
-  const tick = () => {
-    if (timeseries.length >= opts.durationSec) return;
-    timeseries.push({
-      t: timeseries.length,
-      recordsPerSec: second.records,
-      requestsPerSec: second.requests,
-      p99Us: second.hist.totalCount > 0 ? second.hist.getValueAtPercentile(99) : null,
-    });
-    opts.onSecond?.(timeseries[timeseries.length - 1]!);
-    second = { requests: 0, records: 0, hist: newHistogram() };
-  };
-  const opener = setTimeout(() => {
-    second = { requests: 0, records: 0, hist: newHistogram() };
-    ticker = setInterval(tick, 1000);
-  }, Math.max(0, measureStartMs - Date.now()));
-
-  const loops = opts.connections * inFlight;
-  const periodMs = opts.rate ? (loops * 1000) / opts.rate : 0;
   let nextPartition = 0;
 
-  const sendOne = async (producer: KafkaProducerHandle, stream: number, intendedMs: number): Promise<void> => {
+  const sendOne = async (producer: KafkaProducerHandle, stream: number, intendedMs: number, load: LoadTurn): Promise<void> => {
     const partition = partitions[nextPartition++ % partitions.length]!;
     const sentMs = Date.now();
     // The producer connection is the stream: the checker counts its batches served out of send order.
@@ -174,75 +115,30 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
     } catch (err) {
       outcome = { failed: library.errorName(err) };
     }
-    if (abandoned) return;
+    if (load.abandoned) return;
     const doneMs = Date.now();
-    const us = Math.max(1, Math.round(Number(process.hrtime.bigint() - t0) / 1000));
+    const us = elapsedUs(t0);
     const error = ledgerSendOutcome(ledger, opts.acks, { partition, baseSequence, atMs: doneMs }, outcome, library.errorName);
-    if (error !== null) {
-      const into = opts.faultSignal?.aborted ? errorsAfterFault : errors;
-      into[error] = (into[error] ?? 0) + 1;
-    }
+    if (error !== null) load.count(error);
     if ('failed' in outcome) return;
-    if (sentMs >= measureStartMs && doneMs <= endMs + 1000) {
-      latencyUs.recordValue(Math.min(us, MAX_LATENCY_US));
-      if (correctedLatencyUs) correctedLatencyUs.recordValue(Math.min(MAX_LATENCY_US, Math.max(1, Math.round((doneMs - intendedMs) * 1000))));
-      measuredRequests++;
-      measuredRecords += ledger.recordsPerBatch;
-      second.requests++;
-      second.records += ledger.recordsPerBatch;
-      second.hist.recordValue(Math.min(us, MAX_LATENCY_US));
-    }
+    load.measured({ sentMs, doneMs, us, intendedMs }, ledger.recordsPerBatch);
   };
 
-  try {
-    await Promise.all(
-      producers.flatMap((producer, pi) =>
-        Array.from({ length: inFlight }, async (_, li) => {
-          const loop = pi * inFlight + li;
-          let intended = loadStartMs + (periodMs * loop) / loops;
-          while (!stopped()) {
-            if (periodMs > 0) {
-              const wait = intended - Date.now();
-              if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-              if (stopped()) break;
-            }
-            await Promise.race([sendOne(producer, pi, periodMs > 0 ? intended : Date.now()), abandonAfterStop]);
-            // acks=0: the send's promise can settle without any I/O (a socket the kernel takes
-            // bytes from never makes the loop wait), so yield once per send: otherwise the loop
-            // holds this event loop for the whole load: no ticks, no timers, and with the process
-            // target no controller answering the brokers' heartbeats (a 4 s stall here fenced
-            // the leader, whose successor the checker then had to find).
-            if (opts.acks === 0) await new Promise((r) => setImmediate(r));
-            intended += periodMs;
-          }
-        }),
-      ),
-    );
-  } finally {
-    clearTimeout(opener);
-    if (ticker) clearInterval(ticker);
-    // The window's last second ends as the loops do: its tick may lose that race.
-    if (!opts.signal?.aborted && timeseries.length === opts.durationSec - 1 && Date.now() >= endMs - 100) tick();
-    // A client whose brokers are all gone may not close promptly either.
-    // After abandoned sends nothing more is recorded: what the producers still queue is purged, not delivered to brokers that may be restarting.
-    const flushMs = abandoned ? 0 : CLOSE_FLUSH_MS;
-    await Promise.race([Promise.all(producers.map((p) => p.close(flushMs).catch(() => undefined))), new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
-  }
-  const end = Date.now();
-  const measuredSec = Math.max(0.001, (Math.min(end, endMs) - measureStartMs) / 1000);
-  return {
-    errorsAfterFault,
-    latencyUs,
-    correctedLatencyUs,
-    errors,
-    timeseries,
-    measuredSec,
-    measuredRequests,
-    measuredRecords,
-    measuredBytes: measuredRecords * recordBytes,
-    loadStartMs,
-    measureStartMs,
-    endMs: end,
-    interrupted: opts.signal?.aborted === true,
-  };
+  return runClosedLoops(opts, {
+    clients: producers,
+    loopsPerClient: inFlight,
+    turn: sendOne,
+    // acks=0: the send's promise can settle without any I/O (a socket the kernel takes
+    // bytes from never makes the loop wait), so yield once per send: otherwise the loop
+    // holds this event loop for the whole load: no ticks, no timers, and with the process
+    // target no controller answering the brokers' heartbeats (a 4 s stall here fenced
+    // the leader, whose successor the checker then had to find).
+    ...(opts.acks === 0 ? { between: () => new Promise<void>((r) => setImmediate(r)) } : {}),
+    close: async (abandoned) => {
+      // A client whose brokers are all gone may not close promptly either.
+      // After abandoned sends nothing more is recorded: what the producers still queue is purged, not delivered to brokers that may be restarting.
+      const flushMs = abandoned ? 0 : CLOSE_FLUSH_MS;
+      await Promise.race([Promise.all(producers.map((p) => p.close(flushMs).catch(() => undefined))), new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref())]);
+    },
+  });
 }

@@ -5,21 +5,14 @@
 // (timeout, no responders, an API error) is the batch's RECORD_NOT_ACKED part; a batch with no
 // record acknowledged is failed. Latency per batch (first publish to last PubAck), integer µs,
 // into HdrHistogram; errors counted by name, apart once the fault is under way.
-import * as hdr from 'hdr-histogram-js';
 import { headers } from '@nats-io/transport-node';
-import { jetstream, type PubAck } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import { RECORD_NOT_ACKED } from '../../workload/ledger.ts';
-import type { DriverCluster, ProduceOptions, ProduceResult, SecondPoint } from '../types.ts';
+import type { DriverCluster, ProduceOptions, ProduceResult } from '../types.ts';
+import { runClosedLoops, type LoadTurn } from '../closed-loop-load.ts';
+import { elapsedUs } from '../load-meter.ts';
 import { NATS_ID_HEADER, identityText, recordPayload } from './message.ts';
 import { NATS_PARTITION, connectNats, natsSubject, type NatsConnection } from './stream.ts';
-
-const MAX_LATENCY_US = 120_000_000;
-/** After a stop, batches in flight get this long (a publish to a dead server is never answered). */
-const IN_FLIGHT_GRACE_MS = 1000;
-
-function histogram(): hdr.Histogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: MAX_LATENCY_US, numberOfSignificantValueDigits: 3 });
-}
 
 /** A publish failure's name for the error counts: JetStream API errors by code, the client's by its error name. */
 export function natsErrorName(err: unknown): string {
@@ -53,43 +46,8 @@ export async function runNatsLoad(cluster: DriverCluster, opts: ProduceOptions):
     throw new Error(`nats driver: connecting to ${servers.join(', ')}: ${(err as Error).message}`);
   }
   const clients = conns.map((nc) => jetstream(nc, { timeout: opts.timeoutMs }));
-  const latencyUs = histogram();
-  const correctedLatencyUs = opts.rate ? histogram() : null;
-  const errors: Record<string, number> = {};
-  const errorsAfterFault: Record<string, number> = {};
-  const timeseries: SecondPoint[] = [];
-  let measuredRequests = 0;
-  let measuredRecords = 0;
-  let second = { requests: 0, records: 0, hist: histogram() };
-  const loadStartMs = Date.now();
-  opts.onLoadStart?.(loadStartMs);
-  const measureStartMs = loadStartMs + opts.warmupSec * 1000;
-  const endMs = measureStartMs + opts.durationSec * 1000;
-  const stopped = () => opts.signal?.aborted === true || Date.now() >= endMs;
-  let abandoned = false;
-  const abandonAfterStop = new Promise<void>((resolve) => {
-    const arm = () => setTimeout(() => ((abandoned = true), resolve()), IN_FLIGHT_GRACE_MS).unref();
-    if (opts.signal?.aborted) arm();
-    else opts.signal?.addEventListener('abort', arm, { once: true });
-  });
-  let ticker: NodeJS.Timeout | undefined;
-  const tick = () => {
-    if (timeseries.length >= opts.durationSec) return;
-    const p = { t: timeseries.length, recordsPerSec: second.records, requestsPerSec: second.requests, p99Us: second.hist.totalCount > 0 ? second.hist.getValueAtPercentile(99) : null };
-    timeseries.push(p);
-    opts.onSecond?.(p);
-    second = { requests: 0, records: 0, hist: histogram() };
-  };
-  const opener = setTimeout(() => {
-    second = { requests: 0, records: 0, hist: histogram() };
-    ticker = setInterval(tick, 1000);
-  }, Math.max(0, measureStartMs - Date.now()));
-  const count = (name: string) => {
-    const into = opts.faultSignal?.aborted ? errorsAfterFault : errors;
-    into[name] = (into[name] ?? 0) + 1;
-  };
 
-  const publishBatch = async (conn: number, intendedMs: number): Promise<void> => {
+  const publishBatch = async (client: JetStreamClient, conn: number, intendedMs: number, load: LoadTurn): Promise<void> => {
     const sentMs = Date.now();
     const baseSequence = ledger.send(NATS_PARTITION, sentMs, conn);
     const producerId = ledger.producerIdOf(NATS_PARTITION);
@@ -99,16 +57,16 @@ export async function runNatsLoad(cluster: DriverCluster, opts: ProduceOptions):
         const id = identityText(producerId, baseSequence + i);
         const h = headers();
         h.set(NATS_ID_HEADER, id);
-        return clients[conn]!.publish(subject, recordPayload(producerId, baseSequence + i, opts.factory.recordBytes, padding), { msgID: id, headers: h, timeout: opts.timeoutMs });
+        return client.publish(subject, recordPayload(producerId, baseSequence + i, opts.factory.recordBytes, padding), { msgID: id, headers: h, timeout: opts.timeoutMs });
       }),
     );
-    if (abandoned) return;
+    if (load.abandoned) return;
     const doneMs = Date.now();
     const failed = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
     if (!answers.some((a) => a.status === 'fulfilled')) {
       const name = natsErrorName(failed!.reason);
       ledger.fail(NATS_PARTITION, baseSequence, name, doneMs);
-      count(name);
+      load.count(name);
       return;
     }
     const offsets = answers.map((a) => (a.status === 'fulfilled' ? (a.value as PubAck).seq : RECORD_NOT_ACKED));
@@ -116,60 +74,15 @@ export async function runNatsLoad(cluster: DriverCluster, opts: ProduceOptions):
     ledger.ack(NATS_PARTITION, baseSequence, offsets.find((o) => o >= 0)!, doneMs, offsets, partial);
     // The leader's last sequence as its answers reported it: the stream's HW (next offset) is above it.
     ledger.noteHw(NATS_PARTITION, Math.max(...offsets) + 1);
-    if (partial) count(partial);
-    const us = Math.min(MAX_LATENCY_US, Math.max(1, Math.round(Number(process.hrtime.bigint() - t0) / 1000)));
-    if (sentMs >= measureStartMs && doneMs <= endMs + 1000) {
-      latencyUs.recordValue(us);
-      correctedLatencyUs?.recordValue(Math.min(MAX_LATENCY_US, Math.max(1, Math.round((doneMs - intendedMs) * 1000))));
-      measuredRequests++;
-      measuredRecords += ledger.recordsPerBatch;
-      second.requests++;
-      second.records += ledger.recordsPerBatch;
-      second.hist.recordValue(us);
-    }
+    if (partial) load.count(partial);
+    load.measured({ sentMs, doneMs, us: elapsedUs(t0), intendedMs }, ledger.recordsPerBatch);
   };
 
-  const loops = opts.connections * opts.pipelining;
-  const periodMs = opts.rate ? (loops * 1000) / opts.rate : 0;
-  try {
-    await Promise.all(
-      conns.flatMap((_, conn) =>
-        Array.from({ length: opts.pipelining }, async (__, li) => {
-          let intended = loadStartMs + (periodMs * (conn * opts.pipelining + li)) / loops;
-          while (!stopped()) {
-            if (periodMs > 0) {
-              const wait = intended - Date.now();
-              if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-              if (stopped()) break;
-            }
-            await Promise.race([publishBatch(conn, periodMs > 0 ? intended : Date.now()), abandonAfterStop]);
-            intended += periodMs;
-          }
-        }),
-      ),
-    );
-  } finally {
-    clearTimeout(opener);
-    if (ticker) clearInterval(ticker);
-    if (!opts.signal?.aborted && timeseries.length === opts.durationSec - 1 && Date.now() >= endMs - 100) tick();
+  return runClosedLoops(opts, {
+    clients,
+    loopsPerClient: opts.pipelining,
+    turn: publishBatch,
     // A connection whose servers are all gone would wait to flush: closed within a bound.
-    await Promise.race([Promise.all(conns.map((c) => c.close().catch(() => undefined))), new Promise((r) => setTimeout(r, 3000).unref())]);
-  }
-  const end = Date.now();
-  const measuredSec = Math.max(0.001, (Math.min(end, endMs) - measureStartMs) / 1000);
-  return {
-    latencyUs,
-    correctedLatencyUs,
-    errors,
-    errorsAfterFault,
-    timeseries,
-    measuredSec,
-    measuredRequests,
-    measuredRecords,
-    measuredBytes: measuredRecords * opts.factory.recordBytes,
-    loadStartMs,
-    measureStartMs,
-    endMs: end,
-    interrupted: opts.signal?.aborted === true,
-  };
+    close: async () => void (await Promise.race([Promise.all(conns.map((c) => c.close().catch(() => undefined))), new Promise((r) => setTimeout(r, 3000).unref())])),
+  });
 }

@@ -8,12 +8,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkAfterFault } from '../../checker/after-fault.ts';
 import { kafkaDriver } from '../../drivers/kafka/driver.ts';
 import { metadataFromAny } from '../../drivers/kafka/wire.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
-import { cutReplicationAndHeal, netnsInodeOfName, netnsInodeOfPid, interruptedStartLeavesNothing, namespacesLeft, produceFor, waitForIsr } from '../lab-cluster-test-helpers.ts';
+import { cutReplicationAndHeal, expectBrokersInTheirNamespaces, expectLoadReadBackThenFullIsr, interruptedStartLeavesNothing, onLabCluster } from '../lab-cluster-test-helpers.ts';
 import { requireKafka } from './kafka-requirements.ts';
 import { startKafkaCluster } from './kafka-target.ts';
 
@@ -32,29 +31,16 @@ describe('target: kafka in network namespaces', () => {
       workDir: work,
       log: (line) => console.log(line),
     });
-    const net = cluster.labNetwork()!;
-    const names = net.lab.nodes.map((n) => n.netns);
-    try {
-      expect(net.controller.endpoints).toEqual([0, 1, 2]);
-      for (const b of cluster.brokers) {
-        const node = net.lab.nodes[net.links[b.id]!.node]!;
-        expect(netnsInodeOfPid(b.pid!)).toBe(netnsInodeOfName(node.netns));
-        expect(netnsInodeOfPid(b.pid!)).not.toBe(netnsInodeOfPid(process.pid));
+    await onLabCluster(cluster, [0, 1, 2], async (net) => {
+      expectBrokersInTheirNamespaces(cluster.brokers, net, (b, node) => {
         expect(b.kafka).toBe(`${node.address}:${net.links[b.id]!.ports.client[0]}`);
         const props = readFileSync(path.join(work, `broker-${b.id}`, 'server.properties'), 'utf8');
         expect(props).toContain(`inter.broker.listener.name=REPLICATION`);
         expect(props).toContain(`advertised.listeners=PLAINTEXT://${node.address}:${net.links[b.id]!.ports.client[0]},REPLICATION://${node.address}:${net.links[b.id]!.ports.replication[0]}`);
-      }
+      });
       const client = kafkaDriver().connect(cluster, { dataOnHost: true });
       const leader = cluster.leaderId(topic, 0)!;
-      const first = produceFor(client, topic, leader, 3, 7000);
-      await first.result;
-      const check = await checkAfterFault({ source: client, topic, ledger: first.ledger, cutMs: Date.now() });
-      expect(check.report.acked).toBeGreaterThan(100);
-      expect(check.report.ackedLost).toBe(0);
-
-      const follower = cluster.brokers.map((b) => b.id).find((id) => id !== leader)!;
-      await waitForIsr(client, topic, (isr) => isr.length === 3, 'all three');
+      const follower = await expectLoadReadBackThenFullIsr(client, topic, cluster.brokers, leader);
       const r = await cutReplicationAndHeal({
         labNet: net,
         client,
@@ -70,10 +56,7 @@ describe('target: kafka in network namespaces', () => {
         },
       });
       expect([r.shrunk.isr.includes(leader), r.ackedRecords > 0]).toEqual([true, true]);
-    } finally {
-      await cluster.stop();
-    }
-    expect(await namespacesLeft(names)).toEqual([]);
+    });
   }, 300_000);
 
   it('closes the lab network when a start fails (the JVMs stop first, then their namespaces go)', async (ctx) => {

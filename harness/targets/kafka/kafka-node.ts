@@ -4,11 +4,10 @@
 // heap sized for a 2-core, 24 GiB machine, readiness from its log, SIGKILL and clean stop. The
 // JVM runs under `setpriv --pdeathsig KILL` and in the process registry, so none outlives the
 // harness (Ctrl-C, a crash, SIGKILL of the harness).
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
-import { findExecutable } from '../../vm/prerequisites.ts';
-import { isAlive, pdeathsigArgv, trackChildProcess, untrackChildProcess } from '../../vm/process-registry.ts';
+import { execa } from 'execa';
+import { HostNodeProcess, type HostNodeProcessShape } from '../host-node-process.ts';
 import type { KafkaInstall } from './install.ts';
 
 /** Every broker JVM's command line carries this (-Ddurolab.kafka=<its work dir>), so sweeps and tests find them. */
@@ -141,19 +140,21 @@ export function formattedFeatureLevels(output: string): Record<string, number> {
   return Object.fromEntries([...line.matchAll(/FeatureLevelRecord\(name='([^']+)', featureLevel=(\d+)\)/g)].map((m) => [m[1]!, Number(m[2])]));
 }
 
-export class KafkaNodeProcess {
-  private child: ResultPromise | null = null;
-  private exited: Promise<void> = Promise.resolve();
-  pid: number | null = null;
-  running = false;
-  /** Where the node's log stood when its last start began (what start() wrote comes after). */
-  private logStart = 0;
-  /** [file, args] that run the JVM where it belongs (inside its lab node's namespace, killed with the harness); null: here, under setpriv --pdeathsig. */
-  spawnIn: ((file: string, args: string[]) => [string, string[]]) | null = null;
+/** A KRaft JVM's node process: ready at "Kafka Server started"; a stop sends SIGTERM as it is. */
+const KAFKA_NODE_PROCESS: HostNodeProcessShape = {
+  system: 'kafka',
+  program: 'JVM',
+  ready: /Kafka Server started/,
+  notReady: 'did not start',
+  errorLines: /ERROR|Exception|FATAL/,
+  pollMs: 50,
+  thawBeforeStop: false,
+};
 
+export class KafkaNodeProcess extends HostNodeProcess<KafkaNodeSpec> {
   constructor(
     readonly k: KafkaInstall,
-    readonly node: KafkaNodeSpec,
+    node: KafkaNodeSpec,
     readonly config: string,
     readonly log4j: string,
     readonly brokers: number,
@@ -161,49 +162,15 @@ export class KafkaNodeProcess {
     readonly marker: string,
     /** Instead of the class archive: e.g. the flag that writes it (class-archive.ts). */
     readonly archiveFlags: string[] | null = null,
-  ) {}
+  ) {
+    super(node, KAFKA_NODE_PROCESS);
+  }
 
   /** Starts the JVM and resolves once its log says the server started (timeoutMs, default 60 s). */
   async start(timeoutMs = 60_000): Promise<number> {
-    const t0 = Date.now();
-    appendFileSync(this.node.logPath, '');
-    const logStart = readFileSync(this.node.logPath).length;
-    this.logStart = logStart;
     const flags = this.archiveFlags ? [...jvmFlags(this.brokers), ...this.archiveFlags] : jvmFlags(this.brokers, this.k.classArchive);
     const args = [...flags, `${KAFKA_JVM_MARKER}${this.marker}`, `-Dlog4j2.configurationFile=${this.log4j}`, '-cp', classpath(this.k), 'kafka.Kafka', this.config];
-    const [file, argv] = this.spawnIn ? this.spawnIn(this.k.java, args) : pdeathsigArgv(findExecutable('setpriv'), this.k.java, args);
-    const child = execa(file, argv, {
-      stdin: 'ignore',
-      stdout: { file: this.node.logPath, append: true },
-      stderr: { file: this.node.logPath, append: true },
-      reject: false,
-      cleanup: true,
-      forceKillAfterDelay: 2000,
-    });
-    const pid = child.pid;
-    if (pid === undefined) throw new Error(`kafka node ${this.node.id}: could not spawn ${this.k.java}`);
-    trackChildProcess(pid, `kafka-${this.node.id}`);
-    this.child = child;
-    this.pid = pid;
-    this.running = true;
-    let done = false;
-    this.exited = child.then(() => {
-      done = true;
-      this.running = false;
-      untrackChildProcess(pid);
-    });
-    for (;;) {
-      const text = readFileSync(this.node.logPath).subarray(logStart).toString('utf8');
-      if (/Kafka Server started/.test(text)) return Date.now() - t0;
-      if (done) {
-        throw new Error(`kafka node ${this.node.id} exited during start; log ${this.node.logPath}:\n${text.trim().split('\n').filter((l) => /ERROR|Exception|FATAL/.test(l)).slice(-8).join('\n') || text.slice(-1500)}`);
-      }
-      if (Date.now() - t0 > timeoutMs) {
-        await this.kill();
-        throw new Error(`kafka node ${this.node.id} did not start within ${timeoutMs} ms; log ${this.node.logPath}:\n${text.slice(-1500)}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    return this.launch(this.k.java, args, timeoutMs);
   }
 
   /**
@@ -216,49 +183,8 @@ export class KafkaNodeProcess {
     return m ? { logs: Number(m[1]), ms: Number(m[2]), unclean: m[3] !== undefined } : null;
   }
 
-  /** SIGSTOP: the JVM stops at once (a power cut's first step: nothing more is written or answered). */
-  freeze(): void {
-    if (this.pid !== null && this.running) {
-      try {
-        process.kill(this.pid, 'SIGSTOP');
-      } catch {
-        // exited meanwhile
-      }
-    }
-  }
-
-  /** SIGCONT: a frozen JVM runs on (a pause's heal); nothing when it is gone. */
-  thaw(): void {
-    if (this.pid !== null && this.running) {
-      try {
-        process.kill(this.pid, 'SIGCONT');
-      } catch {
-        // exited meanwhile
-      }
-    }
-  }
-
-  /** SIGKILL; resolves when the JVM is gone. */
-  async kill(): Promise<void> {
-    if (this.child && this.running) this.child.kill('SIGKILL');
-    await this.exited;
-  }
-
   /** SIGTERM (Kafka's clean shutdown: flush, checkpoint, .kafka_cleanshutdown), SIGKILL after graceMs. */
-  async stop(graceMs = 8000): Promise<'clean' | 'killed'> {
-    if (!this.child || !this.running) return 'clean';
-    const pid = this.pid;
-    // Not child.kill: execa's forceKillAfterDelay would SIGKILL it 2 s later, mid-shutdown; graceMs decides here.
-    if (pid !== null) {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // exited meanwhile
-      }
-    }
-    const timedOut = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs))]);
-    if (timedOut) await this.kill();
-    if (pid !== null && isAlive(pid)) throw new Error(`kafka node ${this.node.id}: JVM ${pid} still alive after SIGKILL`);
-    return timedOut ? 'killed' : 'clean';
+  override stop(graceMs = 8000): Promise<'clean' | 'killed'> {
+    return super.stop(graceMs);
   }
 }

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, sym
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { BrokerRecovery, ClusterLabNetwork, ClusterStartOptions, ClusterStartSteps, CrashStateChecker, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
+import type { BrokerRecovery, ClusterLabNetwork, ClusterStartOptions, CrashStateChecker, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
 import type { ResolvedSettings } from '../../scenario/settings.ts';
 import { ensureRecoveryCheck, KafkaRecoveryChecker } from './recovery-check.ts';
 import { kafkaStateChecker } from './kafka-check-state.ts';
@@ -22,11 +22,10 @@ import { ensureKafkaRuntime } from './kafka-runtime.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KafkaNodeProcess, clientAddress, formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import type { LabNetwork } from '../../net/lab-network.ts';
-import { labNetworkFor } from '../lab-links.ts';
 import { kafkaLabLinks, labPlacement, spawnInLab } from './kafka-lab.ts';
 import { kafkaBrokerConfigs, kafkaFeatureLevels, kafkaTopicConfigs } from './settings-map.ts';
-import type { BrokerDiskEvidence } from '../../disk/disk-evidence.ts';
-import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from '../host-fault-disks.ts';
+import type { HostFaultDisks } from '../host-fault-disks.ts';
+import { HostProcessCluster, hostClusterStartOptions, hostTargetDiskModel, startOnHostResources, type HostClusterStartOptions, type HostTargetOptions } from '../host-process-cluster.ts';
 import type { StorageFailure } from '../../results/types.ts';
 import { storageFailuresFromLogs } from '../broker-log-failures.ts';
 import { kafkaStorageFailureLines } from './kafka-log-lines.ts';
@@ -53,34 +52,28 @@ function logBytes(dataDir: string, topic: string): Map<number, number> {
   return out;
 }
 
-export class KafkaCluster implements FaultableCluster {
+export class KafkaCluster extends HostProcessCluster<KafkaNodeProcess> implements FaultableCluster {
   private meta = new Map<number, PartitionMetadata>();
   /** kafka-storage format of every node, ms (one short JVM per node, in parallel). */
   formatMs = 0;
-  startSteps: ClusterStartSteps | undefined;
   /** From starting the broker JVMs to the topic having leaders, ms. */
   readyMs = 0;
-  private poller: NodeJS.Timeout | null = null;
   /** The KRaft cluster id the nodes were formatted with (a node whose disk lost its format is formatted again with it). */
   clusterId = '';
   /** `--feature` levels of the format (settings-map.ts kafkaFeatureLevels), and what node formats wrote (absent: level 0). */
   formatFeatures: Record<string, number> = {};
   formattedFeatures: Record<string, number> = {};
-  log: (line: string) => void = () => undefined;
-  private polling = false;
 
   constructor(
     readonly install: KafkaInstall,
-    readonly nodes: KafkaNodeProcess[],
+    nodes: KafkaNodeProcess[],
     readonly topic: string,
     /** Each node's data on the lab's fault disk (power cuts possible), or null (plain directories). */
-    readonly disks: HostFaultDisks | null = null,
+    disks: HostFaultDisks | null = null,
     /** The lab network its nodes run in (cluster.network: namespaces), or null (loopback). */
-    private readonly lab: ClusterLabNetwork | null = null,
-  ) {}
-
-  labNetwork(): ClusterLabNetwork | null {
-    return this.lab;
+    lab: ClusterLabNetwork | null = null,
+  ) {
+    super('kafka cluster', 'Kafka', nodes, disks, lab);
   }
 
   get brokers(): TargetBroker[] {
@@ -94,12 +87,6 @@ export class KafkaCluster implements FaultableCluster {
     }));
   }
 
-  private node(id: number): KafkaNodeProcess {
-    const n = this.nodes.find((x) => x.node.id === id);
-    if (!n) throw new Error(`kafka cluster: no broker ${id} (brokers ${this.nodes.map((x) => x.node.id).join(', ')})`);
-    return n;
-  }
-
   private liveAddresses(): string[] {
     return this.nodes.filter((n) => n.running).map((n) => clientAddress(n.node));
   }
@@ -111,17 +98,6 @@ export class KafkaCluster implements FaultableCluster {
     for (const p of md.partitions) if (p.topic === this.topic) next.set(p.partition, p);
     this.meta = next;
     return next;
-  }
-
-  startPolling(intervalMs = 250): void {
-    this.poller = setInterval(() => {
-      if (this.polling) return;
-      this.polling = true;
-      this.refresh()
-        .catch(() => undefined) // every broker down (a kill of all): the cache keeps the last view
-        .finally(() => (this.polling = false));
-    }, intervalMs);
-    this.poller.unref();
   }
 
   leaderId(topic: string, partition: number): number | null {
@@ -172,44 +148,9 @@ export class KafkaCluster implements FaultableCluster {
     return storageFailuresFromLogs(this.brokers, kafkaStorageFailureLines);
   }
 
-  async powerCut(brokerIds: number[]): Promise<CutInfo> {
-    const disks = this.disks;
-    if (!disks) {
-      throw new Error(`power-cut of broker(s) ${brokerIds.join(', ')}: this Kafka cluster runs on plain directories (no fault disk); the scenario's faults decide that at start`);
-    }
-    const nodes = brokerIds.map((id) => this.node(id));
-    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
-    const atMs = Date.now();
-    const diskAtCut = await disks.cut(brokerIds, {
-      freeze: () => nodes.forEach((n) => n.freeze()),
-      kill: async () => void (await Promise.all(nodes.map((n) => n.kill()))),
-    });
-    return { brokerIds, atMs, liveAtCut, diskAtCut, storageFailures: await this.storageFailures() };
-  }
-
-  async processKill(brokerIds: number[]): Promise<CutInfo> {
-    const nodes = brokerIds.map((id) => this.node(id));
-    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
-    const atMs = Date.now();
-    await Promise.all(nodes.map((n) => n.kill()));
-    return { brokerIds, atMs, liveAtCut, storageFailures: await this.storageFailures() };
-  }
-
-  async pause(brokerIds: number[]): Promise<CutInfo> {
-    const nodes = brokerIds.map((id) => this.node(id));
-    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
-    const atMs = Date.now();
-    for (const n of nodes) n.freeze();
-    return { brokerIds, atMs, liveAtCut };
-  }
-
-  async resume(brokerIds: number[]): Promise<void> {
-    for (const id of brokerIds) this.node(id).thaw();
-  }
-
-  faultDiskRoot(brokerId: number): string | null {
-    this.node(brokerId); // an unknown id throws
-    return this.disks?.rootOf(brokerId) ?? null;
+  /** A kill or a power cut reads Kafka's storage-failure lines once the JVMs are gone. */
+  protected override async afterKill(): Promise<Pick<CutInfo, 'storageFailures'>> {
+    return { storageFailures: await this.storageFailures() };
   }
 
   /** The topic as created (a restart on disks that lost the metadata log creates it again). */
@@ -297,34 +238,13 @@ export class KafkaCluster implements FaultableCluster {
     return `kafka://${clientAddress(this.node(brokerId).node)}`;
   }
 
-  recordedDisk(brokerId: number): RecordedDisk | null {
-    return this.disks?.recordedDisk(brokerId) ?? null;
-  }
-
-  keepFinalDiskImages(): void {
-    this.disks?.keepFinalImages();
-  }
-
-  diskEvidence(): { brokers: BrokerDiskEvidence[]; incomplete: string[] } {
-    return this.disks?.evidenceKept() ?? { brokers: [], incomplete: [] };
-  }
-
   async stop(): Promise<void> {
-    if (this.poller) clearInterval(this.poller);
-    this.poller = null;
+    this.stopPolling();
     // All at once: each broker's controlled shutdown needs the quorum, which is stopping too. A
     // whole quorum's clean shutdown takes 5.7-6.0 s here (three nodes; Raft's graceful resignation
     // waits), for data no check reads after the cell: a node still going after 2 s is killed.
     // Final images kept as evidence must be a clean stop's (Kafka's own shutdown: flush, checkpoints).
-    const grace = this.disks?.keepsFinalImages ? EVIDENCE_STOP_GRACE_MS : CLUSTER_STOP_GRACE_MS;
-    const how = await Promise.all(this.nodes.map((n) => n.stop(grace)));
-    try {
-      // The disks after their JVMs: a clean unmount writes back and flushes what is left.
-      await this.disks?.close(how.every((h) => h === 'clean'));
-    } finally {
-      // The namespaces after their JVMs.
-      await this.lab?.lab.close();
-    }
+    await this.stopNodesAndDisks(CLUSTER_STOP_GRACE_MS, EVIDENCE_STOP_GRACE_MS);
     // The comma-free symlinks (commaFreePath), not the data they point to.
     for (const n of this.nodes) if (n.node.logDir !== undefined && n.node.logDir !== n.node.dataDir) rmSync(n.node.logDir, { force: true });
   }
@@ -345,33 +265,16 @@ function commaFreePath(dir: string): string {
   return link;
 }
 
-export interface KafkaClusterStartOptions extends ClusterStartOptions {
-  log?: (line: string) => void;
-  /** Put each node's data on the lab's fault disk (power cuts, disk models); absent: plain directories. */
-  faultDisk?: HostFaultDiskConfig;
+export interface KafkaClusterStartOptions extends HostClusterStartOptions {
   /** More server.properties per node, over the cell's (tests: an authorizer, a SASL listener). */
   extraBrokerConfigs?: (node: { id: number; port: number; controllerPort: number }) => Record<string, string>;
 }
 
 export async function startKafkaCluster(install: KafkaInstall, opts: KafkaClusterStartOptions): Promise<KafkaCluster> {
-  const { cluster: spec, settings } = opts;
-  const ids = Array.from({ length: spec.brokers }, (_, id) => id);
-  const log = opts.log ?? (() => undefined);
-  const t0 = Date.now();
-  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'kafka node', opts.disks) : null;
-  const disksMs = Date.now() - t0;
-  let lab: LabNetwork | null = null;
-  try {
-    lab = await labNetworkFor(opts, spec.brokers, 'kafka cluster', log);
-    const cluster = await startOn(install, opts, ids, disks, lab);
-    // The trial's setup step: the fault disks made (mkfs, export, loop, mount) and every node formatted; the JVMs are the broker start.
-    cluster.startSteps = { steps: { setup: disksMs + cluster.formatMs } };
-    return cluster;
-  } catch (err) {
-    await lab?.close().catch(() => undefined);
-    await disks?.close(false).catch(() => undefined);
-    throw err;
-  }
+  const { cluster, disksMs } = await startOnHostResources('kafka', opts, (ids, disks, lab) => startOn(install, opts, ids, disks, lab));
+  // The trial's setup step: the fault disks made (mkfs, export, loop, mount) and every node formatted; the JVMs are the broker start.
+  cluster.startSteps = { steps: { setup: disksMs + cluster.formatMs } };
+  return cluster;
 }
 
 async function startOn(install: KafkaInstall, opts: KafkaClusterStartOptions, ids: number[], disks: HostFaultDisks | null, lab: LabNetwork | null): Promise<KafkaCluster> {
@@ -464,22 +367,14 @@ async function createTopic(cluster: KafkaCluster, topic: string, partitions: num
 /** Partitions per CreateTopics / CreatePartitions request (their records stay below KRaft's 10,000 per operation). */
 const PARTITIONS_PER_REQUEST = 4000;
 
-export interface KafkaTargetOptions {
-  log?: (line: string) => void;
-  /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
-  vm?: HostDiskVm;
-  /** Run every cell's nodes on the lab's fault disk (the scenario cuts power or names a disk model). */
-  faultDisk?: boolean;
-  /** Some cell sets vm.disk.* (the run has no single disk model). */
-  diskVariesByCell?: boolean;
-}
+export type KafkaTargetOptions = HostTargetOptions;
 
 export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): Promise<Record<string, string>> } {
   let install: KafkaInstall | null = null;
   const ensure = async () => (install ??= await ensureKafkaRuntime({ ...(opts.log ? { log: opts.log } : {}) }));
   return {
     kind: 'kafka',
-    ...(opts.faultDisk ? { diskModel: runDiskModel(opts.vm, opts.diskVariesByCell ?? false) } : {}),
+    ...hostTargetDiskModel(opts),
     capabilities: capabilitiesOf('kafka'),
     async info() {
       const k = await ensure();
@@ -505,7 +400,7 @@ export function kafkaTarget(opts: KafkaTargetOptions = {}): Target & { info(): P
       };
     },
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {
-      return startKafkaCluster(await ensure(), { ...o, ...(opts.log ? { log: opts.log } : {}), ...(opts.faultDisk ? { faultDisk: cellFaultDisk(opts.vm, o.settings.values) } : {}) });
+      return startKafkaCluster(await ensure(), hostClusterStartOptions(opts, o));
     },
   };
 }

@@ -1,20 +1,13 @@
 // The kafka target's settings mapping and its refusals at `scenario check` (no JVM needed).
 import { describe, expect, it } from 'vitest';
-import { ScenarioError, compileScenario } from '../../scenario/index.ts';
+import { compileScenario } from '../../scenario/index.ts';
+import { scenarioRefusal } from '../../scenario/scenario-test-helpers.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
 
 const compile = (text: string) => compileScenario(text, 'k.yaml', { defaultName: 'k' });
 
-function problems(text: string): string {
-  try {
-    compile(text);
-  } catch (err) {
-    if (err instanceof ScenarioError) return err.message;
-    throw err;
-  }
-  throw new Error('expected the scenario to be refused');
-}
+const problems = (text: string): string => scenarioRefusal(compile, text).message;
 
 describe('target: kafka settings', () => {
   it('maps flush policies to flush.messages / flush.ms and the registry settings to topic configs', () => {

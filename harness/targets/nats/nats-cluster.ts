@@ -4,9 +4,9 @@
 // mounted on the host) power cuts, where the servers and their disks' page caches die together
 // and each disk keeps what its model says; SIGSTOP/SIGCONT pauses. The stream's leader comes
 // from the stream's info (the JetStream API), polled.
-import type { BrokerRecovery, ClusterLabNetwork, ClusterStartSteps, CutInfo, FaultableCluster, TargetBroker } from '../types.ts';
-import type { HostFaultDisks, RecordedDisk } from '../host-fault-disks.ts';
-import type { BrokerDiskEvidence } from '../../disk/disk-evidence.ts';
+import type { BrokerRecovery, ClusterLabNetwork, FaultableCluster, TargetBroker } from '../types.ts';
+import type { HostFaultDisks } from '../host-fault-disks.ts';
+import { HostProcessCluster } from '../host-process-cluster.ts';
 import { NatsNodeProcess, natsServerId } from './nats-node.ts';
 import { metaLeaderOf } from './monitor.ts';
 import { NATS_PARTITION, connectNats, createNatsStream, jetstreamManager, natsStreamInfo, type JetStreamManager, type NatsConnection, type NatsStreamSpec } from '../../drivers/nats/stream.ts';
@@ -19,29 +19,23 @@ const EVIDENCE_STOP_GRACE_MS = 20_000;
 /** After a restart, a stream the meta group does not know this long after it has a leader is taken as lost with the disks. */
 const STREAM_GONE_AFTER_MS = 5000;
 
-export class NatsCluster implements FaultableCluster {
+export class NatsCluster extends HostProcessCluster<NatsNodeProcess> implements FaultableCluster {
   private leaderName: string | null = null;
-  private poller: NodeJS.Timeout | null = null;
-  private polling = false;
   private nc: NatsConnection | null = null;
   private jsm: JetStreamManager | null = null;
-  startSteps: ClusterStartSteps | undefined;
-  log: (line: string) => void = () => undefined;
 
   constructor(
-    readonly nodes: NatsNodeProcess[],
+    nodes: NatsNodeProcess[],
     readonly stream: NatsStreamSpec,
     /** Each node's store_dir on the lab's fault disk (power cuts possible), or null (plain directories). */
-    readonly disks: HostFaultDisks | null = null,
-    private readonly lab: ClusterLabNetwork | null = null,
-  ) {}
+    disks: HostFaultDisks | null = null,
+    lab: ClusterLabNetwork | null = null,
+  ) {
+    super('nats cluster', 'NATS', nodes, disks, lab);
+  }
 
   get topic(): string {
     return this.stream.topic;
-  }
-
-  labNetwork(): ClusterLabNetwork | null {
-    return this.lab;
   }
 
   get brokers(): Array<TargetBroker & { monitor: string }> {
@@ -53,12 +47,6 @@ export class NatsCluster implements FaultableCluster {
       logPath: n.node.logPath,
       pid: n.running ? n.pid : null,
     }));
-  }
-
-  private node(id: number): NatsNodeProcess {
-    const n = this.nodes.find((x) => x.node.id === id);
-    if (!n) throw new Error(`nats cluster: no broker ${id} (brokers ${this.nodes.map((x) => x.node.id).join(', ')})`);
-    return n;
   }
 
   /** The harness's own connection (stream creation and leader polling), opened once. */
@@ -129,17 +117,6 @@ export class NatsCluster implements FaultableCluster {
     return this.leaderName;
   }
 
-  startPolling(intervalMs = 250): void {
-    this.poller = setInterval(() => {
-      if (this.polling) return;
-      this.polling = true;
-      this.refresh()
-        .catch(() => undefined) // every node down: the last view stays
-        .finally(() => (this.polling = false));
-    }, intervalMs);
-    this.poller.unref();
-  }
-
   leaderId(topic: string, partition: number): number | null {
     if (topic !== this.topic || partition !== NATS_PARTITION || this.leaderName === null) return null;
     const id = natsServerId(this.leaderName);
@@ -171,44 +148,6 @@ export class NatsCluster implements FaultableCluster {
 
   async metrics(): Promise<Array<{ brokerId: number; metrics: unknown }>> {
     return this.brokers.filter((b) => b.pid !== null).map((b) => ({ brokerId: b.id, metrics: { streamLeader: this.leaderName } }));
-  }
-
-  async powerCut(brokerIds: number[]): Promise<CutInfo> {
-    const disks = this.disks;
-    if (!disks) throw new Error(`power-cut of broker(s) ${brokerIds.join(', ')}: this NATS cluster runs on plain directories (no fault disk); the scenario's faults decide that at start`);
-    const nodes = brokerIds.map((id) => this.node(id));
-    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
-    const atMs = Date.now();
-    const diskAtCut = await disks.cut(brokerIds, {
-      freeze: () => nodes.forEach((n) => n.freeze()),
-      kill: async () => void (await Promise.all(nodes.map((n) => n.kill()))),
-    });
-    return { brokerIds, atMs, liveAtCut, diskAtCut };
-  }
-
-  async processKill(brokerIds: number[]): Promise<CutInfo> {
-    const nodes = brokerIds.map((id) => this.node(id));
-    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
-    const atMs = Date.now();
-    await Promise.all(nodes.map((n) => n.kill()));
-    return { brokerIds, atMs, liveAtCut };
-  }
-
-  async pause(brokerIds: number[]): Promise<CutInfo> {
-    const nodes = brokerIds.map((id) => this.node(id));
-    const liveAtCut = Object.fromEntries(nodes.map((n) => [n.node.id, n.running]));
-    const atMs = Date.now();
-    for (const n of nodes) n.freeze();
-    return { brokerIds, atMs, liveAtCut };
-  }
-
-  async resume(brokerIds: number[]): Promise<void> {
-    for (const id of brokerIds) this.node(id).thaw();
-  }
-
-  faultDiskRoot(brokerId: number): string | null {
-    this.node(brokerId);
-    return this.disks?.rootOf(brokerId) ?? null;
   }
 
   async restart(brokerIds: number[]): Promise<BrokerRecovery[]> {
@@ -262,29 +201,9 @@ export class NatsCluster implements FaultableCluster {
     return `nats://${n.host}:${n.port}`;
   }
 
-  recordedDisk(brokerId: number): RecordedDisk | null {
-    return this.disks?.recordedDisk(brokerId) ?? null;
-  }
-
-  keepFinalDiskImages(): void {
-    this.disks?.keepFinalImages();
-  }
-
-  diskEvidence(): { brokers: BrokerDiskEvidence[]; incomplete: string[] } {
-    return this.disks?.evidenceKept() ?? { brokers: [], incomplete: [] };
-  }
-
   async stop(): Promise<void> {
-    if (this.poller) clearInterval(this.poller);
-    this.poller = null;
+    this.stopPolling();
     await this.closeManager();
-    const grace = this.disks?.keepsFinalImages ? EVIDENCE_STOP_GRACE_MS : CLUSTER_STOP_GRACE_MS;
-    const how = await Promise.all(this.nodes.map((n) => n.stop(grace)));
-    try {
-      // The disks after their servers: a clean unmount writes back and flushes what is left.
-      await this.disks?.close(how.every((h) => h === 'clean'));
-    } finally {
-      await this.lab?.lab.close();
-    }
+    await this.stopNodesAndDisks(CLUSTER_STOP_GRACE_MS, EVIDENCE_STOP_GRACE_MS);
   }
 }

@@ -7,12 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkAfterFault } from '../../checker/after-fault.ts';
 import { natsDriver } from '../../drivers/nats/driver.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { requireNats } from '../../../test/requirements.ts';
-import { cutReplicationAndHeal, namespacesLeft, netnsInodeOfName, netnsInodeOfPid, produceFor, waitForIsr } from '../lab-cluster-test-helpers.ts';
+import { cutReplicationAndHeal, expectBrokersInTheirNamespaces, expectLoadReadBackThenFullIsr, onLabCluster } from '../lab-cluster-test-helpers.ts';
 import { startNatsCluster } from './nats-target.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-ns-'));
@@ -29,36 +28,20 @@ describe('target: nats in network namespaces', () => {
       workDir: work,
       log: (line) => console.log(line),
     });
-    const net = cluster.labNetwork()!;
-    const names = net.lab.nodes.map((n) => n.netns);
-    try {
-      expect(net.controller.endpoints).toEqual([0, 1, 2]);
-      for (const b of cluster.brokers) {
-        const node = net.lab.nodes[net.links[b.id]!.node]!;
-        expect(netnsInodeOfPid(b.pid!)).toBe(netnsInodeOfName(node.netns));
-        expect(netnsInodeOfPid(b.pid!)).not.toBe(netnsInodeOfPid(process.pid));
+    await onLabCluster(cluster, [0, 1, 2], async (net) => {
+      expectBrokersInTheirNamespaces(cluster.brokers, net, (b, node) => {
         expect(b.url).toBe(`nats://${node.address}:${net.links[b.id]!.ports.client[0]}`);
         expect(readFileSync(path.join(work, `broker-${b.id}`, 'nats-server.conf'), 'utf8')).toContain(`nats-route://${node.address}:${net.links[b.id]!.ports.replication[0]}`);
-      }
+      });
       const client = natsDriver().connect(cluster, { dataOnHost: true });
       const leader = cluster.leaderId(topic, 0)!;
-      const first = produceFor(client, topic, leader, 3, 7000);
-      await first.result;
-      const check = await checkAfterFault({ source: client, topic, ledger: first.ledger, cutMs: Date.now() });
-      expect(check.report.acked).toBeGreaterThan(100);
-      expect(check.report.ackedLost).toBe(0);
-
-      const follower = cluster.brokers.map((b) => b.id).find((id) => id !== leader)!;
-      await waitForIsr(client, topic, (isr) => isr.length === 3, 'all three');
+      const follower = await expectLoadReadBackThenFullIsr(client, topic, cluster.brokers, leader);
       const r = await cutReplicationAndHeal({ labNet: net, client, topic, leader, follower, label: 'nats', timeoutMs: 30_000, whileCut: async () => {
         // Its monitoring listener still answers the harness (the cut is on the route port only).
         const varz = (await (await fetch(`${cluster.brokers.find((b) => b.id === follower)!.monitor}/varz`)).json()) as { server_name: string };
         expect(varz.server_name).toBe(`n${follower}`);
       } });
       expect([r.shrunk.isr.includes(leader), r.ackedRecords > 0]).toEqual([true, true]);
-    } finally {
-      await cluster.stop();
-    }
-    expect(await namespacesLeft(names)).toEqual([]);
+    });
   }, 120_000);
 });

@@ -4,11 +4,9 @@
 // --pdeathsig (killed with the harness) or inside its lab node's namespace, ready once its log
 // says so. SIGSTOP/SIGCONT for pauses and the first step of a power cut, SIGKILL for kills,
 // SIGTERM (nats-server's clean shutdown) to stop.
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
-import { findExecutable } from '../../vm/prerequisites.ts';
-import { isAlive, pdeathsigArgv, trackChildProcess, untrackChildProcess } from '../../vm/process-registry.ts';
+import { HostNodeProcess, type HostNodeProcessShape } from '../host-node-process.ts';
 
 /** The NATS cluster's name in every node's cluster block. */
 export const NATS_CLUSTER_NAME = 'durolab';
@@ -64,20 +62,26 @@ export function natsNodeConfig(node: NatsNodeSpec, all: readonly NatsNodeSpec[],
   return `${lines.join('\n')}\n`;
 }
 
-export class NatsNodeProcess {
-  private child: ResultPromise | null = null;
-  private exited: Promise<void> = Promise.resolve();
-  pid: number | null = null;
-  running = false;
-  /** [file, args] that run the server where it belongs (inside its lab node's namespace); null: here, under setpriv --pdeathsig. */
-  spawnIn: ((file: string, args: string[]) => [string, string[]]) | null = null;
+/** nats-server's node process: ready at its "Server is ready" line; a stop thaws it first. */
+const NATS_NODE_PROCESS: HostNodeProcessShape = {
+  system: 'nats',
+  program: 'nats-server',
+  ready: /\[INF\] Server is ready/,
+  notReady: 'was not ready',
+  errorLines: /\[(ERR|FTL)\]/,
+  pollMs: 20,
+  thawBeforeStop: true,
+};
+
+export class NatsNodeProcess extends HostNodeProcess<NatsNodeSpec> {
   readonly configPath: string;
 
   constructor(
     readonly binary: string,
-    readonly node: NatsNodeSpec,
+    node: NatsNodeSpec,
     config: string,
   ) {
+    super(node, NATS_NODE_PROCESS);
     mkdirSync(node.dir, { recursive: true });
     this.configPath = path.join(node.dir, 'nats-server.conf');
     writeFileSync(this.configPath, config);
@@ -85,81 +89,12 @@ export class NatsNodeProcess {
 
   /** Starts nats-server and resolves once its log says it is ready (timeoutMs), with the ms it took. */
   async start(timeoutMs = 30_000): Promise<number> {
-    const t0 = Date.now();
     mkdirSync(this.node.storeDir, { recursive: true });
-    appendFileSync(this.node.logPath, '');
-    const logStart = readFileSync(this.node.logPath).length;
-    const args = ['-c', this.configPath];
-    const [file, argv] = this.spawnIn ? this.spawnIn(this.binary, args) : pdeathsigArgv(findExecutable('setpriv'), this.binary, args);
-    const child = execa(file, argv, {
-      stdin: 'ignore',
-      stdout: { file: this.node.logPath, append: true },
-      stderr: { file: this.node.logPath, append: true },
-      reject: false,
-      cleanup: true,
-      forceKillAfterDelay: 2000,
-    });
-    const pid = child.pid;
-    if (pid === undefined) throw new Error(`nats node ${this.node.id}: could not spawn ${this.binary}`);
-    trackChildProcess(pid, `nats-${this.node.id}`);
-    this.child = child;
-    this.pid = pid;
-    this.running = true;
-    let done = false;
-    this.exited = child.then(() => {
-      done = true;
-      this.running = false;
-      untrackChildProcess(pid);
-    });
-    for (;;) {
-      const text = readFileSync(this.node.logPath).subarray(logStart).toString('utf8');
-      if (/\[INF\] Server is ready/.test(text)) return Date.now() - t0;
-      if (done) {
-        throw new Error(`nats node ${this.node.id} exited during start; log ${this.node.logPath}:\n${text.trim().split('\n').filter((l) => /\[(ERR|FTL)\]/.test(l)).slice(-8).join('\n') || text.slice(-1500)}`);
-      }
-      if (Date.now() - t0 > timeoutMs) {
-        await this.kill();
-        throw new Error(`nats node ${this.node.id} was not ready within ${timeoutMs} ms; log ${this.node.logPath}:\n${text.slice(-1500)}`);
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    return this.launch(this.binary, ['-c', this.configPath], timeoutMs);
   }
 
-  private signal(sig: NodeJS.Signals): void {
-    if (this.pid !== null && this.running) {
-      try {
-        process.kill(this.pid, sig);
-      } catch {
-        // exited meanwhile
-      }
-    }
-  }
-
-  /** SIGSTOP: the server stops at once (a pause, or a power cut's first step: nothing more is written or acknowledged). */
-  freeze(): void {
-    this.signal('SIGSTOP');
-  }
-
-  /** SIGCONT: a frozen server runs on; nothing when it is gone. */
-  thaw(): void {
-    this.signal('SIGCONT');
-  }
-
-  /** SIGKILL; resolves when the process is gone. */
-  async kill(): Promise<void> {
-    if (this.child && this.running) this.child.kill('SIGKILL');
-    await this.exited;
-  }
-
-  /** SIGTERM (nats-server's clean shutdown: its stores are synced and closed), SIGKILL after graceMs. */
-  async stop(graceMs = 5000): Promise<'clean' | 'killed'> {
-    if (!this.child || !this.running) return 'clean';
-    const pid = this.pid;
-    this.thaw(); // a paused server cannot act on SIGTERM
-    this.signal('SIGTERM');
-    const timedOut = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs))]);
-    if (timedOut) await this.kill();
-    if (pid !== null && isAlive(pid)) throw new Error(`nats node ${this.node.id}: nats-server ${pid} still alive after SIGKILL`);
-    return timedOut ? 'killed' : 'clean';
+  /** SIGTERM (nats-server's clean shutdown: its stores are synced and closed; a paused server is thawed first), SIGKILL after graceMs. */
+  override stop(graceMs = 5000): Promise<'clean' | 'killed'> {
+    return super.stop(graceMs);
   }
 }

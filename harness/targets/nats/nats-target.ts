@@ -9,40 +9,24 @@ import path from 'node:path';
 import type { ClusterLabNetwork, ClusterStartOptions, FaultableCluster, Target } from '../types.ts';
 import { capabilitiesOf } from '../registry.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
-import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig } from '../host-fault-disks.ts';
+import type { HostFaultDisks } from '../host-fault-disks.ts';
+import { hostClusterStartOptions, hostTargetDiskModel, startOnHostResources, type HostClusterStartOptions, type HostTargetOptions } from '../host-process-cluster.ts';
 import type { LabNetwork } from '../../net/lab-network.ts';
-import { LAB_PORTS, labNetworkFor } from '../lab-links.ts';
+import { LAB_PORTS } from '../lab-links.ts';
 import { ensureNats, type NatsInstall } from './install.ts';
 import { NatsNodeProcess, natsNodeConfig, type NatsNodeSpec } from './nats-node.ts';
 import { NatsCluster } from './nats-cluster.ts';
 import { natsStreamLimits, natsSyncInterval } from './settings-map.ts';
 import { TopicNotOnImageError } from '../../disk/crash-states/boot-check.ts';
 
-export interface NatsClusterStartOptions extends ClusterStartOptions {
-  log?: (line: string) => void;
-  /** Put each node's store_dir on the lab's fault disk (power cuts, disk models); absent: plain directories. */
-  faultDisk?: HostFaultDiskConfig;
-}
+export type NatsClusterStartOptions = HostClusterStartOptions;
 
 export async function startNatsCluster(install: NatsInstall, opts: NatsClusterStartOptions): Promise<NatsCluster> {
   const spec = opts.cluster;
   if (spec.partitions !== 1) throw new Error(`nats cluster: cluster.partitions ${spec.partitions}: a JetStream stream is one sequence; target nats runs one partition (1)`);
-  const ids = Array.from({ length: spec.brokers }, (_, id) => id);
-  const log = opts.log ?? (() => undefined);
-  const t0 = Date.now();
-  const disks = opts.faultDisk ? await HostFaultDisks.create(ids, opts.workDir, opts.faultDisk, opts.seed ?? 0, log, 'nats node', opts.disks) : null;
-  const disksMs = Date.now() - t0;
-  let lab: LabNetwork | null = null;
-  try {
-    lab = await labNetworkFor(opts, spec.brokers, 'nats cluster', log);
-    const cluster = await startOn(install, opts, ids, disks, lab);
-    cluster.startSteps = { steps: { setup: disksMs } };
-    return cluster;
-  } catch (err) {
-    await lab?.close().catch(() => undefined);
-    await disks?.close(false).catch(() => undefined);
-    throw err;
-  }
+  const { cluster, disksMs } = await startOnHostResources('nats', opts, (ids, disks, lab) => startOn(install, opts, ids, disks, lab));
+  cluster.startSteps = { steps: { setup: disksMs } };
+  return cluster;
 }
 
 async function nodeSpecs(opts: NatsClusterStartOptions, ids: number[], disks: HostFaultDisks | null, lab: LabNetwork | null): Promise<NatsNodeSpec[]> {
@@ -114,14 +98,7 @@ async function requireStreamOnImages(cluster: NatsCluster, topic: string): Promi
   throw new TopicNotOnImageError(`nats cluster: the crash-state image(s) hold no stream of topic ${topic} (the state predates its creation, or lost it)`);
 }
 
-export interface NatsTargetOptions {
-  log?: (line: string) => void;
-  /** The scenario's vm: block (its disk, diskMiB and mountOptions shape the fault disk). */
-  vm?: HostDiskVm;
-  /** Run every cell's nodes on the lab's fault disk (the scenario cuts power or names a disk model). */
-  faultDisk?: boolean;
-  /** Some cell sets vm.disk.* (the run has no single disk model). */
-  diskVariesByCell?: boolean;
+export interface NatsTargetOptions extends HostTargetOptions {
   /** Another nats-server binary (tests); default the one `make nats` installs. */
   binary?: string;
 }
@@ -131,7 +108,7 @@ export function natsTarget(opts: NatsTargetOptions = {}): Target & { info(): Pro
   const ensure = async () => (install ??= await ensureNats(opts.binary));
   return {
     kind: 'nats',
-    ...(opts.faultDisk ? { diskModel: runDiskModel(opts.vm, opts.diskVariesByCell ?? false) } : {}),
+    ...hostTargetDiskModel(opts),
     capabilities: capabilitiesOf('nats'),
     async info() {
       const n = await ensure();
@@ -144,7 +121,7 @@ export function natsTarget(opts: NatsTargetOptions = {}): Target & { info(): Pro
       };
     },
     async start(o: ClusterStartOptions): Promise<FaultableCluster> {
-      return startNatsCluster(await ensure(), { ...o, ...(opts.log ? { log: opts.log } : {}), ...(opts.faultDisk ? { faultDisk: cellFaultDisk(opts.vm, o.settings.values) } : {}) });
+      return startNatsCluster(await ensure(), hostClusterStartOptions(opts, o));
     },
   };
 }

@@ -1,21 +1,14 @@
 // target: nats's settings mapping, its config files and its refusals at `scenario check` (no nats-server needed).
 import { describe, expect, it } from 'vitest';
-import { ScenarioError, compileScenario } from '../../scenario/index.ts';
+import { compileScenario } from '../../scenario/index.ts';
+import { scenarioRefusal } from '../../scenario/scenario-test-helpers.ts';
 import { resolveSettings } from '../../scenario/settings.ts';
 import { natsSettingRefusal, natsStreamLimits, natsSyncInterval } from './settings-map.ts';
 import { natsNodeConfig, type NatsNodeSpec } from './nats-node.ts';
 
 const compile = (text: string) => compileScenario(text, 'n.yaml', { defaultName: 'n' });
 
-function problems(text: string): string {
-  try {
-    compile(text);
-  } catch (err) {
-    if (err instanceof ScenarioError) return err.message;
-    throw err;
-  }
-  throw new Error('expected the scenario to be refused');
-}
+const problems = (text: string): string => scenarioRefusal(compile, text).message;
 
 const node = (id: number): NatsNodeSpec => ({ id, dir: `/w/b${id}`, storeDir: `/w/b${id}/data`, logPath: `/w/b${id}.log`, host: '127.0.0.1', port: 4000 + id, routePort: 5000 + id, httpPort: 6000 + id });
 
