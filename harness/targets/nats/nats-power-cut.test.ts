@@ -47,7 +47,7 @@ expectations:
     // The trial cycle step by step (disks, node start, leaders, load, cut, recovery, check, stop), as the CLI prints it.
     const cycle = cycleSummary(run);
     console.log(cycle);
-    expect(cycle).toMatch(/flush=never.*(PASS|FAIL|UNKNOWN) <= 20/);
+    expect(cycle).toMatch(/^flush=never\s+[\d.]+/m);
     expect(run.cells.map((c) => c.status)).toEqual(['ok', 'ok']);
     const trialOf = (flush: string) => run.cells.find((c) => String(c.params.flush) === flush)!.trials![0]!;
     for (const flush of ['never', 'per-batch']) {
