@@ -21,6 +21,9 @@
 //    per-batch, io=dsync: flushed before the answer (safe);
 //    messages:N: at most N acknowledged records per partition unflushed (the last N offsets);
 //    ms:T: at most 1.1 T + 0.5 s of acknowledgements (Kafka's scheduler checks every T/10);
+//      NATS JetStream's sync_interval T fits the same bound: each store (the stream's blocks, its
+//      Raft log, the meta group's) syncs T after its last pass ended (the first pass T/2..T after
+//      it opened), so the unsynced span is at most T plus two passes;
 //    io=direct, no flush: the data is on the device at the answer, the file's size in ext4's
 //    journal within its commit interval (+1 s);
 //    never: the kernel writes dirty pages back after vm.dirty_expire_centisecs, in passes

@@ -113,6 +113,30 @@ describe('claims rules', () => {
     expect(renderClaimsPage(alone)).not.toContain('Apache Kafka: scenario');
   });
 
+  it('judges a claim on NATS JetStream over a run of target nats (no target axis: the target of the run names the system)', () => {
+    const cell = (flush: string, lost: number[]) => ({
+      id: `flush=${flush}`,
+      params: { flush },
+      recordsPerSec: 9_000,
+      latency: { medianUs: 100, sigma: 0.1, count: 100 },
+      trials: lost.map((l, index) => ({ index, ledger: { acked: 120_000, ackedLost: l, duplicates: 0, outOfOrder: 0, corrupt: 0 } })),
+    });
+    const nats = makeRun([cell('never', [120_000, 111_000]), cell('ms:10000', [40_000, 0]), cell('per-batch', [0, 0])], {
+      target: 'nats',
+      scenario: { name: 'nats-power-cut-all', file: 'scenarios/nats-power-cut-all.yaml', question: 'q', raw: {} },
+    });
+    const c = parseClaims(
+      '- id: c1\n  claim: A claim that is long enough.\n  source: "000"\n  scenario: power-cut-all\n' +
+        '  rule: { kind: value, figure: ackedLost, aggregate: max, where: { flush: per-batch }, op: "==", value: 0 }\n  peers: { nats: { scenario: nats-power-cut-all } }\n',
+      'test.yaml',
+    );
+    const [o] = evaluateClaims(c, [nats]);
+    expect(o!.peers.nats).toMatchObject({ verdict: 'supported', run: nats });
+    expect(o!.peers.nats!.detail).toBe('flush=per-batch: max acked lost 0 (rule: == 0)');
+    expect(o!.peers.kafka).toBeUndefined();
+    expect(renderClaimsPage([o!])).toContain('<th>NATS JetStream: scenario, verdict and figures</th>');
+  });
+
   it('renders every outcome in the terminal and on a page with its verdict', () => {
     const outcomes = evaluateClaims(loadClaims(), [processRun()]);
     const text = claimsText(outcomes);
@@ -134,6 +158,13 @@ describe('the claims file', () => {
     for (const c of withKafka) {
       expect(shipped, c.id).toContain(c.peers!.kafka!.scenario);
       expect(readFileSync(path.join(REPO, 'scenarios', `${c.peers!.kafka!.scenario}.yaml`), 'utf8'), c.id).toMatch(/target: \[durolab, kafka\]/);
+    }
+    // The NATS column: each peers.nats scenario is shipped and runs NATS (target nats, or a target axis with nats).
+    const withNats = claims.filter((c) => c.peers?.nats);
+    expect(withNats.map((c) => c.id)).toEqual(['fsync-every-write', 'unflushed-lost-on-power-cut', 'acks-all-page-cache-only', 'loss-within-predicted-window']);
+    for (const c of withNats) {
+      expect(shipped, c.id).toContain(c.peers!.nats!.scenario);
+      expect(readFileSync(path.join(REPO, 'scenarios', `${c.peers!.nats!.scenario}.yaml`), 'utf8'), c.id).toMatch(/^target: nats$|^  target: \[.*\bnats\b.*\]$/m);
     }
     const scenarios = new Set(claims.map((c) => c.scenario));
     for (const s of ['io-modes', 'fsync-intervals', 'power-cut-io-modes', 'power-cut-all', 'power-cut-acks', 'segment-roll', 'dirty-writeback', 'power-cut-expiry', 'acks-all']) {

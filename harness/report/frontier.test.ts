@@ -65,6 +65,47 @@ describe('durability/cost frontier', () => {
     expect(frontierSection(plain, () => '')).toBe('');
   });
 
+  it('names a setting without the driver when each target ran through one driver (kafka for durolab, nats for NATS), and with it otherwise', () => {
+    const cells = [];
+    const rows: Array<[string, string, string, number, number[]]> = [
+      ['durolab', 'kafka', 'per-batch', 9_000, [0, 0]],
+      ['nats', 'nats', 'never', 11_000, [150_000, 110_000]],
+      ['nats', 'nats', 'ms:10000', 10_000, [40_000, 60_000]],
+      ['nats', 'nats', 'per-batch', 3_000, [0, 0]],
+    ];
+    for (const [target, driver, flush, rps, lost] of rows) {
+      for (const measure of ['throughput', 'loss']) {
+        cells.push({
+          id: `target=${target},driver=${driver},flush=${flush},measure=${measure}`,
+          params: { target, driver, flush, measure },
+          recordsPerSec: rps,
+          latency: { medianUs: 1000, sigma: 0.5, count: 1000 },
+          ...(measure === 'loss' ? { trials: lost.map((l, i) => trial(i, 160_000, l)) } : {}),
+        });
+      }
+    }
+    const [, nats] = frontiersOf(makeRun(cells));
+    expect(nats!.target).toBe('nats');
+    expect(nats!.points.map((p) => [p.setting, p.lost.max, p.onFront])).toEqual([
+      ['flush=never', 150_000, true],
+      ['flush=ms:10000', 60_000, true],
+      ['flush=per-batch', 0, true],
+    ]);
+    expect(nats!.answer).toContain('On nats, the fastest setting that lost nothing in any trial is flush=per-batch at 3,000 records/s');
+    // durolab through two drivers: the driver is part of the setting.
+    const both = makeRun([
+      ...cells,
+      ...['throughput', 'loss'].map((measure) => ({
+        id: `target=durolab,driver=http,flush=per-batch,measure=${measure}`,
+        params: { target: 'durolab', driver: 'http', flush: 'per-batch', measure },
+        recordsPerSec: 8_000,
+        latency: { medianUs: 1000, sigma: 0.5, count: 1000 },
+        ...(measure === 'loss' ? { trials: [trial(0, 60_000, 0)] } : {}),
+      })),
+    ]);
+    expect(frontiersOf(both)[0]!.points.map((p) => p.setting)).toEqual(['driver=kafka,flush=per-batch', 'driver=http,flush=per-batch']);
+  });
+
   it('draws one chart per target in the report, with the answer and the table', () => {
     const r = run();
     expect(frontierCharts(r).map((c) => c.id)).toEqual(['chart-frontier-0', 'chart-frontier-1']);

@@ -1,5 +1,5 @@
 // The durability/cost frontier of a run whose matrix has `measure: [throughput, loss]`: each
-// setting (the cell's params without measure and target) is a point with the records/s of its
+// setting (the cell's params without measure, target and a driver the target fixes) is a point with the records/s of its
 // throughput cell and the acknowledged records lost per cut of its loss cell (median, with the
 // min-max over trials). The Pareto front holds the settings no other setting beats on both
 // (as fast or faster, losing no more in its worst trial). One sentence answers the operator:
@@ -32,14 +32,32 @@ export interface Frontier {
   answer: string;
 }
 
-function settingKey(c: CellResult): string {
+function settingKey(c: CellResult, omit: ReadonlySet<string>): string {
   const parts = Object.entries(c.params)
-    .filter(([k]) => k !== 'measure' && k !== 'target')
+    .filter(([k]) => !omit.has(k))
     .map(([k, v]) => `${k}=${String(v)}`);
   return parts.join(',') || 'base';
 }
 
 const targetOf = (run: RunResult, c: CellResult): string => cellTargetName(run, c);
+
+/**
+ * The params a setting is named without: measure and target always; driver too when the run
+ * pairs each target with one driver (a target axis whose systems speak different protocols: the
+ * driver then says nothing the target does not).
+ */
+function omittedParams(run: RunResult): Set<string> {
+  const omit = new Set(['measure', 'target']);
+  const driversOf = new Map<string, Set<string>>();
+  for (const c of run.cells) {
+    if (c.params.driver === undefined) continue;
+    const t = targetOf(run, c);
+    if (!driversOf.has(t)) driversOf.set(t, new Set());
+    driversOf.get(t)!.add(String(c.params.driver));
+  }
+  if (driversOf.size > 0 && [...driversOf.values()].every((d) => d.size === 1)) omit.add('driver');
+  return omit;
+}
 
 /** One frontier per target, or [] when the run has no measure axis with both values. */
 export function frontiersOf(run: RunResult): Frontier[] {
@@ -47,11 +65,13 @@ export function frontiersOf(run: RunResult): Frontier[] {
   const perf = run.cells.filter((c) => c.params.measure === 'throughput' && ok(c));
   const loss = run.cells.filter((c) => c.params.measure === 'loss' && ok(c));
   if (perf.length === 0 || loss.length === 0) return [];
+  const omit = omittedParams(run);
+  const keyOf = (c: CellResult) => settingKey(c, omit);
   const byTarget = new Map<string, FrontierPoint[]>();
   for (const p of perf) {
     const target = targetOf(run, p);
-    const key = settingKey(p);
-    const l = loss.find((c) => targetOf(run, c) === target && settingKey(c) === key);
+    const key = keyOf(p);
+    const l = loss.find((c) => targetOf(run, c) === target && keyOf(c) === key);
     if (!l) continue;
     const rps = cellFigure(p, 'recordsPerSec');
     const trials = judgedTrials(l);

@@ -105,7 +105,7 @@ describe('--driver (DRIVER=) override', () => {
 
   it('refuses a driver that does not exist, naming the override', () => {
     expect(() => loadScenario(file(base('  acks: [1, all]').replace('settings:\n  acks: all\n', '')), { driver: 'grpc' })).toThrow(
-      "DRIVER: expected http | kafka, found 'grpc'",
+      "DRIVER: expected http | kafka | nats, found 'grpc'",
     );
   });
 });

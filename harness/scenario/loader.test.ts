@@ -15,6 +15,8 @@ const SHIPPED = [
   'peer-lying-disk',
   'peer-fsync-eio',
   'peer-fsync-intervals',
+  'peer3-power-cut-all',
+  'nats-power-cut-all',
   'planned-leader-move',
   'disk-full',
   'durability-frontier',
@@ -55,6 +57,8 @@ const DISK_SCENARIOS = ['disk-cache-io-modes', 'lying-disk', 'fsync-eio', 'torn-
 const SMOKE = ['power-cut-smoke', 'nbd-power-cut-smoke'];
 /** Network and process faults with a duration (issue 35): a load long enough for the fault, the ISR's reaction and the heal. */
 const LASTING_FAULT_SCENARIOS = ['slow-follower', 'isr-shrink-power-cut', 'zombie-leader', 'partition-majority'];
+/** A cut late in a longer load on purpose: nats-power-cut-all cuts 12-16 s in, after a 10 s sync_interval's first sync. */
+const LATE_CUT_SCENARIOS = ['nats-power-cut-all'];
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-scenario-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -98,7 +102,7 @@ describe('shipped scenarios', () => {
     expect(s.matrix.length).toBeGreaterThan(0);
     // The CI smoke power cut is deliberately shorter than the 5-10 s cells of the rest.
     expect(s.workload.durationSec).toBeGreaterThanOrEqual(SMOKE.includes(name) ? 2 : 5);
-    expect(s.workload.durationSec).toBeLessThanOrEqual(LASTING_FAULT_SCENARIOS.includes(name) ? 30 : 10);
+    expect(s.workload.durationSec).toBeLessThanOrEqual(LASTING_FAULT_SCENARIOS.includes(name) || LATE_CUT_SCENARIOS.includes(name) ? 30 : 10);
     expect(s.expectations.length).toBeGreaterThan(0);
     const ids = s.matrix.map((c) => c.id);
     expect(new Set(ids).size).toBe(ids.length);
@@ -163,9 +167,28 @@ describe('shipped scenarios', () => {
       } else if (name === 'durability-frontier') {
         // Every setting twice, without and under a rack cut, on both engines.
         expect([...new Set(s.matrix.map((c) => c.params.measure))].sort()).toEqual(['loss', 'throughput']);
-        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka', 'nats']);
+        // Each system through its own driver; NATS at acks all with its sync_interval's values only.
+        for (const c of s.matrix) expect(c.params.driver, c.id).toBe(c.params.target === 'nats' ? 'nats' : 'kafka');
+        expect([...new Set(s.matrix.filter((c) => c.params.target === 'nats').map((c) => c.params.flush))]).toEqual(['never', 'ms:10000', 'per-batch']);
         expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all' });
         expect(s.expectations.map((e) => e.expression)).toContain('lostBeyondPrediction == 0 where measure == loss in every trial');
+      } else if (name === 'nats-power-cut-all') {
+        // Jepsen's table: 3 nodes, R3, sync_interval default / 10 s / always, the rack cut after the 10 s cell's first sync.
+        expect(s.target).toBe('nats');
+        expect(s.workload.driver).toBe('nats');
+        expect(s.cluster).toMatchObject({ brokers: 3, replicationFactor: 3 });
+        expect(s.matrix.map((c) => c.params.flush)).toEqual(['never', 'ms:10000', 'per-batch']);
+        expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all', when: { between: [12, 16] } });
+        expect(s.workload.repetitions).toBeGreaterThanOrEqual(5);
+        expect(s.expectations.map((e) => e.expression)).toEqual(expect.arrayContaining(['ackedLost == 0 where flush == per-batch in every trial', 'lostBeyondPrediction == 0 in every trial']));
+      } else if (name === 'peer3-power-cut-all') {
+        // Three systems, one load shape, each through its own driver (the Kafka-protocol ones through the same client).
+        expect(s.matrix.map((c) => [c.params.target, c.params.driver, c.params.flush])).toEqual([
+          ['durolab', 'kafka', 'never'], ['durolab', 'kafka', 'per-batch'], ['kafka', 'kafka', 'never'], ['kafka', 'kafka', 'per-batch'], ['nats', 'nats', 'never'], ['nats', 'nats', 'per-batch'],
+        ]);
+        expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all' });
+        expect(s.expectations.map((e) => e.expression)).toContain('ackedLost == 0 where flush == per-batch in every trial');
       } else if (name === 'recovery-time-power-cut') {
         // Both engines on the host route's fault disk, a cut of the broker: what acks=1 without a flush loses is predicted.
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
@@ -508,7 +531,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 2,
     column: 21,
     path: 'workload.driver',
-    expected: /^http\|kafka$/,
+    expected: /^http\|kafka\|nats$/,
     found: "'grpc'",
   },
   {
@@ -571,7 +594,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 2,
     column: 9,
     path: 'target',
-    expected: /^process\|vm\|kafka\|external$/,
+    expected: /^process\|vm\|kafka\|external\|nats$/,
     found: "'vmm'",
   },
   {

@@ -22,7 +22,10 @@ const STREAM_GONE_AFTER_MS = 5000;
 export class NatsCluster extends HostProcessCluster<NatsNodeProcess> implements FaultableCluster {
   private leaderName: string | null = null;
   private nc: NatsConnection | null = null;
-  private jsm: JetStreamManager | null = null;
+  /** The manager being opened or open: one for every caller (the poller and the recovery share it). */
+  private jsm: Promise<JetStreamManager> | null = null;
+  /** Counts closeManager calls: a connection that finishes opening after a close is closed, not kept. */
+  private closes = 0;
 
   constructor(
     nodes: NatsNodeProcess[],
@@ -49,16 +52,40 @@ export class NatsCluster extends HostProcessCluster<NatsNodeProcess> implements 
     }));
   }
 
-  /** The harness's own connection (stream creation and leader polling), opened once. */
-  private async manager(): Promise<JetStreamManager> {
+  /**
+   * The harness's own connection (stream creation and leader polling), opened once and shared:
+   * callers that come while it opens wait for the same one (two callers opening their own left
+   * one connection unclosed, reconnecting for ever, and one caller's close failed the other's
+   * request with "connection closed"). A failed open is forgotten: the next caller tries afresh.
+   */
+  private manager(): Promise<JetStreamManager> {
     if (this.jsm) return this.jsm;
-    this.nc = await connectNats(this.brokers.map((b) => b.url), 'durolab-target');
-    this.jsm = await jetstreamManager(this.nc, { timeout: 2000 });
-    return this.jsm;
+    const closesAtOpen = this.closes;
+    const opening = (async () => {
+      const nc = await connectNats(this.brokers.map((b) => b.url), 'durolab-target');
+      if (this.closes !== closesAtOpen) {
+        await nc.close().catch(() => undefined);
+        throw new Error('nats cluster: connection closed while it opened');
+      }
+      this.nc = nc;
+      try {
+        return await jetstreamManager(nc, { timeout: 2000 });
+      } catch (err) {
+        if (this.nc === nc) this.nc = null;
+        await nc.close().catch(() => undefined);
+        throw err;
+      }
+    })();
+    this.jsm = opening;
+    opening.catch(() => {
+      if (this.jsm === opening) this.jsm = null;
+    });
+    return opening;
   }
 
   private async closeManager(): Promise<void> {
     const nc = this.nc;
+    this.closes++;
     this.nc = null;
     this.jsm = null;
     await nc?.close().catch(() => undefined);
@@ -96,7 +123,10 @@ export class NatsCluster extends HostProcessCluster<NatsNodeProcess> implements 
         await createNatsStream(await this.manager(), this.stream);
         return;
       } catch (err) {
-        if (!/no suitable peers|peer offline|temporarily unavailable|insufficient resources/i.test((err as Error).message) || Date.now() > end) throw err;
+        const message = (err as Error).message;
+        if (!/no suitable peers|peer offline|temporarily unavailable|insufficient resources|connection closed|timeout/i.test(message) || Date.now() > end) throw err;
+        // The connection closed under the request (the poller's refresh closes a failed one): open it again.
+        if (/connection closed|timeout/i.test(message)) await this.closeManager();
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -184,7 +214,10 @@ export class NatsCluster extends HostProcessCluster<NatsNodeProcess> implements 
     await this.waitForMetaLeader(START_TIMEOUT_MS);
     const since = Date.now();
     for (;;) {
-      const info = await natsStreamInfo(await this.manager(), this.topic).catch(() => undefined);
+      // undefined: no answer yet (JetStream not ready, the connection still opening or closed by the poller).
+      const info = await this.manager()
+        .then((jsm) => natsStreamInfo(jsm, this.topic))
+        .catch(() => undefined);
       if (info) return null;
       if (info === null && Date.now() - since > STREAM_GONE_AFTER_MS) break;
       if (Date.now() - since > START_TIMEOUT_MS) return null; // waitForLeaders will say what is wrong
