@@ -183,10 +183,10 @@ faults:
 
   it('refuses it on vm (and says why), on external, without a duration, and healing after the load', () => {
     expect(() => compile(scenario({ target: 'vm' }))).toThrow(
-      /df\.yaml:\d+:\d+ faults\[0\]\.kind: expected .* on target: vm \(disk-full needs target: process \| kafka; target vm: its brokers' disks are ext4 inside QEMU guests.*\), found 'disk-full'/,
+      /df\.yaml:\d+:\d+ faults\[0\]\.kind: expected .* on target: vm \(disk-full needs target: process \| kafka \| nats; target vm: its brokers' disks are ext4 inside QEMU guests.*\), found 'disk-full'/,
     );
     expect(() => compile(scenario({ target: 'external', extra: 'external: { bootstrap: ["127.0.0.1:9092"], kill: ["true"], restart: ["true"] }\n' }))).toThrow(
-      /faults\[0\]\.kind: expected .* on target: external \(disk-full needs target: process \| kafka\), found 'disk-full'/,
+      /faults\[0\]\.kind: expected .* on target: external \(disk-full needs target: process \| kafka \| nats\), found 'disk-full'/,
     );
     expect(() => compile(scenario({ fault: '{ kind: disk-full, target: leader, when: { at: 2s } }' }))).toThrow(
       /faults\[0\]\.duration: expected duration: S with a disk-full fault \(how long it lasts before its heal\), found none/,

@@ -64,12 +64,12 @@ describe('scenario check of partition and slow-link entries', () => {
 
   it('refuses a network fault on targets without a lab network, and a file that asks loopback', () => {
     const vm = problems(`target: vm\n${entry('kind: slow-link, target: leader, rate: 8mbit')}`);
-    expect(vm).toEqual([expect.stringMatching(/^faults\[0\]\.kind: expected power-cut \| process-kill \| crash-states on target: vm \(slow-link needs target: process \| kafka; target vm has no lab network: its brokers are QEMU guests/)]);
+    expect(vm).toEqual([expect.stringMatching(/^faults\[0\]\.kind: expected power-cut \| process-kill \| crash-states on target: vm \(slow-link needs target: process \| kafka \| nats; target vm has no lab network: its brokers are QEMU guests/)]);
     // Target external delivers a partition through its command templates (external/external-faults.ts): without them it is refused, naming them; a slow link it cannot deliver at all.
     const external = problems(`target: external\nexternal: { bootstrap: ["127.0.0.1:9092"], kill: ["true"], restart: ["true"] }\n${entry('kind: partition, target: leader')}`);
     expect(external.join('\n')).toMatch(/faults\[0\]\.kind: expected external\.partition and external\.heal \(argv templates\) for a partition fault on target: external/);
     const slow = problems(`target: external\nexternal: { bootstrap: ["127.0.0.1:9092"], kill: ["true"], restart: ["true"] }\n${entry('kind: slow-link, target: leader, rate: 8mbit')}`);
-    expect(slow.join('\n')).toMatch(/faults\[0\]\.kind: expected .* on target: external \(slow-link needs target: process \| kafka; target external has no lab network: its brokers run on hosts the lab did not start/);
+    expect(slow.join('\n')).toMatch(/faults\[0\]\.kind: expected .* on target: external \(slow-link needs target: process \| kafka \| nats; target external has no lab network: its brokers run on hosts the lab did not start/);
     expect(problems(`settings: { network: loopback }\n${entry('kind: partition, target: leader')}`)).toEqual([
       'settings.network: expected namespaces, or no network at all, with a partition fault (each broker its own host: the fault acts on the lab network), found loopback',
     ]);

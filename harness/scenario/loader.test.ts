@@ -549,7 +549,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 5,
     column: 11,
     path: 'faults[0].kind',
-    expected: /on target: external \(crash-states needs target: process \| vm \| kafka\)/,
+    expected: /on target: external \(crash-states needs target: process \| vm \| kafka \| nats\)/,
     found: "'crash-states'",
   },
   {

@@ -45,6 +45,6 @@ describe('scenario check on fault schedules', () => {
       /faults\[0\]\.kind: expected a crash-states fault alone in faults: \(its cell is its own trial/,
     );
     expect(() => compile('  - { kind: pause, target: followers, when: { at: 1s }, duration: 1s }\n', '', '{ brokers: 2, replicationFactor: 1 }')).toThrow(/faults\[0\]\.target: expected leader \| all \| a broker id with replicationFactor 1/);
-    expect(() => compile('  - { kind: pause, target: leader, when: { at: 1s }, duration: 1s }\n', 'target: vm\n')).toThrow(/faults\[0\]\.kind: .*on target: vm \(pause needs target: process \| kafka \| external\)/);
+    expect(() => compile('  - { kind: pause, target: leader, when: { at: 1s }, duration: 1s }\n', 'target: vm\n')).toThrow(/faults\[0\]\.kind: .*on target: vm \(pause needs target: process \| kafka \| external \| nats\)/);
   });
 });
