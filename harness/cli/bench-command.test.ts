@@ -168,7 +168,7 @@ expectations:
       [['acks-all', '--repeat', '0'], "--repeat (REPEAT): expected a whole number >= 1, found '0'"],
       [['acks-all', '--summary', 'bogus'], "--summary: expected one of text, markdown, json, found 'bogus'"],
       [['acks-all', '--seed=-1'], "--seed: expected a whole number from 0 to 4294967295, found '-1'"],
-      [['acks-all', '--driver', 'grpc'], "--driver (DRIVER): expected http | kafka, found 'grpc'"],
+      [['acks-all', '--driver', 'grpc'], "--driver (DRIVER): expected http | kafka | nats, found 'grpc'"],
       [['--list', 'extra'], '--list takes no scenario, found extra'],
       [['acks-all', 'io-modes'], 'expected one scenario name or file, found 2'],
     ];
