@@ -81,13 +81,16 @@ expectations:
       expect(late!.lag.max).toBeGreaterThan(0);
       // The tailing group started at the log end with the load: nearly all (what arrived in its last long poll may be missing).
       expect(tailing!.records).toBeGreaterThanOrEqual(acked * 0.9);
-      // Two members of one group through the coordinator: it split the two partitions between
-      // them (FindCoordinator, JoinGroup, SyncGroup, heartbeats, OffsetCommit), and together
-      // they read the whole log, each record at least once.
+      // Two members of one group through the coordinator (FindCoordinator, JoinGroup, SyncGroup,
+      // heartbeats, OffsetCommit): both joined and were given partitions, between them both of
+      // them, and together they read the whole log, each record at least once. The last
+      // assignment each saw is not asserted as one partition each: on a loaded machine a member
+      // that missed its heartbeats leaves and rejoins, and the other's last join may be the
+      // generation in which it held both (a CI run saw [0, 1] and [0, 1]).
       expect(members!.membership).toBe('group');
       expect(members!.joins).toBeGreaterThanOrEqual(2);
-      expect(members!.members!.map((m) => m.partitions.length)).toEqual([1, 1]);
-      expect(members!.members!.flatMap((m) => m.partitions).sort()).toEqual([0, 1]);
+      for (const m of members!.members!) expect(m.partitions.length).toBeGreaterThanOrEqual(1);
+      expect([...new Set(members!.members!.flatMap((m) => m.partitions))].sort()).toEqual([0, 1]);
       expect(members!.records - (members!.redelivered ?? 0)).toBeGreaterThanOrEqual(acked - 2 * 8 * 4);
       for (const g of [tailing!, late!, members!]) {
         expect(g.errors).toEqual([]);

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../engine/common/repo-root.ts';
-import { findProcessesMatching, isAlive } from '../../vm/process-registry.ts';
+import { findProcessesMatching } from '../../vm/process-registry.ts';
+import { goneWithin } from '../orphan-test-helpers.ts';
 import { KAFKA_JVM_MARKER } from './kafka-node.ts';
 import { requireKafka } from './kafka-requirements.ts';
 
@@ -51,15 +52,6 @@ function cmdOf(pid: number): string {
   } catch {
     return '';
   }
-}
-
-async function goneWithin(pids: number[], ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (pids.some(isAlive)) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
 }
 
 describe('target: kafka leaves no JVM behind', () => {

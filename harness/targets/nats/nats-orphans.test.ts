@@ -9,7 +9,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../../engine/common/repo-root.ts';
-import { findProcessesMatching, isAlive } from '../../vm/process-registry.ts';
+import { findProcessesMatching } from '../../vm/process-registry.ts';
+import { goneWithin } from '../orphan-test-helpers.ts';
 import { requireNats } from '../../../test/requirements.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-orphans-'));
@@ -47,15 +48,6 @@ async function benchUntilLoadRuns(name: string) {
   const all = findProcessesMatching(dir);
   const mounts = [...out.matchAll(/-> ext4 on (\S+)/g)].map((m) => m[1]!);
   return { child, servers, all, mounts, out: () => out };
-}
-
-async function goneWithin(pids: number[], ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (pids.some(isAlive)) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return true;
 }
 
 describe('target: nats on fault disks leaves nothing behind', () => {
