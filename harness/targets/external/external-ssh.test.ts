@@ -90,6 +90,8 @@ describe('target: external over ssh (sshd in lab namespaces)', () => {
       const jvm = `pgrep --ns $$ --nslist net -f 'kafka[.]Kafka ${kafkaDir}/broker-{id}/server.properties'`;
       const q = (argv: string[]) => JSON.stringify(argv);
       const file = path.join(work, 'external-ssh.yaml');
+      // The kill lands 5 s after the heal: a loaded CI run killed 1 s after it, while acks=all still waited on the healed broker, and the
+      // lab rightly called that trial suspect (no ack in the last second before the cut), leaving the expectation NOT EVALUATED.
       const yaml = `question: Do a pause and a partition delivered over ssh to a cluster the lab did not start lose acknowledged records?
 target: external
 external:
@@ -103,11 +105,11 @@ external:
   commandTimeoutSec: 20
 cluster: { brokers: 3, topic: ext, partitions: 1, replicationFactor: 3, minInsyncReplicas: 2 }
 settings: { acks: all, flush: never }
-workload: { recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 15s }
+workload: { recordBytes: 512, recordsPerBatch: 8, connections: 2, warmup: 0s, duration: 19s }
 faults:
   - { kind: pause, target: 1, when: { at: 2s }, duration: 2s }
   - { kind: partition, target: 2, from: rest, when: { at: 5s }, duration: 6s }
-  - { kind: process-kill, target: 0, when: { at: 12s } }
+  - { kind: process-kill, target: 0, when: { at: 16s } }
 expectations:
   - ackedLost == 0 in every trial
 `;
@@ -155,7 +157,7 @@ expectations:
       expect(shrankOrMoved || trial.hwLongestStillMs! >= 3000, `${JSON.stringify(led)}; HW still up to ${trial.hwLongestStillMs} ms; partition ${partition.startMs}-${partition.healMs} ms`).toBe(true);
       expect(trial.ledger.acked).toBeGreaterThan(1000);
       expect(trial.ledger.ackedLost).toBe(0);
-      expect(out.run.expectations[0]!.state, out.run.expectations[0]!.detail).toBe('pass');
+      expect(out.run.expectations[0]!.state, `${out.run.expectations[0]!.detail}; trial note: ${trial.note ?? 'none'}`).toBe('pass');
       // Nothing left in force: no JVM stopped, no rule on any node.
       expect(stoppedProcesses([...pids.values(), restarted()])).toEqual([]);
       for (const ns of netnsNames) expect((await execa('ip', ['netns', 'exec', ns, 'nft', 'list', 'tables'])).stdout).not.toContain(TABLE);
