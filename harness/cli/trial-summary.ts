@@ -5,6 +5,7 @@ import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import { TRIAL_STEPS, cycleBreakdowns } from '../results/trial-steps.ts';
 import { beyondPredictionText } from '../checker/loss-prediction.ts';
+import { unavailableLine } from '../results/unavailable-text.ts';
 import { RECOUNT_CAPTION, RECOUNT_HEADERS, recountCells, recountRowsOf } from '../recount/recount-rows.ts';
 
 export interface CellTrialStats {
@@ -14,6 +15,8 @@ export interface CellTrialStats {
   suspect: number;
   /** Attempts that could not be judged and were run again (Trial.replacedBy). */
   replaced: number;
+  /** Fault trials whose cluster did not come back (CellResult.unavailableTrials): not checked, not in the loss figures. */
+  unavailable: number;
   ackedLost: Distribution | null;
   /** Over trials that lost something (a trial without loss has no window). */
   lossWindowSec: Distribution | null;
@@ -30,6 +33,7 @@ function cellTrialStats(c: CellResult): CellTrialStats {
     faulted: trials.filter((t) => t.fault).length,
     suspect: trials.filter((t) => t.suspect).length,
     replaced: trials.filter((t) => t.replacedBy !== undefined).length,
+    unavailable: c.unavailableTrials?.length ?? 0,
     ackedLost: distribution(trials.map((t) => t.ledger.ackedLost)),
     lossWindowSec: distribution(trials.map((t) => t.fault?.lossWindowSec).filter((v): v is number => typeof v === 'number')),
     cycleSec: distribution(trials.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number').map((ms) => ms / 1000)),
@@ -47,9 +51,9 @@ function dist(d: Distribution | null, f: (n: number) => string): string {
 
 /** '' when no cell of the run had a fault. */
 export function trialSummary(run: RunResult): string {
-  const stats = run.cells.filter((c) => (c.trials ?? []).some((t) => t.fault || t.suspect)).map(cellTrialStats);
+  const stats = run.cells.filter((c) => (c.trials ?? []).some((t) => t.fault || t.suspect) || c.unavailableTrials?.length).map(cellTrialStats);
   if (stats.length === 0) return '';
-  const headers = ['cell', 'trials', 'acked lost min/med/max', 'lost per trial', 'loss window s min/med/max', 'recovery s med', 'trial cycle s min/med/max', 'suspect'];
+  const headers = ['cell', 'trials', 'acked lost min/med/max', 'lost per trial', 'loss window s min/med/max', 'recovery s med', 'trial cycle s min/med/max', 'suspect', 'unavailable'];
   const rows = stats.map((s) => [
     s.cell,
     s.replaced ? `${s.trials} (${s.replaced} replaced)` : String(s.trials),
@@ -59,8 +63,14 @@ export function trialSummary(run: RunResult): string {
     s.recoverSec ? sec(s.recoverSec.median) : '-',
     dist(s.cycleSec, sec),
     String(s.suspect),
+    String(s.unavailable),
   ]);
-  const out = ['faults (per cell over its trials; acked lost = acknowledged records missing after recovery):', renderTable(headers, rows, (i) => i > 0 && i !== 3)];
+  const out = [
+    'faults (per cell over its checked trials; acked lost = acknowledged records missing after recovery; unavailable = trials whose cluster did not come back, not checked):',
+    renderTable(headers, rows, (i) => i > 0 && i !== 3),
+  ];
+  const unavailable = run.cells.flatMap((c) => (c.unavailableTrials ?? []).map((u) => `  ${c.id} trial ${u.index + 1}: ${unavailableLine(u)}`));
+  if (unavailable.length) out.push('unavailable after the fault (a finding of the system; expectations on ledger figures are NOT EVALUATED for these trials):', ...unavailable);
   const predicted = predictionSummary(run);
   if (predicted) out.push(predicted);
   const recounted = recountRowsOf(run);

@@ -167,6 +167,21 @@ const cell = z.object({
   }),
   histograms: z.object({ latencyUs: z.string(), correctedLatencyUs: z.string().optional() }),
   timeseries: z.array(timePoint),
+  unavailableTrials: z
+    .array(
+      z.object({
+        index: z.number(),
+        fault: z.string(),
+        targets: z.array(z.number()),
+        cutAtSec: z.number(),
+        acked: z.number(),
+        ackedBeforeCut: z.number(),
+        recoveryTimeoutMs: z.number(),
+        failed: z.string(),
+        evidence: z.string(),
+      }),
+    )
+    .optional(),
   trials: z
     .array(
       z.object({

@@ -100,6 +100,25 @@ describe('loss section', () => {
     expect(terminal).toMatch(/vm fdatasync acks=1: HW going back not measured in (\d+) of \1 trials \(trial 0: hw-0: its high watermark could not be read before the fault/);
   });
 
+  it('names the trials whose cluster did not come back, in the table, below it and in the terminal, after a read back', () => {
+    const run = runWithTimelines();
+    run.cells[1].unavailableTrials = [
+      { index: 3, fault: 'power-cut', targets: [1, 2, 3], cutAtSec: 13.25, acked: 133_360, ackedBeforeCut: 133_000, recoveryTimeoutMs: 60_000, failed: 'the cluster did not come back within the recovery timeout (60 s): no leader for stream', evidence: '/r/rep-4' },
+    ];
+    const back = asRunResult(JSON.parse(JSON.stringify(run)), 'test');
+    expect(back.cells[1].unavailableTrials).toEqual(run.cells[1].unavailableTrials);
+    const html = lossDistributionTable(back);
+    const row = html.split('<tr>').find((r) => r.includes('vm fdatasync acks=1'))!;
+    expect(row).toContain('+ 1 unavailable');
+    expect(html).toContain('Unavailable after the fault');
+    expect(html).toContain('trial 4</b>: UNAVAILABLE after the power-cut of broker 1, 2, 3 at 13.25 s');
+    expect(html).toContain('133,360 acknowledged records (133,000 before the fault) could not be read back');
+    const terminal = trialSummary(back);
+    expect(terminal).toMatch(/^vm fdatasync acks=1 .* 0 +1$/m);
+    expect(terminal).toContain('vm fdatasync acks=1 trial 4: UNAVAILABLE after the power-cut of broker 1, 2, 3 at 13.25 s: the cluster did not come back');
+    expect(terminal).toContain('evidence in /r/rep-4');
+  });
+
   it('leaves a run without faults without the section extras', () => {
     const html = renderRunReport(processRun());
     expect(html).not.toContain('loss-distribution-table');

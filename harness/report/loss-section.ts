@@ -6,6 +6,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import { distribution, median } from '../../engine/common/stats.ts';
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
 import type { Chart } from './charts.ts';
+import { unavailableLine } from '../results/unavailable-text.ts';
 import { escapeHtml, fmtBytes, fmtInt, fmtMs, fmtSeconds, PAGE_BYTES } from './format.ts';
 
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
@@ -74,18 +75,28 @@ function summedLedgerCount(ts: Trial[], key: 'ackedWithoutOffset' | 'ackedWhileI
   return { text: fmtInt(sum), v: sum };
 }
 
+/** A cell with fault trials: checked ones, or ones whose cluster did not come back. */
+const hasFaulted = (c: CellResult) => faultTrials(c).length > 0 || (c.unavailableTrials?.length ?? 0) > 0;
+
 export function hasFaultTrials(run: RunResult): boolean {
-  return run.cells.some((c) => faultTrials(c).length > 0);
+  return run.cells.some(hasFaulted);
+}
+
+/** Trials whose cluster did not come back after the fault, one line each (a finding; not in the loss figures); '' when none. */
+function unavailableList(run: RunResult): string {
+  const items = run.cells.flatMap((c) => (c.unavailableTrials ?? []).map((u) => `<li><b>${escapeHtml(c.id)} trial ${u.index + 1}</b>: ${escapeHtml(unavailableLine(u))}</li>`));
+  if (items.length === 0) return '';
+  return `<p class="bad">Unavailable after the fault: the cluster did not come back within the recovery timeout, so these trials were not checked; their acknowledged records are neither lost nor kept in the figures above, and an expectation on a ledger figure is NOT EVALUATED for them.</p><ul class="unavailable-trials">${items.join('')}</ul>`;
 }
 
 /** One row per cell with fault trials: min / median / max over its trials. */
 export function lossDistributionTable(run: RunResult): string {
-  const cells = run.cells.filter((c) => faultTrials(c).length > 0);
+  const cells = run.cells.filter(hasFaulted);
   if (cells.length === 0) return '';
   const td = (d: { text: string; v: number | '' }, cls = '') => `<td class="num${cls ? ` ${cls}` : ''}" data-v="${d.v}">${escapeHtml(d.text)}</td>`;
   const head = [
     ['cell', ''],
-    ['trials', 'trials with a fault (suspect ones in brackets)'],
+    ['trials', 'checked trials with a fault (suspect ones in brackets), and trials whose cluster did not come back (unavailable, not checked)'],
     ['acked lost min / median / max', 'acknowledged records missing after recovery, over the trials'],
     ['lost per trial', ''],
     ['acked without offset', 'acknowledged records whose delivery report carried no offset (librdkafka reports a retry the broker found a duplicate of that way), over the trials: counted in acked, they must survive and are found by their identity'],
@@ -114,7 +125,7 @@ export function lossDistributionTable(run: RunResult): string {
     return (
       '<tr>' +
       `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>` +
-      `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}</td>` +
+      `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}${unavailableBadge(c)}</td>` +
       td(dist(lost, fmtInt), anyLost ? 'bad' : '') +
       `<td class="mono">${escapeHtml(lost.map(fmtInt).join(', '))}</td>` +
       td(summedLedgerCount(ts, 'ackedWithoutOffset')) +
@@ -128,7 +139,12 @@ export function lossDistributionTable(run: RunResult): string {
       '</tr>'
     );
   });
-  return `<table class="sortable" id="loss-distribution-table"><thead><tr>${head}</tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+  return `<table class="sortable" id="loss-distribution-table"><thead><tr>${head}</tr></thead><tbody>${rows.join('\n')}</tbody></table>${unavailableList(run)}`;
+}
+
+function unavailableBadge(c: CellResult): string {
+  const us = c.unavailableTrials ?? [];
+  return us.length ? ` <span class="bad" title="${escapeHtml(us.map((u) => `trial ${u.index + 1}: ${u.failed}`).join('\n'))}">+ ${us.length} unavailable</span>` : '';
 }
 
 interface TimelineRow {

@@ -287,6 +287,26 @@ export interface RecountFigures {
   images: number;
 }
 
+/** A fault trial whose cluster did not come back (CellResult.unavailableTrials): what it had acknowledged, what failed, where its evidence is. */
+export interface UnavailableTrial {
+  /** The attempt's number in its cell, from 0 (as Trial.index). */
+  index: number;
+  /** The fault kind and the brokers it hit. */
+  fault: string;
+  targets: number[];
+  /** Seconds into the load when the fault was delivered. */
+  cutAtSec: number;
+  /** Records acknowledged in the whole trial, and before the fault: what nobody could read back. */
+  acked: number;
+  ackedBeforeCut: number;
+  /** How long the lab waited for the cluster (the target's recovery timeout). */
+  recoveryTimeoutMs: number;
+  /** What did not come back, as the recovery said it. */
+  failed: string;
+  /** The trial's directory: ledger.ndjson, check.json, broker logs, disk images. */
+  evidence: string;
+}
+
 export interface Trial {
   /**
    * The attempt's number in its cell, in the order they ran, from 0; its evidence (ledger,
@@ -398,6 +418,12 @@ export interface CellResult {
   histograms: { latencyUs: string; correctedLatencyUs?: string };
   timeseries: TimePoint[];
   trials?: Trial[];
+  /**
+   * Fault trials whose cluster did not come back after the fault within the recovery timeout: a
+   * finding (the system was unavailable), not checked, so their acknowledged records are neither
+   * lost nor kept in `ledger` and an expectation on a ledger figure is NOT EVALUATED for them.
+   */
+  unavailableTrials?: UnavailableTrial[];
   accelerator?: 'kvm' | 'tcg';
   /** Per-repetition figures, in order (absent in run.json files written before they were kept). */
   repetitions?: RepetitionFigures[];

@@ -7,7 +7,7 @@
 // footprint (figures of a load that ran); broker figures are the last attempt's.
 import * as hdr from 'hdr-histogram-js';
 import type { MatrixCell } from '../scenario/types.ts';
-import type { CellResult, ReplicaAgreement, RepetitionFigures, Steadiness, Trial } from '../results/types.ts';
+import type { CellResult, ReplicaAgreement, RepetitionFigures, Steadiness, Trial, UnavailableTrial } from '../results/types.ts';
 import type { ProduceResult } from '../drivers/types.ts';
 import type { PreloadResult } from '../workload/preload.ts';
 import type { ProcessFootprint } from '../probes/process-stat.ts';
@@ -34,6 +34,8 @@ export class CellFigures {
   private readonly repFigures: RepetitionFigures[] = [];
   private ledgerSum = emptyLedger();
   readonly trials: Trial[] = [];
+  /** Fault trials whose cluster did not come back (unavailable-trial.ts): not checked, not in the sums. */
+  readonly unavailable: UnavailableTrial[] = [];
   timeseries: CellResult['timeseries'] = [];
   broker = summarizeBrokers([], []);
   accelerator: CellResult['accelerator'];
@@ -99,6 +101,7 @@ export class CellFigures {
       ...withSteadiness(judged(this.repFigures)),
       timeseries: this.timeseries,
       trials: this.trials,
+      ...(this.unavailable.length ? { unavailableTrials: this.unavailable } : {}),
       ...(this.accelerator ? { accelerator: this.accelerator } : {}),
       ...(this.preload ? { preload: this.preload } : {}),
       ...(this.brokerProcesses?.length ? { brokerProcesses: this.brokerProcesses } : {}),

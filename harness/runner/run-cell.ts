@@ -2,7 +2,9 @@
 // probes, load with an ack ledger, the fault if the scenario has one, then recovery and the
 // checker (run-trial.ts); the repetitions' figures merged into the cell's CellResult
 // (cell-figures.ts). A trial that cannot be judged (the fault did not fire, suspect) is run
-// again within workload.extraTrials (trial-attempts.ts); every attempt is kept.
+// again within workload.extraTrials (trial-attempts.ts); every attempt is kept. A fault trial whose
+// cluster did not come back is kept as unavailable, a finding, and the next attempt runs
+// (unavailable-trial.ts).
 import type { MatrixCell } from '../scenario/types.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
 import type { ClientDriver } from '../drivers/types.ts';

@@ -19,6 +19,8 @@ import { guestSeries } from './cell-probes.ts';
 import { cacheHitRatio, consumerLine, producerP99Around } from './consumer-lines.ts';
 import { TrialEvidence, recountKept, remarkableTrial, writeFailedCheck, writeLedger } from './trial-evidence.ts';
 import { TrialResources } from './trial-resources.ts';
+import { TrialUnavailableError } from './unavailable-trial.ts';
+import { unavailableLine } from '../results/unavailable-text.ts';
 import { startTrialCluster, type CellContext } from './trial-cluster.ts';
 import { startTrialLoad } from './trial-load.ts';
 import { driveTrialFault } from './trial-fault.ts';
@@ -140,6 +142,12 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
     );
     if (trial.replicas) log(`rep ${rep + 1}: ${replicaLine(trial.replicas)}`);
   } catch (err) {
+    // The cluster did not come back after the fault: a finding the cell keeps; the next attempt runs.
+    if (err instanceof TrialUnavailableError) {
+      figures.unavailable.push(err.entry);
+      log(`${attempts.label(rep)}: ${unavailableLine(err.entry)}`);
+      return { trial: null, interrupted: false, stop: false };
+    }
     // Ctrl-C in the middle of a repetition: the finished ones stay in the cell.
     if (!opts.signal.aborted || figures.trials.length === 0) throw err;
     log(`rep ${rep + 1}: interrupted (${(err as Error).message}); keeping ${figures.trials.length} finished repetition(s)`);

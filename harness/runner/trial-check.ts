@@ -15,6 +15,7 @@ import { checkAfterLoad } from './load-trial.ts';
 import { brokerFigures, type FiguresReading } from './broker-figures.ts';
 import { addAgreementTo, replicaAgreement, withDeviceFlushes } from './trial-accounting.ts';
 import { predictTrialLoss } from './loss-window.ts';
+import { ClusterUnavailableError, TrialUnavailableError } from './unavailable-trial.ts';
 import { CHECK_FILE, LEDGER_FILE, writeFailedCheck, writeLedger, type TrialEvidence } from './trial-evidence.ts';
 import type { TrialClock } from './trial-clock.ts';
 import type { IsrChange } from '../probes/isr-sampler.ts';
@@ -61,6 +62,21 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
     timeoutMs: caps.recoveryTimeoutMs,
     clock: i.clock,
   }).catch((err: unknown) => {
+    if (err instanceof ClusterUnavailableError && !ctx.opts.signal.aborted) {
+      const failed = writeFailedCheck(repDir, 'recovery after the fault: the cluster did not come back', err);
+      i.evidence.keep('the cluster was unavailable after the fault');
+      throw new TrialUnavailableError({
+        index: rep,
+        fault: fired.plan.fault.kind,
+        targets: fired.targets,
+        cutAtSec: (fired.cut.atMs - loadStartMs) / 1000,
+        acked: ledger.counts().ackedRecords,
+        ackedBeforeCut: acks.ackedBeforeCut,
+        recoveryTimeoutMs: err.recoveryTimeoutMs,
+        failed,
+        evidence: repDir,
+      });
+    }
     const message = writeFailedCheck(repDir, 'recovery and check after the fault', err);
     i.evidence.keep('the recovery or check failed');
     throw new Error(`rep ${rep + 1}: recovery or check after the fault failed (${message}); evidence kept in ${repDir} (${LEDGER_FILE}, ${CHECK_FILE}, broker logs, disk images)`);

@@ -7,11 +7,13 @@
 // to judge and nothing in doubt are left out and named: a cell or trial with 0 acknowledged
 // records for a loss figure, RF 1 for replica divergence, a cell whose consumers consumed
 // nothing or stopped on an error for a poll check, a skipped cell, a replaced attempt that held.
-// An expectation with no part judged is NOT EVALUATED.
+// A trial whose cluster did not come back after its fault was not checked: a ledger figure is
+// in doubt for it. An expectation with no part judged is NOT EVALUATED.
 import type { CellResult, ExpectationResult, ExpectationState, Trial } from '../results/types.ts';
 import { DEFAULT_SETTINGS, SETTINGS, overlaySettings, type SettingValue } from './settings.ts';
 import type { CompareOp, Condition, Expectation, Scenario } from './types.ts';
 import { faultOfCell, whyUnjudged } from './trial-judgement.ts';
+import { unavailableText } from '../results/unavailable-text.ts';
 
 /** Ledger figures that only mean something when records were acknowledged: with 0 acked they are not evaluated. */
 const NEEDS_ACKS = new Set(['ledger.ackedLost', 'ledger.offsetChanged', 'ledger.inconsistentOffsets', 'ledger.outOfOrder', 'ledger.hwWentBack']);
@@ -134,7 +136,7 @@ const trialLeftOut = (path: string, t: Trial) =>
 
 function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict[] {
   const trials = cell.trials ?? [];
-  if (trials.length === 0) return [{ state: 'bad', text: `${cell.id}: no trials recorded` }];
+  if (trials.length === 0 && !cell.unavailableTrials?.length) return [{ state: 'bad', text: `${cell.id}: no trials recorded` }];
   // The figures of the judged trials and of every trial that broke the bound, in trial order.
   const figures: string[] = [];
   let broken = false;
@@ -225,6 +227,7 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
       verdicts.push(unmeasured);
       continue;
     }
+    verdicts.push(...unavailableVerdicts(e.left.path, cell));
     if (e.right.kind === 'number') {
       if (e.everyTrial) verdicts.push(...trialVerdicts(e, cell, hasFault, e.right.value));
       else verdicts.push(cellVerdict(e, cell, hasFault, e.right.value));
@@ -255,6 +258,7 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
         verdicts.push(unmeasuredPartner);
         continue;
       }
+      verdicts.push(...unavailableVerdicts(metric.path, r.cell));
       const rightWhy = cellLeftOut(metric.path, r.cell);
       if (rightWhy) {
         verdicts.push({ state: 'leftOut', text: rightWhy });
@@ -273,6 +277,12 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
     }
   }
   return result(e, verdicts);
+}
+
+/** A trial whose cluster did not come back was not checked: a ledger figure is unknown for it (runner/unavailable-trial.ts). */
+function unavailableVerdicts(path: string, cell: CellResult): Verdict[] {
+  if (!path.startsWith('ledger.')) return [];
+  return (cell.unavailableTrials ?? []).map((u) => ({ state: 'unknown', text: unavailableText(cell.id, u) }));
 }
 
 /** A skipped cell is left out; a cell that failed to run fails the expectation; null for a measured cell. */

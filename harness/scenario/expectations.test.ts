@@ -324,6 +324,30 @@ describe('verdict states', () => {
     expect(doubt.detail).toContain('held in cells io=direct,flush=never: trials 0; io=direct,flush=per-batch: trials 0');
   });
 
+  it('a trial whose cluster did not come back leaves a ledger expectation NOT EVALUATED, every trial or cell-wide; a loss in a checked trial still fails it; other figures are unaffected', () => {
+    const s = scenario(['ackedLost == 0 where io == direct in every trial', 'ackedLost == 0 where io == direct', 'throughput.recordsPerSec > 0 where io == direct'], FAULT);
+    const gone = { index: 1, fault: 'power-cut', targets: [1, 2, 3], cutAtSec: 13.2, acked: 900, ackedBeforeCut: 880, recoveryTimeoutMs: 60_000, failed: 'no leader for stream', evidence: '/r/rep-2' };
+    const withGone = (lost: number) =>
+      fourCells({
+        'io=direct,flush=never': { trials: [{ ...faulted(0), ledger: { ...CLEAN, ackedLost: lost } }], ledger: { ...CLEAN, ackedLost: lost }, unavailableTrials: [gone], throughput: { recordsPerSec: 10, mbPerSec: 1, requestsPerSec: 1 } },
+        'io=direct,flush=per-batch': { trials: [faulted(0)], throughput: { recordsPerSec: 10, mbPerSec: 1, requestsPerSec: 1 } },
+      });
+    const [every, cellWide, rate] = evaluateExpectations(s, withGone(0));
+    expect(every.state).toBe('not-evaluated');
+    expect(every.reason).toBe('io=direct,flush=never trial 2 not checked: unavailable after the power-cut (no leader for stream)');
+    expect(cellWide.state).toBe('not-evaluated');
+    expect(cellWide.reason).toContain('io=direct,flush=never trial 2 not checked');
+    expect(rate.state).toBe('pass');
+    // false > unknown: a checked trial's loss fails it whatever the unavailable trial.
+    const [lostEvery, lostCell] = evaluateExpectations(s, withGone(3));
+    expect(lostEvery.state).toBe('fail');
+    expect(lostCell.state).toBe('fail');
+    // A cell whose only trial was unavailable: not evaluated, not "no trials recorded".
+    const [only] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials: [], unavailableTrials: [gone] }, 'io=direct,flush=per-batch': { trials: [faulted(0)] } }));
+    expect(only.state).toBe('not-evaluated');
+    expect(only.detail).not.toContain('no trials recorded');
+  });
+
   it('an attempt replaced by a judged one does not hold the expectation back; a replaced attempt that broke the bound still fails it', () => {
     const s = scenario(['ackedLost == 0 where io == direct in every trial', 'ackedLost == 0 where io == direct'], FAULT);
     const replaced = (ackedLost: number) => ({ ...unfired(0), ledger: { ...CLEAN, ackedLost }, replacedBy: 1 });

@@ -22,3 +22,4 @@ export function whyUnjudged(trial: Trial, hasFault: boolean): string | null {
   if (trial.suspect) return `suspect (${trial.note ?? 'no reason recorded'})`;
   return null;
 }
+
