@@ -33,8 +33,9 @@ export function flushesText(c: CellResult): string {
         ? 'read after recovery'
         : 'read after the load';
   const device = b.deviceFlushes === undefined ? 'device: no flush counter' : `device ${int(b.deviceFlushes)} (${b.deviceFlushesScope ?? 'block device'})`;
-  const segments = b.segmentsFrom === 'broker' ? `; ${int(b.segments)} segments as the brokers count them` : '';
-  return `flushes: brokers ${int(b.flushes)} (${when}), ${device}${segments}`;
+  const segments = b.segmentsFrom === 'broker' && b.segments !== undefined ? `; ${int(b.segments)} segments as the brokers count them` : '';
+  const brokers = b.flushes === undefined ? 'brokers: not reported (these brokers give clients no flush count)' : `brokers ${int(b.flushes)} (${when})`;
+  return `flushes: ${brokers}, ${device}${segments}`;
 }
 
 /** '' for a cell with no fault errors: "after the fault: N connection refusals, M other errors (NAME n, ...)". */

@@ -50,8 +50,8 @@ export function summaryTable(run: RunResult): string {
       fmt(c.ledger.duplicates),
       fmt(c.ledger.outOfOrder),
       fmt(c.ledger.corrupt),
-      fmt(c.broker.flushes),
-      fmt(c.broker.segments),
+      c.broker.flushes === undefined ? '-' : fmt(c.broker.flushes),
+      c.broker.segments === undefined ? '-' : fmt(c.broker.segments),
     ];
   });
   const out = [renderTable(headers, rows, (i) => i > 0)];

@@ -120,10 +120,11 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
       const trials = judgedTrials(cell);
       return trials.length ? band(trials.map((t) => t.fault?.lossWindowSec ?? 0), 'trials') : null;
     }
+    // Not reported by the brokers nor counted from files: not measured (null), never 0.
     case 'segments':
-      return single(cell.broker.segments);
+      return cell.broker.segments === undefined ? null : single(cell.broker.segments);
     case 'flushes':
-      return single(cell.broker.flushes);
+      return cell.broker.flushes === undefined ? null : single(cell.broker.flushes);
     case 'tailingCacheHit': {
       // Groups that tail the log from the load's start (first repetition).
       const hits = (cell.consumers?.[0]?.groups ?? []).filter((g) => g.start === 'tail' && g.startAtSec === 0).map((g) => g.cacheHitRatio);

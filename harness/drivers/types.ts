@@ -238,11 +238,13 @@ export interface PartitionFigures {
   isr: number[];
   /** Bytes appended to this replica's log. */
   bytes: number;
-  flushes: number;
-  rolls: number;
+  /** Flushes (fsync/fdatasync) of this replica's log, and their time, as the broker counts them: absent from brokers that report none to clients (Kafka: JMX only; NATS), never 0 for unknown. */
+  flushes?: number;
+  flushTimeUs?: { p50: number; p99: number; p999: number; max: number };
+  /** Segment rolls, as the broker counts them (absent where not reported). */
+  rolls?: number;
   /** Segment files of this replica, as the broker counts them (absent from brokers that do not report it). */
   segments?: number;
-  flushTimeUs: { p50: number; p99: number; p999: number; max: number };
 }
 
 export interface BrokerMetrics {

@@ -200,13 +200,14 @@ export function findings(run: RunResult): string[] {
     out.push(`${c.id}: ${plural(n, 'error')} (${kinds.join(', ')}).`);
   }
 
-  const flushing = measured.filter((c) => c.broker.flushes > 0);
+  // Only brokers that report their flushes (durolab's): Kafka and NATS give clients no count.
+  const flushing = measured.flatMap((c) => ((c.broker.flushes ?? 0) > 0 && c.broker.flushTimeUs ? [{ c, flushes: c.broker.flushes!, times: c.broker.flushTimeUs }] : []));
   if (flushing.length) {
-    const worst = [...flushing].sort((a, b) => b.broker.flushTimeUs.p99 - a.broker.flushTimeUs.p99)[0];
-    const perFlush = ratio(worst.ledger.acked, worst.broker.flushes);
+    const { c: worst, flushes, times } = [...flushing].sort((a, b) => b.times.p99 - a.times.p99)[0]!;
+    const perFlush = ratio(worst.ledger.acked, flushes);
     out.push(
-      `Slowest flushes: ${worst.id}, p99 ${fmtUs(worst.broker.flushTimeUs.p99)} µs, max ${fmtUs(worst.broker.flushTimeUs.max)} µs over ` +
-        `${plural(worst.broker.flushes, 'flush', 'flushes')}` +
+      `Slowest flushes: ${worst.id}, p99 ${fmtUs(times.p99)} µs, max ${fmtUs(times.max)} µs over ` +
+        `${plural(flushes, 'flush', 'flushes')}` +
         (Number.isFinite(perFlush) ? ` (${fmtRate(perFlush)} acknowledged records per flush).` : '.'),
     );
   }

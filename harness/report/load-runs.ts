@@ -153,9 +153,10 @@ const cell = z.object({
   ledger,
   replicas: replicas.optional(),
   broker: z.object({
-    flushes: z.number(),
-    flushTimeUs: z.object({ p50: z.number(), p99: z.number(), p999: z.number(), max: z.number() }),
-    segments: z.number(),
+    // Older run.json files wrote 0 for a flush count no broker reported: read as written.
+    flushes: z.number().optional(),
+    flushTimeUs: z.object({ p50: z.number(), p99: z.number(), p999: z.number(), max: z.number() }).optional(),
+    segments: z.number().optional(),
     indexFiles: z.number().optional(),
     bytes: z.number(),
     rolls: z.number().optional(),

@@ -16,7 +16,7 @@ export interface RecoveryCompareRow {
   trials: number;
   /** The log before the fault (the broker figures' bytes and segments, first repetition). */
   logBytes: number;
-  segments: number;
+  segments: number | null;
   /** Median over the trials of the slowest hit broker's restart, ms. */
   restartMs: number | null;
   /** Median of the broker's own log-recovery time (durolab's RecoveryReport, Kafka's "Loaded N logs" figure), ms. */
@@ -52,7 +52,7 @@ export function recoveryCompareRows(run: RunResult): RecoveryCompareRow[] {
       target: cellSystem(run, c),
       trials: ts.length,
       logBytes: c.broker.bytes ?? 0,
-      segments: c.broker.segments,
+      segments: c.broker.segments ?? null,
       restartMs: median(nonNull(ts.map(restartOf))),
       logRecoveryMs: median(nonNull(ts.map(logRecoveryOf))),
       vsDurolab: null,
@@ -78,7 +78,7 @@ export function recoveryCompareSummary(run: RunResult): string {
     r.cell,
     String(r.trials),
     (r.logBytes / 2 ** 20).toFixed(0),
-    String(r.segments),
+    r.segments === null ? '-' : String(r.segments),
     sec(r.restartMs),
     sec(r.logRecoveryMs),
     ...(ratios ? [r.vsDurolab === null ? '-' : `${r.vsDurolab.toFixed(2)}x`] : []),

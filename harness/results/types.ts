@@ -112,9 +112,11 @@ export interface TimePoint {
 }
 
 export interface BrokerSummary {
-  flushes: number;
-  flushTimeUs: LatencyBrief;
-  segments: number;
+  /** The brokers' own flush count and the busiest replica's flush times: absent where no broker reports them (Kafka, NATS), never 0 for unknown; `deviceFlushes` counts the device's. */
+  flushes?: number;
+  flushTimeUs?: LatencyBrief;
+  /** Segment files: counted on this host (segmentsFrom host-files) or as the brokers count them (broker); absent where neither. */
+  segments?: number;
   indexFiles?: number;
   bytes: number;
   rolls?: number;

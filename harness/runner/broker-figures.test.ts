@@ -3,10 +3,16 @@
 // latest. The reads here are a seam (a function answering after a set delay); the real reads are
 // in harness/runner/power-cut.vm.test.ts (a TCG guest, no watch) and leader-kill.test.ts
 // (broker processes, watched).
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BrokerFiguresWatch, WATCH_PACE, summarizeBrokers } from './broker-figures.ts';
 import type { BrokerSummary } from '../results/types.ts';
+import type { PartitionFigures } from '../drivers/types.ts';
+import { KAFKA_STYLE_LOG_FILES } from '../targets/log-files.ts';
+import { NATS_KIND } from '../targets/nats/nats-kind.ts';
 
 /** A read answering after `ms(n)` for the n-th read (0-based) with flushes = n, or failing where `fails(n)`. */
 function reads(ms: (n: number) => number, fails: (n: number) => boolean = () => false) {
@@ -97,5 +103,41 @@ describe('BrokerFiguresWatch', () => {
     const startB = Date.now();
     expect(await stuck.atFault(300)).toEqual({ missing: 'no answer within 300 ms' });
     expect(Date.now() - startB).toBeLessThan(1000);
+  });
+});
+
+describe('summarizeBrokers', () => {
+  const part = (over: Partial<PartitionFigures>): PartitionFigures => ({ topic: 't', partition: 0, role: 'leader', leaderEpoch: 1, hw: 10, leo: 10, isr: [1], bytes: 4096, ...over });
+  const dirs = mkdtempSync(path.join(os.tmpdir(), 'durolab-broker-figures-'));
+  afterAll(() => rmSync(dirs, { recursive: true, force: true }));
+  const touch = (rel: string, bytes: number) => {
+    mkdirSync(path.dirname(path.join(dirs, rel)), { recursive: true });
+    writeFileSync(path.join(dirs, rel), Buffer.alloc(bytes));
+  };
+
+  it('sums what brokers report (durolab: flushes, times, rolls) and leaves out what none reports (Kafka, NATS), never 0', () => {
+    const durolab = summarizeBrokers([{ brokerId: 1, partitions: [part({ flushes: 7, rolls: 1, flushTimeUs: { p50: 90, p99: 200, p999: 300, max: 400 } })] }], []);
+    expect(durolab).toMatchObject({ flushes: 7, rolls: 1, flushTimeUs: { p99: 200 }, bytes: 4096 });
+    const kafka = summarizeBrokers([{ brokerId: 1, partitions: [part({})] }, { brokerId: 2, partitions: [part({ role: 'follower' })] }], []);
+    expect(kafka).toEqual({ bytes: 4096 });
+  });
+
+  it("counts segment files by the system's own names: Kafka's .log/.index beside NATS's message blocks", () => {
+    touch('kafka/t-0/00000000000000000000.log', 100);
+    touch('kafka/t-0/00000000000000000000.index', 10);
+    touch('kafka/t-0/00000000000000000000.timeindex', 10);
+    touch('kafka/t-0/00000000000000000100.log', 50);
+    touch('nats/jetstream/$G/streams/s/msgs/1.blk', 300);
+    touch('nats/jetstream/$G/streams/s/msgs/2.blk', 200);
+    touch('nats/jetstream/$G/streams/s/meta.inf', 20);
+    const kafka = summarizeBrokers([], [path.join(dirs, 'kafka')], KAFKA_STYLE_LOG_FILES);
+    expect(kafka).toEqual({ segments: 2, indexFiles: 2, segmentsFrom: 'host-files', bytes: 150 });
+    const nats = summarizeBrokers([], [path.join(dirs, 'nats')], NATS_KIND.capabilities.logFiles);
+    expect(nats).toEqual({ segments: 2, segmentsFrom: 'host-files', bytes: 500 });
+    // Kafka's names find nothing of NATS's store, nor NATS's of Kafka's: the names are the system's.
+    expect(summarizeBrokers([], [path.join(dirs, 'nats')], KAFKA_STYLE_LOG_FILES).segments).toBe(0);
+    // No names (a target whose data is not on this host): the brokers' own count, else nothing.
+    expect(summarizeBrokers([{ brokerId: 1, partitions: [part({ segments: 3 })] }], [])).toMatchObject({ segments: 3, segmentsFrom: 'broker' });
+    expect(summarizeBrokers([], [path.join(dirs, 'kafka')])).toEqual({ bytes: 0 });
   });
 });

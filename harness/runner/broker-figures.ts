@@ -9,45 +9,41 @@ import type { BrokerSummary } from '../results/types.ts';
 import type { BrokerMetrics, ClusterClient, PartitionFigures } from '../drivers/types.ts';
 import type { RunningCluster } from '../targets/types.ts';
 import type { TargetCapabilities } from '../targets/registry.ts';
+import type { LogFileNames } from '../targets/log-files.ts';
 
-export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[]): BrokerSummary {
-  let flushes = 0;
+/**
+ * The cell's broker figures from what the brokers report and, where the data dirs are on this
+ * host, from their files (`logFiles`: the system's names). A figure no broker reports and no
+ * file gives is absent, never 0.
+ */
+export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[], logFiles?: LogFileNames): BrokerSummary {
+  let flushes: number | undefined;
+  let rolls: number | undefined;
   let bytes = 0;
-  let rolls = 0;
   let busiest: PartitionFigures | null = null;
-  let reportedSegments = 0;
-  let segmentsReported = false;
+  let reportedSegments: number | undefined;
   for (const { partitions } of all) {
     for (const p of partitions) {
-      flushes += p.flushes;
-      rolls += p.rolls;
-      if (p.segments !== undefined) {
-        reportedSegments += p.segments;
-        segmentsReported = true;
-      }
+      if (p.flushes !== undefined) flushes = (flushes ?? 0) + p.flushes;
+      if (p.rolls !== undefined) rolls = (rolls ?? 0) + p.rolls;
+      if (p.segments !== undefined) reportedSegments = (reportedSegments ?? 0) + p.segments;
       if (p.role === 'leader') bytes += p.bytes;
-      if (!busiest || p.flushes > busiest.flushes) busiest = p;
+      if (p.flushTimeUs && (!busiest || (p.flushes ?? 0) > (busiest.flushes ?? 0))) busiest = p;
     }
   }
-  const files = countLogFiles(dataDirs);
-  const fromBroker = dataDirs.length === 0 && segmentsReported;
+  const files = logFiles && dataDirs.length ? countLogFiles(dataDirs, logFiles) : null;
+  const segments = files ? { segments: files.segments, ...(logFiles!.index ? { indexFiles: files.indexFiles } : {}), segmentsFrom: 'host-files' as const } : reportedSegments !== undefined ? { segments: reportedSegments, segmentsFrom: 'broker' as const } : {};
   return {
-    flushes,
-    flushTimeUs: {
-      p50: busiest?.flushTimeUs.p50 ?? 0,
-      p99: busiest?.flushTimeUs.p99 ?? 0,
-      p999: busiest?.flushTimeUs.p999 ?? 0,
-      max: busiest?.flushTimeUs.max ?? 0,
-    },
-    segments: fromBroker ? reportedSegments : files.segments,
-    ...(fromBroker ? {} : { indexFiles: files.indexFiles }),
-    bytes: bytes || files.logBytes,
-    rolls,
-    ...(dataDirs.length ? { segmentsFrom: 'host-files' as const } : fromBroker ? { segmentsFrom: 'broker' as const } : {}),
+    ...(flushes !== undefined ? { flushes } : {}),
+    ...(busiest?.flushTimeUs ? { flushTimeUs: { ...busiest.flushTimeUs } } : {}),
+    ...segments,
+    bytes: bytes || (files?.logBytes ?? 0),
+    ...(rolls !== undefined ? { rolls } : {}),
   };
 }
 
-export function countLogFiles(dataDirs: string[]): { segments: number; indexFiles: number; logBytes: number } {
+/** Segment and index files under the data dirs, named as the system names them. */
+export function countLogFiles(dataDirs: string[], names: LogFileNames): { segments: number; indexFiles: number; logBytes: number } {
   let segments = 0;
   let indexFiles = 0;
   let logBytes = 0;
@@ -60,12 +56,12 @@ export function countLogFiles(dataDirs: string[]): { segments: number; indexFile
     }
     for (const name of entries) {
       const full = path.join(dir, name);
-      if (/^\d{20}\.log$/.test(name)) {
+      if (names.segment.test(name)) {
         segments++;
         logBytes += statSync(full).size;
-      } else if (/^\d{20}\.(index|timeindex)$/.test(name)) {
+      } else if (names.index?.test(name)) {
         indexFiles++;
-      } else if (depth < 2) {
+      } else if (depth < names.maxDepth) {
         try {
           if (statSync(full).isDirectory()) walk(full, depth + 1);
         } catch {
@@ -82,7 +78,7 @@ export function countLogFiles(dataDirs: string[]): { segments: number; indexFile
 export async function brokerFigures(client: ClusterClient, cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<BrokerSummary> {
   const { brokers, down } = await client.brokerMetrics();
   for (const d of down) log(`broker ${d.brokerId}: no figures (${d.reason})`);
-  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : []);
+  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : [], caps.logFiles);
 }
 
 /** One read of the broker figures: when it was asked for and when the answer came. */

@@ -13,7 +13,7 @@ export interface PartitionScaleRow {
   partitions: number;
   fds: number | null;
   rssBytes: number | null;
-  files: number;
+  files: number | null;
   deviceFlushesPerSec: number | null;
   recordsPerSec: number;
   p99Us: number;
@@ -41,7 +41,7 @@ export function partitionScaleRows(run: RunResult): PartitionScaleRow[] {
       partitions: Number(c.params.partitions),
       fds: fp?.fds ?? null,
       rssBytes: fp?.rssBytes ?? null,
-      files: c.broker.segments + (c.broker.indexFiles ?? 0),
+      files: c.broker.segments === undefined ? null : c.broker.segments + (c.broker.indexFiles ?? 0),
       deviceFlushesPerSec: typeof c.broker.deviceFlushes === 'number' && durationSec > 0 ? c.broker.deviceFlushes / durationSec : null,
       recordsPerSec: c.throughput.recordsPerSec,
       p99Us: c.latencyUs.p99,
@@ -61,7 +61,7 @@ export function partitionScaleSummary(run: RunResult): string {
     r.rssBytes === null ? '-' : (r.rssBytes / 2 ** 20).toFixed(0),
     r.perPartition ? (r.perPartition.rssBytes / 1024).toFixed(1) : '-',
     r.perPartition ? r.perPartition.fds.toFixed(2) : '-',
-    int(r.files),
+    r.files === null ? '-' : int(r.files),
     r.deviceFlushesPerSec === null ? '-' : int(r.deviceFlushesPerSec),
     int(r.recordsPerSec),
     int(r.p99Us),

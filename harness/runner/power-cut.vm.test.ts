@@ -110,7 +110,7 @@ describe('durolab bench power-cut-smoke (QEMU, TCG)', () => {
     // Not ">=" exactly: the device's count is taken from the guest's probe samples up to the
     // broker read's answer, and the last of them can be up to 250 ms older than the read.
     expect(perBatch.broker.flushes).toBeGreaterThan(0);
-    expect(perBatch.broker.deviceFlushes!).toBeGreaterThan(perBatch.broker.flushes / 2);
+    expect(perBatch.broker.deviceFlushes!).toBeGreaterThan(perBatch.broker.flushes! / 2);
     for (const t of perBatch.trials!) {
       expect(t.ledger.ackedLost).toBe(0);
       expect(t.ledger.hwWentBack).toBe(0);

@@ -265,6 +265,11 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
         continue;
       }
       const rv = metricValue(r.cell, metric.path);
+      const notReported = (lv === undefined ? brokerNotReported(e.left.path, cell.id) : null) ?? (rv === undefined ? brokerNotReported(metric.path, r.cell.id) : null);
+      if (notReported) {
+        verdicts.push({ state: 'unknown', text: notReported });
+        continue;
+      }
       if (lv === undefined || rv === undefined) {
         const missing = lv === undefined ? `${cell.id}: ${e.left.path}` : `${r.cell.id}: ${metric.path}`;
         verdicts.push({ state: 'bad', text: `${missing} not recorded` });
@@ -277,6 +282,11 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
     }
   }
   return result(e, verdicts);
+}
+
+/** A broker figure absent from a measured cell: its brokers report none to clients and no file gave it (Kafka's and NATS's flushes): in doubt, not broken. */
+function brokerNotReported(path: string, who: string): string | null {
+  return path.startsWith('broker.') ? `${who}: ${path} not reported by its brokers (Kafka and NATS give clients no flush count; segments are counted only where the data dirs are on this host)` : null;
 }
 
 /** A trial whose cluster did not come back was not checked: a ledger figure is unknown for it (runner/unavailable-trial.ts). */
@@ -297,7 +307,7 @@ function cellVerdict(e: Expectation, cell: CellResult, hasFault: boolean, bound:
   const why = cellLeftOut(e.left.path, cell);
   if (why) return { state: 'leftOut', text: why };
   const v = metricValue(cell, e.left.path);
-  const unmeasured = v === undefined ? hwNotMeasured(e.left.path, cell.id, cell.ledger) : null;
+  const unmeasured = v === undefined ? (hwNotMeasured(e.left.path, cell.id, cell.ledger) ?? brokerNotReported(e.left.path, cell.id)) : null;
   if (unmeasured) return { state: 'unknown', text: unmeasured };
   if (v === undefined) return { state: 'bad', text: `${cell.id}: ${e.left.path} not recorded` };
   return cellFigureVerdict(`${cell.id}: ${formatNumber(v)}${statusNote(cell)}`, compare(v, e.op, bound), cellDoubts(e.left.path, cell, hasFault));

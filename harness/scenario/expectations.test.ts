@@ -221,6 +221,17 @@ describe('evaluation', () => {
     expect(missing.detail).toContain('io=direct,flush=never: ledger.unackedPresent not recorded');
   });
 
+  it('a broker figure its brokers do not report (Kafka, NATS: no flush count) is NOT EVALUATED, never judged as 0', () => {
+    const s = scenario(['broker.flushes > 0 where flush == per-batch', 'broker.flushes where flush == per-batch > broker.flushes where flush == never']);
+    const noFlushCount = { broker: { bytes: 1 << 20 } };
+    const [alone, pair] = evaluateExpectations(s, fourCells(Object.fromEntries(fourCells().map((c) => [c.id, noFlushCount]))));
+    expect(alone.state, alone.detail).toBe('not-evaluated');
+    expect(alone.reason).toContain('io=buffered,flush=per-batch: broker.flushes not reported by its brokers');
+    expect(pair.state, pair.detail).toBe('not-evaluated');
+    // Where they report it (durolab), it is judged.
+    expect(evaluateExpectations(s, fourCells())[0]!.state).toBe('fail');
+  });
+
   it('poll checks judge only cells whose consumers consumed something and stopped on no error', () => {
     const s = scenario(['consumerChecks.skipped == 0']);
     const group = (records: number, errors: string[] = []) => ({ name: 'g', records, errors, checks: { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 } });

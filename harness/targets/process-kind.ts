@@ -2,6 +2,7 @@
 import { diskVariesByCell } from '../disk/disk-spec.ts';
 import { settingDefault } from '../../engine/settings/index.ts';
 import { DUROLAB_BROKER_PARTITION_COST } from './partition-limits.ts';
+import { KAFKA_STYLE_LOG_FILES } from './log-files.ts';
 import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from './target-kind.ts';
 
 export const PROCESS_KIND: TargetKindSpec = {
@@ -17,6 +18,7 @@ export const PROCESS_KIND: TargetKindSpec = {
     // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
     faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
     ...HOST_ROUTE_CAPABILITIES,
+    logFiles: KAFKA_STYLE_LOG_FILES,
     recoveryTimeoutMs: 30_000,
     drivers: ['http', 'kafka'],
     // durolab's fetch.max.bytes: the most its broker answers in one fetch.

@@ -1,5 +1,6 @@
 // A target is how brokers are started (Jepsen's "db" + "os"): local processes now, QEMU VMs
 // for power cuts. The runner, the faults and the checker see only this interface.
+import type { LogFileNames } from './log-files.ts';
 import { SCENARIO_SETTINGS, isServerSetting, type SettingValue } from '../../engine/settings/index.ts';
 import type { ProbeSeries } from '../probes/index.ts';
 import type { ResolvedSettings } from '../scenario/settings.ts';
@@ -260,6 +261,8 @@ export interface TargetCapabilities {
   closedLoopDiskMBps?: number;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
   drivers: readonly DriverName[];
+  /** How its brokers name their log segment and index files in a data dir (counted where dataOnHost); absent: not counted (harness/targets/log-files.ts). */
+  logFiles?: LogFileNames;
   /** Its brokers are processes of this host (a kill leaves the host's page cache intact; no accelerator applies). */
   hostProcesses: boolean;
   /** The disk model id a run of it that recorded none ran on (older VM runs: the file disk); absent: none. */

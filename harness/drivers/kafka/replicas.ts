@@ -130,10 +130,7 @@ export async function kafkaBrokerMetrics(ctx: ReplicaContext): Promise<{ brokers
             leo: disk?.leo ?? hw,
             isr: p.isr,
             bytes: disk ? disk.bytes : 0,
-            // Kafka does not report its flushes or rolls to clients (JMX only).
-            flushes: 0,
-            rolls: 0,
-            flushTimeUs: { p50: 0, p99: 0, p999: 0, max: 0 },
+            // Kafka does not report its flushes or rolls to clients (JMX only): absent, not 0.
           };
         }),
     }));

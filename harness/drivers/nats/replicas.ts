@@ -134,10 +134,7 @@ export async function natsBrokerMetrics(ctx: NatsReplicaContext): Promise<{ brok
           leo: s.state.last_seq + 1,
           isr: [],
           bytes: s.state.bytes,
-          // nats-server does not report its syncs or block rolls per stream (as Kafka reports neither to clients).
-          flushes: 0,
-          rolls: 0,
-          flushTimeUs: { p50: 0, p99: 0, p999: 0, max: 0 },
+          // nats-server does not report its syncs or block rolls per stream (as Kafka reports neither to clients): absent, not 0.
         })),
       });
     } catch (err) {

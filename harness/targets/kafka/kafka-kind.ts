@@ -1,6 +1,7 @@
 // The target registry's row for target `kafka`: Apache Kafka 4 as N KRaft JVMs this lab starts.
 import { diskVariesByCell, DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
 import type { PartitionCost } from '../partition-limits.ts';
+import { KAFKA_STYLE_LOG_FILES } from '../log-files.ts';
 import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
 import { kafkaSettingRefusal } from './settings-map.ts';
 
@@ -28,6 +29,7 @@ export const KAFKA_KIND: TargetKindSpec = {
     // shape-lab-network: its nodes in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
     faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
     ...HOST_ROUTE_CAPABILITIES,
+    logFiles: KAFKA_STYLE_LOG_FILES,
     recoveryTimeoutMs: 60_000,
     drivers: ['kafka'],
     fetchLimit: KAFKA_FETCH_LIMIT,
