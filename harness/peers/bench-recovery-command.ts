@@ -10,7 +10,7 @@
 // log from the disk. The systems, their targets, drivers and settings come from the target
 // registry (harness/targets/side-bench.ts); the ratio is each system against the lab's own.
 import { execa } from 'execa';
-import { readdirSync, statfsSync } from 'node:fs';
+import { statfsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { parseByteSize, parseCommandFlags, str } from '../../engine/common/flags
 import { renderTable } from '../../engine/common/text-table.ts';
 import { preloadTopic } from '../workload/preload.ts';
 import type { FaultableCluster } from '../targets/types.ts';
+import { countLogFiles } from '../targets/log-files.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import { benchSettings, benchSystemNames, parseBenchSystems, type BenchSystem } from '../targets/side-bench.ts';
 import { labSystem } from '../results/cell-target.ts';
@@ -42,24 +43,12 @@ broker and Apache Kafka in one run. Prints per row the segments, the fill rate, 
 interface Row {
   system: string;
   sizeBytes: number;
-  segments: number;
+  /** Segment files by the system's own names (its target's logFiles); null where it declares none. */
+  segments: number | null;
   fillMBps: number;
   restartMs: number;
   recoveryMs: number;
   truncatedBytes: number;
-}
-
-/** Segment files of the topic's partition 0 under a broker's data dir (durolab keeps it one level down). */
-function segmentsIn(dataDir: string): number {
-  const walk = (dir: string, depth: number): number => {
-    let n = 0;
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (e.isDirectory() && depth < 3) n += walk(path.join(dir, e.name), depth + 1);
-      else if (e.isFile() && e.name.endsWith('.log') && path.basename(dir).startsWith(`${TOPIC}-`)) n++;
-    }
-    return n;
-  };
-  return walk(dataDir, 0);
 }
 
 async function dropCaches(): Promise<void> {
@@ -84,7 +73,9 @@ async function measure(s: BenchSystem, sizeBytes: number, segmentBytes: number, 
     }
     const fillMBps = fill.mbPerSec;
     const brokerId = cluster.brokers[0]!.id;
-    const segments = segmentsIn(cluster.brokers[0]!.dataDir);
+    // One topic of one partition on a fresh broker: every segment file under its data dir is that partition's.
+    const names = target.capabilities.logFiles;
+    const segments = names ? countLogFiles([cluster.brokers[0]!.dataDir], names).segments : null;
     await cluster.processKill([brokerId]);
     if (cold) await dropCaches();
     const [rec] = await cluster.restart([brokerId]);
@@ -98,7 +89,7 @@ async function measure(s: BenchSystem, sizeBytes: number, segmentBytes: number, 
       recoveryMs: Math.round(rec!.partitions.reduce((a, p) => a + p.durationMs, 0)),
       truncatedBytes: rec!.partitions.reduce((a, p) => a + p.bytesTruncated, 0),
     };
-    log(`${system} ${fmtSize(sizeBytes)}: ${segments} segment(s) filled at ${fillMBps.toFixed(0)} MB/s; restart ${row.restartMs} ms, log recovery ${row.recoveryMs} ms${cold ? ' (cold cache)' : ''}`);
+    log(`${system} ${fmtSize(sizeBytes)}: ${segments ?? 'uncounted'} segment(s) filled at ${fillMBps.toFixed(0)} MB/s; restart ${row.restartMs} ms, log recovery ${row.recoveryMs} ms${cold ? ' (cold cache)' : ''}`);
     return row;
   } finally {
     await cluster.stop();
@@ -143,7 +134,7 @@ export async function main(argv: string[]): Promise<number> {
   const body = rows.map((r) => {
     const d = rows.find((x) => x.system === lab && x.sizeBytes === r.sizeBytes);
     const ratio = r.system !== lab && d ? `${(r.restartMs / d.restartMs).toFixed(2)}x / ${d.recoveryMs > 0 ? `${(r.recoveryMs / d.recoveryMs).toFixed(1)}x` : '-'}` : '';
-    return [r.system, fmtSize(r.sizeBytes), String(r.segments), r.fillMBps.toFixed(0), (r.restartMs / 1000).toFixed(2), String(r.recoveryMs), String(r.truncatedBytes), ratio];
+    return [r.system, fmtSize(r.sizeBytes), r.segments === null ? '-' : String(r.segments), r.fillMBps.toFixed(0), (r.restartMs / 1000).toFixed(2), String(r.recoveryMs), String(r.truncatedBytes), ratio];
   });
   console.log(
     `unclean stop = SIGKILL after a fill with no flush (acks=1), ${cold ? 'page cache dropped before the restart (cold)' : 'page cache kept (warm: a process crash, not a power cut)'}; segment.bytes ${fmtSize(segmentBytes)}; ` +

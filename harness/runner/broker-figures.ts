@@ -2,14 +2,12 @@
 // metrics, segment and index files counted on disk where the data dirs are on this host (the
 // segment-roll incident is about files, not counters), else the brokers' own segment counts
 // (a VM's data dir is inside its guest), and the device's flush count beside the brokers'.
-import { readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { BrokerSummary } from '../results/types.ts';
 import type { BrokerMetrics, ClusterClient, PartitionFigures } from '../drivers/types.ts';
 import type { RunningCluster } from '../targets/types.ts';
 import type { TargetCapabilities } from '../targets/registry.ts';
-import type { LogFileNames } from '../targets/log-files.ts';
+import { countLogFiles, type LogFileNames } from '../targets/log-files.ts';
 
 /**
  * The cell's broker figures from what the brokers report and, where the data dirs are on this
@@ -40,38 +38,6 @@ export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[], logFi
     bytes: bytes || (files?.logBytes ?? 0),
     ...(rolls !== undefined ? { rolls } : {}),
   };
-}
-
-/** Segment and index files under the data dirs, named as the system names them. */
-export function countLogFiles(dataDirs: string[], names: LogFileNames): { segments: number; indexFiles: number; logBytes: number } {
-  let segments = 0;
-  let indexFiles = 0;
-  let logBytes = 0;
-  const walk = (dir: string, depth: number) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of entries) {
-      const full = path.join(dir, name);
-      if (names.segment.test(name)) {
-        segments++;
-        logBytes += statSync(full).size;
-      } else if (names.index?.test(name)) {
-        indexFiles++;
-      } else if (depth < names.maxDepth) {
-        try {
-          if (statSync(full).isDirectory()) walk(full, depth + 1);
-        } catch {
-          // vanished while walking
-        }
-      }
-    }
-  };
-  for (const d of dataDirs) walk(d, 0);
-  return { segments, indexFiles, logBytes };
 }
 
 /** Broker figures through the client driver; segment files are counted where the data dirs are on this host. */
