@@ -80,12 +80,17 @@ async function waitForFullIsr(source: Pick<ClusterClient, 'inSyncReplicas'>, top
 }
 
 /** A broker's recovery as run.json's FaultOutcome keeps it (sums over its partitions). */
-export function summarizeRecovery(r: BrokerRecovery): { broker: number; durationMs: number; bytesTruncated: number; batchesTruncated: number; restartMs: number; cleanShutdown: boolean } {
+/** One broker's recovery for run.json; a broker that reported no partition's recovery (NATS) has no log-recovery figures, not zeros. */
+export function summarizeRecovery(r: BrokerRecovery): { broker: number; durationMs?: number; bytesTruncated?: number; batchesTruncated?: number; restartMs: number; cleanShutdown: boolean } {
   return {
     broker: r.brokerId,
-    durationMs: Math.round(r.partitions.reduce((a, p) => a + p.durationMs, 0) * 10) / 10,
-    bytesTruncated: r.partitions.reduce((a, p) => a + p.bytesTruncated, 0),
-    batchesTruncated: r.partitions.reduce((a, p) => a + p.batchesTruncated, 0),
+    ...(r.partitions.length
+      ? {
+          durationMs: Math.round(r.partitions.reduce((a, p) => a + p.durationMs, 0) * 10) / 10,
+          bytesTruncated: r.partitions.reduce((a, p) => a + p.bytesTruncated, 0),
+          batchesTruncated: r.partitions.reduce((a, p) => a + p.batchesTruncated, 0),
+        }
+      : {}),
     restartMs: r.restartMs,
     cleanShutdown: r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown),
   };

@@ -70,9 +70,9 @@ const fault = z.object({
   recovery: z.array(
     z.object({
       broker: z.number(),
-      durationMs: z.number(),
-      bytesTruncated: z.number(),
-      batchesTruncated: z.number(),
+      durationMs: z.number().optional(),
+      bytesTruncated: z.number().optional(),
+      batchesTruncated: z.number().optional(),
       restartMs: z.number().optional(),
       cleanShutdown: z.boolean().optional(),
     }),

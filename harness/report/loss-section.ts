@@ -116,7 +116,7 @@ export function lossDistributionTable(run: RunResult): string {
     const windows = ts.map((t) => t.fault?.lossWindowSec).filter((v): v is number => typeof v === 'number');
     const dirty = ts.map((t) => t.fault?.guestDirtyBeforeCut?.nrDirty).filter((v): v is number => typeof v === 'number');
     const recover = ts.map((t) => t.fault?.recoverMs).filter((v): v is number => typeof v === 'number');
-    const truncated = ts.filter((t) => t.fault).map((t) => t.fault!.recovery.reduce((a, r) => a + r.bytesTruncated, 0));
+    const truncated = ts.filter((t) => t.fault?.recovery.some((r) => r.bytesTruncated !== undefined)).map((t) => t.fault!.recovery.reduce((a, r) => a + (r.bytesTruncated ?? 0), 0));
     const cycles = ts.map((t) => t.cycleMs).filter((v): v is number => typeof v === 'number');
     const suspect = ts.filter((t) => t.suspect).length;
     const integrity = integritySummary(ts);

@@ -121,7 +121,8 @@ export function summaryTable(run: RunResult): string {
 }
 
 function trialRecovery(t: Trial) {
-  const rec = t.fault?.recovery ?? [];
+  // Only brokers that reported their log recovery (NATS reports none).
+  const rec = (t.fault?.recovery ?? []).filter((r) => r.durationMs !== undefined) as Array<{ durationMs: number; bytesTruncated: number; batchesTruncated: number }>;
   return {
     durationMs: rec.length ? Math.max(...rec.map((r) => r.durationMs)) : undefined,
     bytes: rec.length ? rec.reduce((a, r) => a + r.bytesTruncated, 0) : undefined,
@@ -206,7 +207,7 @@ export function lossTable(run: RunResult): string {
       const tl = t.ledger;
       const frac = tl.acked > 0 ? tl.ackedLost / tl.acked : undefined;
       const recoveryDetail = (t.fault?.recovery ?? [])
-        .map((x) => `broker ${x.broker}: ${fmtMs(x.durationMs)}, ${fmtBytes(x.bytesTruncated)} in ${x.batchesTruncated} batches`)
+        .map((x) => `broker ${x.broker}: ${x.durationMs === undefined ? 'log recovery not reported' : `${fmtMs(x.durationMs)}, ${fmtBytes(x.bytesTruncated ?? 0)} in ${x.batchesTruncated ?? 0} batches`}`)
         .join('; ');
       return (
         '<tr class="trial-row">' +

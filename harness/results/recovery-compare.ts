@@ -35,7 +35,7 @@ function restartOf(t: Trial): number | null {
 }
 
 function logRecoveryOf(t: Trial): number | null {
-  const ms = (t.fault?.recovery ?? []).map((r) => r.durationMs);
+  const ms = (t.fault?.recovery ?? []).map((r) => r.durationMs).filter((v): v is number => v !== undefined);
   return ms.length ? Math.max(...ms) : null;
 }
 

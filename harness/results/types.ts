@@ -155,10 +155,10 @@ export interface FaultOutcome {
   ackedBeforeCut: number;
   recovery: Array<{
     broker: number;
-    /** Engine recovery time (sum over the broker's partitions). */
-    durationMs: number;
-    bytesTruncated: number;
-    batchesTruncated: number;
+    /** The broker's own log recovery: time (sum over its partitions) and what it truncated; absent where the broker reports none (NATS), never 0 for unknown. */
+    durationMs?: number;
+    bytesTruncated?: number;
+    batchesTruncated?: number;
     /** Restart (process spawn or VM boot) until the broker served again. */
     restartMs?: number;
     /** Every partition of the broker reported a clean shutdown (impossible after a kill: a sign the fault missed). */

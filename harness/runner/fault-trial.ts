@@ -91,7 +91,8 @@ function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
   for (const r of booted) if (r.boot!.resumeFallback) clock.notResumed.push(`restart of broker ${r.brokerId}: ${r.boot!.resumeFallback}`);
   if (slowest?.boot?.setupMs !== undefined) d.restartMountMs = slowest.boot.setupMs;
   if (slowest?.boot?.brokerStartMs !== undefined) d.restartBrokerStartMs = slowest.boot.brokerStartMs;
-  const logRecovery = recovery.recoveries.map((r) => r.partitions.reduce((a, p) => a + p.durationMs, 0));
+  // Brokers that report their log recovery (NATS reports none: not timed, not 0).
+  const logRecovery = recovery.recoveries.filter((r) => r.partitions.length > 0).map((r) => r.partitions.reduce((a, p) => a + p.durationMs, 0));
   if (logRecovery.length) d.logRecoveryMs = Math.max(...logRecovery);
 }
 

@@ -60,7 +60,7 @@ export function withDeviceFlushes(broker: BrokerSummary, series: ProbeSeries | n
 /** The fault part of a trial's progress line. */
 export function faultLine(t: Trial): string {
   const f = t.fault!;
-  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs} ms, ${r.bytesTruncated} B truncated`).join('; ');
+  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs === undefined ? 'log recovery not reported' : `${r.durationMs} ms, ${r.bytesTruncated} B truncated`}`).join('; ');
   const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
   const extra = [
     t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',
