@@ -92,7 +92,8 @@ function facts(raw: Raw, params: Record<string, unknown>, target: string | undef
   return {
     system: systemOfTarget(target ?? DEFAULT_TARGET),
     acks: s.acks,
-    replicationFactor: raw.cluster?.replicationFactor ?? brokers,
+    // The cell's replication.factor setting overrides the cluster's (scenario/cell-cluster.ts).
+    replicationFactor: typeof s.values['replication.factor'] === 'number' ? s.values['replication.factor'] : (raw.cluster?.replicationFactor ?? brokers),
     minInsyncReplicas: s.minInsyncReplicas,
     flush: s.flush,
     unclean: s.uncleanLeaderElectionEnable,

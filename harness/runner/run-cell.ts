@@ -18,6 +18,7 @@ import { TARGETS, TARGET_KINDS } from '../targets/registry.ts';
 import { faultsOfCell } from '../scenario/trial-judgement.ts';
 import { TrialAttempts } from './trial-attempts.ts';
 import { CellFigures } from './cell-figures.ts';
+import { cellCluster } from '../scenario/cell-cluster.ts';
 import { cellProducer } from './trial-load.ts';
 import { runAttempt } from './run-trial.ts';
 import type { CellContext } from './trial-cluster.ts';
@@ -34,8 +35,8 @@ export async function runCell(
   log: (line: string) => void,
   runStartMs: number,
 ): Promise<CellResult> {
-  // The partitions setting overrides cluster.partitions in this cell (partitions-scale).
-  const scenario = typeof settings.values.partitions === 'number' ? { ...opts.scenario, cluster: { ...opts.scenario.cluster, partitions: settings.values.partitions } } : opts.scenario;
+  // The partitions and replication.factor settings override cluster's in this cell (partitions-scale, durability-frontier).
+  const scenario = { ...opts.scenario, cluster: cellCluster(opts.scenario.cluster, settings.values) };
   const w = scenario.workload;
   const cellDir = store.cellDir(index, cell.id);
   // A fault kind whose cell is its own trial (crash states) runs it through the same target and driver.

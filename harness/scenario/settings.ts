@@ -99,6 +99,20 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
     label: (v) => `${String(v)} partition${v === 1 ? '' : 's'}`,
   },
   /**
+   * The topic's replication factor in this cell, over cluster.replicationFactor: a matrix axis
+   * for R1 against R3 in one run (durability-frontier's NATS cells). At most cluster.brokers,
+   * and at least min.insync.replicas where that applies (`scenario check` says which cell).
+   */
+  'replication.factor': {
+    expected: "an integer from 1 to 64 (the topic's replicas in this cell, over cluster.replicationFactor; at most cluster.brokers)",
+    parse: (v) => {
+      const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+      return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 64 ? n : undefined;
+    },
+    display: (v) => String(v),
+    label: (v) => `RF ${String(v)}`,
+  },
+  /**
    * The cluster's network in this cell, over cluster.network (cluster-network.ts): a matrix axis
    * for the cost of a namespace per broker against loopback, in one run.
    */

@@ -22,6 +22,7 @@ import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
 import { cellTargetKind, targetKindOf, type TargetAxisValue } from './target-axis.ts';
 import { checkImpliedNamespaces, checkLabNetwork } from './network-checks.ts';
+import { checkReplicationFactor } from './replication-checks.ts';
 import { needsLabNetwork } from '../faults/registry.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
@@ -256,6 +257,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     const shape = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers });
     if (shape) issues.push(src.issue(where, `a cluster target: ${kind} can run (${shape})`, String(partitions)));
   }
+
+  if (s.cluster) issues.push(...checkReplicationFactor({ src, cluster: s.cluster, target, baseSettings: s.settings as Record<string, SettingValue> | undefined, cells }));
 
   // A partition or slow-link fault acts on the lab network: its cells run in namespaces.
   const labFault = (s.faults ?? []).find((f) => needsLabNetwork(f.kind));
