@@ -116,7 +116,7 @@ expectations:
     expect(r.stdout).toContain('verdict: NOT EVALUATED (2 of 2 expectation(s) lacked the evidence to judge; none failed); exit 3');
     // The fault summary counts both attempts and says which one was replaced.
     expect(r.stdout).toMatch(/^base\s+2 \(1 replaced\)\s/m);
-    expect(r.stdout).toMatch(/^ {2}base trial 0: the fault .* never fired: .* \(replaced by trial 1\)$/m);
+    expect(r.stdout).toMatch(/^suspect trials \(numbered as their rep-N directories\):\n {2}base trial 1: the fault .* never fired: .* \(replaced by trial 2\)$/m);
     const run = JSON.parse(readFileSync(path.join(results, 'unfired', 'latest', 'run.json'), 'utf8')) as RunResult;
     const cell = run.cells[0]!;
     expect(cell.trials).toHaveLength(2);

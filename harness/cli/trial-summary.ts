@@ -82,8 +82,14 @@ export function trialSummary(run: RunResult): string {
   if (evidence.length) out.push('kept disk images:', ...evidence);
   const counted = countedApart(run);
   if (counted) out.push(counted);
-  const notes = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.note).map((t) => `  ${c.id} trial ${t.index}: ${t.note}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy})` : ''}`));
-  if (notes.length) out.push('suspect trials:', ...notes);
+  // Numbered from 1 as their rep-N directories (trial N = rep-N); a note on a trial that is not suspect is a remark, not a doubt.
+  const noted = (suspect: boolean) =>
+    run.cells.flatMap((c) =>
+      (c.trials ?? []).filter((t) => t.note && Boolean(t.suspect) === suspect).map((t) => `  ${c.id} trial ${t.index + 1}: ${t.note}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy + 1})` : ''}`),
+    );
+  const [suspects, remarks] = [noted(true), noted(false)];
+  if (suspects.length) out.push('suspect trials (numbered as their rep-N directories):', ...suspects);
+  if (remarks.length) out.push('notes on trials (what the restart had to do; numbered as their rep-N directories):', ...remarks);
   const integrity = run.cells.flatMap((c) => {
     const l = c.ledger;
     const bad = [
