@@ -56,8 +56,8 @@ const commands: Record<string, Command> = {
     load: () => import('../scenario/scenario-command.ts'),
   },
   settings: {
-    summary: 'the reference of every setting: name, type, default, range, where it applies (--json, --markdown)',
-    load: () => import('../../engine/settings/settings-command.ts'),
+    summary: 'the reference of every setting, the brokers\' and the client\'s: name, type, default, range, where it applies (--json, --markdown)',
+    load: () => import('./settings-command.ts'),
   },
   'vm-image': {
     summary: 'build (or find cached) the QEMU guest image: kernel, busybox initramfs, node, the bundled CLI',

@@ -46,13 +46,23 @@ export interface SettingSpec {
  * `max.in.flight` override the same keys of workload.producer (driver kafka). Brokers never see them (harness/targets/types.ts
  * passes only the registry's server settings).
  */
-export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
+/** A client setting as the reference prints it (`durolab settings`): what stands when a cell does not set it, and what it is for. */
+export interface ClientSettingSpec extends SettingSpec {
+  /** What stands in a cell that does not set it. */
+  defaultText: string;
+  /** What it changes, in one sentence. */
+  help: string;
+}
+
+export const CLIENT_SETTINGS: Readonly<Record<string, ClientSettingSpec>> = {
   /**
    * The harness's own axis: a cell that measures throughput runs without the scenario's fault, a
    * cell that measures loss runs with it, the same settings otherwise. `measure: [throughput,
    * loss]` makes a durability/cost frontier (harness/report/frontier-section.ts).
    */
   measure: {
+    defaultText: "none: the cell runs the scenario's fault, if it has one",
+    help: "what the cell measures: throughput without the fault, or the loss with it, the same settings otherwise (a durability/cost frontier)",
     expected: "throughput | loss (throughput: the cell runs without the scenario's fault; loss: with it)",
     parse: (v) => (v === 'throughput' || v === 'loss' ? v : undefined),
     display: (v) => String(v),
@@ -64,6 +74,8 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
    * target whose page cache is the host's it needs --allow-host-sysctl, as the vm.* sysctls do.
    */
   'consumer.cache': {
+    defaultText: "warm",
+    help: "the page cache under the workload's consumers: cold drops it before each consumer group starts (needs --allow-host-sysctl where the page cache is the host's)",
     expected: 'warm | cold (cold: the page cache is dropped before each consumer group starts)',
     parse: (v) => (v === 'warm' || v === 'cold' ? v : undefined),
     display: (v) => String(v),
@@ -76,6 +88,8 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
    * scans after a fault.
    */
   preload: {
+    defaultText: 'none (nothing written before the load)',
+    help: 'a log written into the topic before the load (acks=1, outside the ledger): what a consumer starting at the log start catches up with, and what recovery scans after a fault',
     expected: 'a size from 1MiB to 1TiB (bytes written into the topic before the load, e.g. 1GiB)',
     parse: (v) => {
       const n = parseSize(v);
@@ -90,6 +104,8 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
    * machine cannot hold (open files), with the figure it needs.
    */
   partitions: {
+    defaultText: "cluster.partitions",
+    help: "the topic's partition count in this cell",
     expected: 'an integer from 1 to 10000 (the topic\'s partitions in this cell, over cluster.partitions)',
     parse: (v) => {
       const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
@@ -104,6 +120,8 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
    * and at least min.insync.replicas where that applies (`scenario check` says which cell).
    */
   'replication.factor': {
+    defaultText: "cluster.replicationFactor",
+    help: "the topic's replication factor in this cell (at most cluster.brokers, at least min.insync.replicas where the target takes it)",
     expected: "an integer from 1 to 64 (the topic's replicas in this cell, over cluster.replicationFactor; at most cluster.brokers)",
     parse: (v) => {
       const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
@@ -117,30 +135,40 @@ export const CLIENT_SETTINGS: Readonly<Record<string, SettingSpec>> = {
    * for the cost of a namespace per broker against loopback, in one run.
    */
   network: {
+    defaultText: "cluster.network (loopback)",
+    help: "the cluster's network in this cell: loopback, or each broker in its own network namespace",
     expected: `${CLUSTER_NETWORK_EXPECTED}, over cluster.network in this cell`,
     parse: (v) => ((CLUSTER_NETWORKS as readonly unknown[]).includes(v) ? (v as string) : undefined),
     display: (v) => String(v),
     label: (v) => (v === 'namespaces' ? 'namespaces' : 'loopback'),
   },
   driver: {
+    defaultText: 'workload.driver (http)',
+    help: 'the client driver that produces and reads back in this cell (its target must accept it)',
     expected: `${DRIVER_NAMES.join(' | ')} (the client driver of the cell)`,
     parse: (v) => ((DRIVER_NAMES as readonly unknown[]).includes(v) ? (v as string) : undefined),
     display: (v) => String(v),
     label: (v) => `driver ${String(v)}`,
   },
   library: {
+    defaultText: "workload.producer.library (the kafka driver's default library)",
+    help: "the Kafka client library the kafka driver produces through",
     expected: `${KAFKA_LIBRARY_NAMES.join(' | ')} (the kafka driver's client library: harness/drivers/kafka/libraries.ts)`,
     parse: (v) => (isKafkaLibraryName(v) ? v : undefined),
     display: (v) => String(v),
     label: (v) => (isKafkaLibraryName(v) ? KAFKA_LIBRARIES[v].label : String(v)),
   },
   'enable.idempotence': {
+    defaultText: "workload.producer.enable.idempotence",
+    help: "the Kafka producer's enable.idempotence (driver kafka)",
     expected: 'true | false (the Kafka producer\'s enable.idempotence, driver kafka)',
     parse: (v) => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined),
     display: (v) => String(v),
     label: (v) => (v === true ? 'idempotent' : 'not idempotent'),
   },
   'max.in.flight': {
+    defaultText: 'workload.producer.max.in.flight (default workload.pipelining)',
+    help: 'produce requests in flight per producer connection (driver kafka)',
     expected: 'an integer from 1 to 256 (produce requests in flight per producer connection, driver kafka)',
     parse: (v) => {
       const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
