@@ -7,7 +7,7 @@ DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check readme-settings vm-image kafka nats clean
+.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check docs findings vm-image kafka nats clean
 
 all: build
 
@@ -62,8 +62,13 @@ scenarios-check: build
 	node bin/durolab.mjs scenario check
 
 # The README's settings table, regenerated from engine/settings/registry.ts.
-readme-settings: build
-	node bin/durolab.mjs settings --readme README.md
+# The generated parts of docs/ (settings, scenario reference, fault kinds, systems); `make test` checks them.
+docs: build
+	node bin/durolab.mjs docs
+
+# docs/findings.md's tables from the newest run of each scenario under results/.
+findings: build
+	node bin/durolab.mjs docs --findings results
 
 vm-image: build
 	node bin/durolab.mjs vm-image

@@ -1,14 +1,9 @@
-// The reference is rendered from the registry (the README's copy, with the client settings, is
-// checked by harness/cli/settings-command.test.ts).
+// The reference is rendered from the registry (docs/settings.md's copy, with the client settings,
+// is checked by harness/docs/docs.test.ts).
 import { describe, expect, it } from 'vitest';
-import { README_BEGIN, README_END, SETTINGS, renderSettingsText, withSettingsTable } from './index.ts';
+import { SETTINGS, renderSettingsText } from './index.ts';
 
 describe('settings reference', () => {
-  it('a README without the markers is an error naming the file and the markers', () => {
-    expect(() => withSettingsTable('# x\n', 'X.md')).toThrow(`X.md: expected the markers ${README_BEGIN} and ${README_END}`);
-    expect(withSettingsTable(`a\n${README_BEGIN}\nold\n${README_END}\nb`)).toMatch(/^a\n<!-- settings:begin[^\n]*\n\| setting \| type \|[\s\S]*\n<!-- settings:end -->\nb$/);
-  });
-
   it('the text names every setting with its type, default, range and scope', () => {
     const text = renderSettingsText();
     for (const s of SETTINGS) expect(text).toContain(`${s.name}=${s.type.type}`);

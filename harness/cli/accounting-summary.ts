@@ -34,7 +34,7 @@ export function flushesText(c: CellResult): string {
         : 'read after the load';
   const device = b.deviceFlushes === undefined ? 'device: no flush counter' : `device ${int(b.deviceFlushes)} (${b.deviceFlushesScope ?? 'block device'})`;
   const segments = b.segmentsFrom === 'broker' && b.segments !== undefined ? `; ${int(b.segments)} segments as the brokers count them` : '';
-  const brokers = b.flushes === undefined ? 'brokers: not reported (these brokers give clients no flush count)' : `brokers ${int(b.flushes)} (${when})`;
+  const brokers = b.flushes === undefined ? 'brokers: not reported through this driver (the Kafka protocol and NATS monitoring carry no flush count)' : `brokers ${int(b.flushes)} (${when})`;
   return `flushes: ${brokers}, ${device}${segments}`;
 }
 

@@ -83,12 +83,16 @@ const commands: Record<string, Command> = {
     summary: "a run's acknowledged records re-counted from the disk images its trials kept: served, on a disk but not served, on no disk",
     load: () => import('../recount/recount-command.ts'),
   },
+  docs: {
+    summary: 'write the generated parts of docs/ from the code (scenario reference, settings, fault kinds, systems); --check says which are stale; --findings RESULTS_DIR the measured tables',
+    load: () => import('../docs/docs-command.ts'),
+  },
   audit: {
     summary: "a live cluster's topics over the Kafka protocol: each one's durability class, its risks, and what the lab measured for the same settings",
     load: () => import('../audit/audit-command.ts'),
   },
   publish: {
-    summary: 'a static site of runs under results/: index, run pages, compare pages, claims (default out: site/)',
+    summary: 'a static site of runs under results/: index, run pages, compare pages, claims, the documentation (default out: site/)',
     load: () => import('../publish/publish-command.ts'),
   },
 };
@@ -105,6 +109,7 @@ function usage(): string {
     ...lines,
   ].join('\n');
 }
+
 
 export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

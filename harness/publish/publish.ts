@@ -8,6 +8,7 @@
 // site/compare/<scenario>-latest.html    its latest run against the one before
 // site/frontier/<scenario>-<target>.html  a measure-axis scenario's durability/cost frontier per target
 // site/runs/<scenario>/<run id>/         index.html (the report) and run.json
+// site/docs/index.html, site/docs/<name>.html  README.md and docs/*.md, rendered (docs-pages.ts)
 
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,7 @@ import { redactRun } from './redact.ts';
 import { frontierPages } from './frontier-page.ts';
 import { frontiersOf } from '../report/frontier.ts';
 import { renderSiteIndex, type SiteRun, type SiteScenario } from './site-index.ts';
+import { docsPages } from './docs-pages.ts';
 
 /** Marks a folder as a site this command wrote, so a rebuild may empty it and nothing else. */
 export const SITE_MARKER = '.durolab-site';
@@ -108,6 +110,7 @@ export async function publishSite(opts: PublishOptions): Promise<PublishResult> 
         { href: `../../../compare/${run.scenario.name}-trend.html`, text: `${run.scenario.name} over its runs` },
         { href: 'run.json', text: 'run.json' },
       ],
+      docsHref: '../../../docs/index.html',
       publish: true,
     });
     write(page, html);
@@ -135,6 +138,7 @@ export async function publishSite(opts: PublishOptions): Promise<PublishResult> 
   const outcomes = evaluateClaims(opts.claims ?? loadClaims(), published);
   write('claims.html', renderClaimsPage(outcomes, { home: 'index.html', runHref: (r) => runPagePath(r) }));
   write('index.html', renderSiteIndex(siteRuns, scenarios, (opts.now ?? new Date()).toISOString()));
+  for (const { file, html } of docsPages(codeRoot)) write(file, html);
 
   // The promise of the site, checked on what was written.
   const forbidden = [opts.repoRoot, codeRoot, opts.resultsDir, opts.outDir].filter((p) => p.length > 1);

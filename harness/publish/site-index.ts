@@ -94,7 +94,7 @@ export function renderSiteIndex(runs: SiteRun[], scenarios: SiteScenario[], gene
 <body>
 <main>
 <h1>durolab results</h1>
-<p class="sub">${runs.length} run${runs.length === 1 ? '' : 's'}, newest first; published ${escapeHtml(generatedAt)}. <a href="claims.html">The source articles' claims and their verdicts</a>.</p>
+<p class="sub">${runs.length} run${runs.length === 1 ? '' : 's'}, newest first; published ${escapeHtml(generatedAt)}. <a href="claims.html">The source articles' claims and their verdicts</a>. <a href="docs/index.html">Documentation</a>.</p>
 <h2>Compare</h2>
 <ul id="compare-links">${scenarioList || '<li class="muted">no scenario has runs</li>'}</ul>
 <h2>Runs</h2>

@@ -31,6 +31,8 @@ export interface RenderOptions {
   navLinks?: Array<{ href: string; text: string }>;
   /** For publishing: leave out the host name and local paths from the environment. */
   publish?: boolean;
+  /** The documentation, relative to the page (default: the repository's docs/, as under reports/<scenario>/<run id>/). */
+  docsHref?: string;
 }
 
 /** Cell ids in bold inside escaped findings: ids like "buffered, flush never" otherwise blur into the sentence. */
@@ -188,6 +190,7 @@ ${envNote}
 ${environmentTable(run, { publish: opts.publish })}
 ${raw ? `<details><summary>Scenario as run (${escapeHtml(run.scenario.file)})</summary><pre>${escapeHtml(raw)}</pre></details>` : ''}
 </section>
+<footer><p class="sub">durolab: <a href="${escapeHtml(opts.docsHref ?? '../../../docs/getting-started.md')}">documentation</a> (how to read this report: getting started; what each fault does: faults).</p></footer>
 </main>
 ${libs.map((l) => `<script data-lib="${l.name}">${l.js}</script>`).join('\n')}
 <script type="application/json" id="durolab-charts">${jsonForScript(charts.map((c) => ({ id: c.id, spec: c.spec })))}</script>

@@ -2,7 +2,7 @@
 // a scenario may set or vary (harness/scenario/settings.ts CLIENT_SETTINGS), which no broker
 // sees, beside the registry's (engine/settings/reference.ts). One entry each: what it takes, what
 // stands when a cell does not set it, what it changes.
-import type { SettingReference } from '../../engine/settings/reference.ts';
+import { renderSettingsMarkdown, type SettingReference } from '../../engine/settings/reference.ts';
 import { CLIENT_SETTINGS } from './settings.ts';
 
 export function clientSettingsReference(): SettingReference[] {
@@ -37,4 +37,9 @@ export function renderClientSettingsMarkdown(): string {
     '|---|---|---|---|',
     ...clientSettingsReference().map((r) => `| \`${r.name}\` | ${cell(r.defaultText)} | ${cell(r.range)} | ${cell(r.help)} |`),
   ].join('\n');
+}
+
+/** Both tables, as README.md's generated block holds them. */
+export function allSettingsMarkdown(): string {
+  return `${renderSettingsMarkdown()}\n\nClient settings: the load's, set or varied in a scenario like the others; no broker sees them.\n\n${renderClientSettingsMarkdown()}`;
 }

@@ -8,6 +8,7 @@ import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk
 export const PROCESS_KIND: TargetKindSpec = {
   summary: 'brokers as local processes, on loopback or each in its own network namespace (cluster.network)',
   system: 'durolab',
+  install: 'nothing beyond the repository: `make build` (npm ci, the bundled CLI and its native addons)',
   systemLabel: "durolab's broker",
   axisName: 'durolab',
   capabilities: {

@@ -53,6 +53,8 @@ export interface TargetKindSpec {
   system: string;
   /** The system's name in a sentence ("durolab's broker", "Apache Kafka"). */
   systemLabel: string;
+  /** How a machine gets what it runs (the command), for docs/systems.md. */
+  install: string;
   /** Another name a matrix's target axis may give this target (process: durolab, the built-in broker's own name). */
   axisName?: string;
   capabilities: TargetCapabilities;

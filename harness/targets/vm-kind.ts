@@ -5,6 +5,7 @@ import type { TargetKindSpec } from './target-kind.ts';
 export const VM_KIND: TargetKindSpec = {
   summary: 'each broker in its own QEMU VM with its own ext4 disk',
   system: 'durolab',
+  install: '`make vm-image` (the guest kernel, a busybox initramfs, node and the bundled CLI; qemu-system-x86_64 from the Debian packages of `make system-deps`)',
   systemLabel: "durolab's broker",
   capabilities: {
     // record-write-log: QEMU's blklogwrites (or the NBD disk) records every request to the data disk.

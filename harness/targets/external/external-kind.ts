@@ -7,6 +7,7 @@ import { externalFaultActions, externalFaultIssues } from './external-faults.ts'
 export const EXTERNAL_KIND: TargetKindSpec = {
   summary: "a Kafka cluster the lab did not start (external.bootstrap), faults through the scenario's command templates (kill/restart, pause/resume, partition/heal, powerCut)",
   system: 'kafka',
+  install: 'nothing here: your own Kafka cluster, reachable from this machine, and for faults the commands (ssh) that act on its hosts',
   systemLabel: 'Apache Kafka',
   capabilities: {
     // Per kind: the templates it runs, or the Admin API (move-leader): external/external-faults.ts.

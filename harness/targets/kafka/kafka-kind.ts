@@ -21,6 +21,7 @@ export const KAFKA_BASE_SETTINGS = { sync: 'fsync' } as const;
 export const KAFKA_KIND: TargetKindSpec = {
   summary: 'Apache Kafka 4 (Maven Central) as N KRaft JVMs, combined broker + controller, on loopback or each in its own network namespace (cluster.network)',
   system: 'kafka',
+  install: '`make kafka` (Apache Kafka 4.4.0\'s jars from Maven Central into ~/.cache/durolab, harness/targets/kafka/pom.xml, and its offline recovery checker; JDK 17 and Maven)',
   systemLabel: 'Apache Kafka',
   capabilities: {
     // cut-power: each node's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);

@@ -38,6 +38,7 @@ export function externalSettingRefusal(name: string, value: SettingValue): strin
   if (kafka) return kafka;
   if (name === 'replica.lag.time.max.ms') return `${name} is a broker config of the external cluster (server.properties); the lab sets topic configs only there`;
   if (name === 'eligible.leader.replicas') return `${name} is the external cluster's eligible.leader.replicas.version feature (kafka-features.sh), which the lab does not change`;
+  if (name.startsWith('vm.disk.')) return `${name} models the lab's fault disk, which a cluster the lab did not start does not run on`;
   if (name.startsWith('vm.')) return `${name} is a sysctl of the external cluster's hosts, which the lab does not change`;
   return null;
 }

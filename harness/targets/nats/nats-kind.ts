@@ -8,6 +8,7 @@ import { natsSettingRefusal } from './settings-map.ts';
 export const NATS_KIND: TargetKindSpec = {
   summary: 'NATS JetStream (nats-server v2.12.1, `make nats`) as N nodes with routes between them, one file-storage stream of cluster.replicationFactor replicas, on loopback or each in its own network namespace (cluster.network)',
   system: 'nats',
+  install: '`make nats` (`go install github.com/nats-io/nats-server/v2@v2.12.1` into ~/.cache/durolab; Go 1.24 or later)',
   systemLabel: 'NATS JetStream',
   capabilities: {
     // cut-power: each node's store_dir on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
