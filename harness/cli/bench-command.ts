@@ -81,7 +81,8 @@ judges nothing.
 
 exit codes:
   0    every expectation passed (or none is stated) and some cell was measured
-  1    an expectation failed, the run failed or is incomplete, or the scenario is malformed
+  1    an expectation failed, a trial's cluster did not come back after its fault, the run
+       failed or is incomplete, or the scenario is malformed
   2    bad command line
   3    no expectation failed, but one was NOT EVALUATED, or nothing was measured (every cell skipped)
   130  interrupted (Ctrl-C)`;

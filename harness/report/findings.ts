@@ -3,7 +3,7 @@
 // virtual disk say little; ratios within one run do.
 
 import type { CellResult, RunResult, TimePoint } from '../results/types.ts';
-import { expectationState, nothingMeasured } from '../results/verdict.ts';
+import { expectationState, nothingMeasured, unavailableTrialsOf } from '../results/verdict.ts';
 import {
   fmtBytes,
   fmtInt,
@@ -248,7 +248,11 @@ export function verdict(run: RunResult): { text: string; tone: 'pass' | 'fail' |
   const notEvaluated = states.filter((s) => s === 'not-evaluated').length;
   const failed = states.filter((s) => s === 'fail').length;
   const naNote = notEvaluated ? `, ${notEvaluated} NOT EVALUATED` : '';
-  if (failed > 0) return { text: `FAILED ${failed} of ${n}${naNote}`, tone: 'fail' };
+  // A trial whose cluster did not come back fails the run (harness/results/verdict.ts), whatever the expectations say.
+  const unavailable = unavailableTrialsOf(run).length;
+  const unNote = unavailable ? `; ${unavailable} trial(s) UNAVAILABLE after the fault` : '';
+  if (failed > 0) return { text: `FAILED ${failed} of ${n}${naNote}${unNote}`, tone: 'fail' };
+  if (unavailable) return { text: `FAILED: ${unavailable} trial(s) UNAVAILABLE after the fault${naNote}`, tone: 'fail' };
   // Missing evidence is not a pass: the run exits non-zero, and the page says so in the same tone.
   if (notEvaluated > 0) return { text: `NOT EVALUATED ${notEvaluated} of ${n} (passed ${passed})`, tone: 'fail' };
   return { text: `passed ${passed}/${n}`, tone: 'pass' };

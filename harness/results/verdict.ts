@@ -15,7 +15,7 @@ export const EXIT = {
   passed: 0,
   /** An expectation failed, or the run failed or stopped incomplete. */
   failed: 1,
-  /** Bad command line or scenario. */
+  /** Bad command line (a malformed scenario exits 1, naming the file, line and field). */
   usage: 2,
   /** No expectation failed, but one was NOT EVALUATED or no cell was measured. */
   notEvaluated: 3,
@@ -26,6 +26,23 @@ export const EXIT = {
 /** No cell ran its load: every one was skipped or failed to start. */
 export function nothingMeasured(run: RunResult): boolean {
   return !run.cells.some((c) => c.status === 'ok' || c.status === 'interrupted');
+}
+
+/**
+ * Fault trials whose cluster did not come back (CellResult.unavailableTrials): the run is FAIL
+ * whatever its expectations say, since what was acknowledged could not be read back at all; the
+ * expectations stay NOT EVALUATED for those trials (their loss was never measured).
+ */
+export function unavailableTrialsOf(run: RunResult): Array<{ cell: string; trial: number; evidence: string }> {
+  return run.cells.flatMap((c) => (c.unavailableTrials ?? []).map((u) => ({ cell: c.id, trial: u.index + 1, evidence: u.evidence })));
+}
+
+/** "2 trial(s) unavailable after the fault (the cluster did not come back; evidence in A, B)", or ''. */
+export function unavailableVerdictText(run: RunResult): string {
+  const us = unavailableTrialsOf(run);
+  if (us.length === 0) return '';
+  const shown = us.slice(0, 3).map((u) => u.evidence);
+  return `${us.length} trial(s) unavailable after the fault: the cluster did not come back (evidence in ${shown.join(', ')}${us.length > shown.length ? `, and ${us.length - shown.length} more` : ''})`;
 }
 
 export interface RunVerdict {
@@ -44,8 +61,10 @@ export function runVerdict(run: RunResult, aborted: boolean): RunVerdict {
   const count = (s: ExpectationState) => states.filter((x) => x === s).length;
   const failed = count('fail');
   const notEvaluated = count('not-evaluated');
-  if (failed > 0) {
-    return { code: EXIT.failed, line: `verdict: FAIL (${failed} of ${states.length} expectation(s) failed${notEvaluated ? `, ${notEvaluated} not evaluated` : ''}); exit ${EXIT.failed}` };
+  const unavailable = unavailableVerdictText(run);
+  if (failed > 0 || unavailable) {
+    const parts = [...(failed > 0 ? [`${failed} of ${states.length} expectation(s) failed`] : []), ...(unavailable ? [unavailable] : []), ...(notEvaluated ? [`${notEvaluated} expectation(s) not evaluated`] : [])];
+    return { code: EXIT.failed, line: `verdict: FAIL (${parts.join('; ')}); exit ${EXIT.failed}` };
   }
   if (nothingMeasured(run)) {
     return { code: EXIT.notEvaluated, line: `verdict: NOTHING MEASURED (every cell was skipped or failed to run); exit ${EXIT.notEvaluated}` };

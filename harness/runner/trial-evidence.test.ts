@@ -2,8 +2,8 @@
 // cut whose brokers never come back (the restart fails: a seam over a real process target) keeps
 // the trial's ledger, a check.json saying what failed, the broker logs and every broker's cut
 // and final image with disks.json. The trial is a finding (unavailable after the fault, naming
-// where the evidence is), the cell goes on with its next attempt, and an expectation on the
-// loss is NOT EVALUATED for it.
+// where the evidence is), the cell goes on with its next attempt, an expectation on the loss is
+// NOT EVALUATED for it, and the run is FAIL naming the evidence.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,8 @@ import { missingRequirement } from '../../test/requirements.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
 import { runScenario } from './run-scenario.ts';
 import { readLedgerFile } from '../recount/recount.ts';
+import { runVerdict } from '../results/verdict.ts';
+import { verdict } from '../report/findings.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-trial-evidence-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -36,7 +38,7 @@ function neverComesBack(scenarioVm: { diskMiB: number }): Target {
 }
 
 describe('trial evidence', () => {
-  it('a trial whose cluster never came back is kept as unavailable with its ledger, check.json, broker logs and disk images; the cell goes on; the loss is NOT EVALUATED', async (ctx) => {
+  it('a trial whose cluster never came back is kept as unavailable with its ledger, check.json, broker logs and disk images; the cell goes on; the loss is NOT EVALUATED and the run FAIL, naming the evidence', async (ctx) => {
     const why = hostDiskPrerequisiteProblem();
     if (why) missingRequirement(ctx, why);
     const file = path.join(work, 'never-back.yaml');
@@ -88,6 +90,11 @@ expectations:
     expect(out.run.expectations[0]!.state).toBe('not-evaluated');
     expect(out.run.expectations[0]!.detail).toContain(`trial 1 not checked: unavailable after the power-cut`);
     expect(out.run.expectations[0]!.detail).toContain(`trial 2 not checked`);
+    // The run is FAIL all the same, naming where the evidence is (terminal and report header).
+    const v = runVerdict(out.run, false);
+    expect(v.code).toBe(1);
+    expect(v.line).toContain(`2 trial(s) unavailable after the fault: the cluster did not come back (evidence in ${repDir}, `);
+    expect(verdict(out.run)).toMatchObject({ tone: 'fail', text: expect.stringContaining('2 trial(s) UNAVAILABLE after the fault') });
     // The ledger was written before the check: every acknowledged batch is there.
     const ledger = readLedgerFile(path.join(repDir, 'ledger.ndjson'));
     expect(ledger.filter((b) => b.status === 'acked').reduce((a, b) => a + b.records, 0)).toBe(u.acked);
