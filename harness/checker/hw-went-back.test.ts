@@ -155,7 +155,7 @@ describe('hwWentBack on the kafka driver', () => {
     };
     const [r] = evaluateExpectations(scenario, [cell]);
     expect(r).toMatchObject({ state: 'not-evaluated', passed: false });
-    expect(r!.reason).toContain('base trial 0: HW going back not measured (hw-0: its high watermark could not be read before the fault');
+    expect(r!.reason).toContain('base trial 1: HW going back not measured (hw-0: its high watermark could not be read before the fault');
     // A cell-level expectation on the sum is not judged either.
     const cellLevel = compileScenario(scenarioText.replace('hwWentBack == 0 in every trial', 'hwWentBack == 0'), 'inline.yaml', { defaultName: 'inline' });
     expect(evaluateExpectations(cellLevel, [cell])[0]).toMatchObject({ state: 'not-evaluated', reason: 'base: HW going back not measured in 1 trial(s)' });

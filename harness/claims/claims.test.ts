@@ -64,6 +64,20 @@ describe('claims rules', () => {
     expect(window.detail).toContain('max loss window s 4.20');
   });
 
+  it('a loss figure that holds over the checked trials is not measured while some trial left the cluster unavailable; one that fails still fails', () => {
+    const pc = powerCutRun();
+    const perBatch = pc.cells.find((c) => c.params.flush === 'per-batch')!;
+    perBatch.unavailableTrials = [{ index: 3, fault: 'power-cut', targets: [1], cutAtSec: 3, acked: 900, ackedBeforeCut: 900, recoveryTimeoutMs: 60_000, failed: 'no leader', evidence: '/r' }];
+    const safe = evaluateClaim(claim(`{ kind: value, figure: ackedLost, aggregate: max, where: { flush: per-batch }, op: "==", value: 0 }`, 'power-cut'), pc);
+    expect(safe.verdict).toBe('not measured yet');
+    expect(safe.detail).toContain(`but ${perBatch.id}: 1 trial(s) unavailable after the fault, not checked`);
+    const never = pc.cells.find((c) => c.params.flush === 'never')!;
+    never.unavailableTrials = perBatch.unavailableTrials;
+    expect(evaluateClaim(claim('{ kind: value, figure: ackedLost, aggregate: max, where: { flush: never }, op: "==", value: 0 }', 'power-cut'), pc).verdict).toBe('contradicted');
+    // Throughput is measured whatever the check did.
+    expect(evaluateClaim(claim('{ kind: value, figure: recordsPerSec, where: { flush: per-batch }, op: ">", value: 0 }', 'power-cut'), pc).verdict).toBe('supported');
+  });
+
   it('settings match by value, whatever their spelling (30s == 3000 centiseconds, 256KiB == 262144)', () => {
     const r = makeRun([
       { id: 'short', params: { 'vm.dirty_expire_centisecs': 100, 'segment.bytes': 262144 }, recordsPerSec: 1000, latency: { medianUs: 100, sigma: 0.1, count: 100 } },

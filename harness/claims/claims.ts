@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import type { CellResult, RunResult } from '../results/types.ts';
 import { SETTINGS } from '../scenario/settings.ts';
-import { FIGURES, FIGURE_LABEL, cellFigure, fmtFigureValue, type FigureName } from '../compare/figures.ts';
+import { FIGURES, FIGURE_LABEL, TRIAL_LOSS_FIGURES, cellFigure, fmtFigureValue, unavailableCount, type FigureName } from '../compare/figures.ts';
 import { fmtRatio } from '../report/format.ts';
 import { cellSystem, labSystem } from '../results/cell-target.ts';
 import { systemNames } from '../targets/registry.ts';
@@ -136,6 +136,13 @@ function holds(a: number, o: z.infer<typeof op>, b: number): boolean {
 
 type Simple = { state: 'holds' | 'fails' | 'unmeasured'; detail: string };
 
+/** '' unless a loss figure speaks for cells some of whose trials left the cluster unavailable (never checked). */
+function unavailableDoubt(fig: FigureName, cells: readonly CellResult[]): string {
+  if (!TRIAL_LOSS_FIGURES.has(fig)) return '';
+  const gone = cells.filter((c) => unavailableCount(c) > 0).map((c) => `${c.id}: ${unavailableCount(c)} trial(s) unavailable after the fault, not checked`);
+  return gone.join('; ');
+}
+
 function evalSimple(run: RunResult, rule: SimpleRule): Simple {
   const fig = rule.figure as FigureName;
   const label = FIGURE_LABEL[fig];
@@ -148,7 +155,10 @@ function evalSimple(run: RunResult, rule: SimpleRule): Simple {
     const vals = judged.map(({ c, f }) => ({ c, v: f![rule.aggregate] }));
     const ok = vals.every(({ v }) => holds(v, rule.op, rule.value));
     const agg = rule.aggregate === 'median' ? '' : `${rule.aggregate} `;
-    return { state: ok ? 'holds' : 'fails', detail: vals.map(({ c, v }) => `${c.id}: ${agg}${label} ${fmtFigureValue(fig, v)}`).join('; ') + ` (rule: ${rule.op} ${rule.value})` };
+    const detail = vals.map(({ c, v }) => `${c.id}: ${agg}${label} ${fmtFigureValue(fig, v)}`).join('; ') + ` (rule: ${rule.op} ${rule.value})`;
+    // Jepsen's merge: a loss figure that held over the checked trials is in doubt while some trial was never checked.
+    const doubt = ok ? unavailableDoubt(fig, judged.map(({ c }) => c)) : '';
+    return doubt ? { state: 'unmeasured', detail: `${detail}; but ${doubt}` } : { state: ok ? 'holds' : 'fails', detail };
   }
   const a = run.cells.find((c) => matches(c, rule.of));
   const b = run.cells.find((c) => matches(c, rule.to));
@@ -159,6 +169,8 @@ function evalSimple(run: RunResult, rule: SimpleRule): Simple {
     return { state: 'unmeasured', detail: missing.join('; ') };
   }
   if (fb.median === 0) return { state: 'unmeasured', detail: `${b.id}: ${label} is 0, no ratio` };
+  const doubt = unavailableDoubt(fig, [a, b]);
+  if (doubt) return { state: 'unmeasured', detail: doubt };
   const r = fa.median / fb.median;
   return {
     state: holds(r, rule.op, rule.value) ? 'holds' : 'fails',

@@ -109,10 +109,10 @@ expectations:
     expect(out).toContain('no extra attempt is left (workload.extraTrials 1)');
     // The replaced attempt is named and left out; the last one, unjudged and unreplaced, holds the verdict back.
     expect(r.stdout).toMatch(
-      /NOT EVALUATED {2}ackedLost == 0 in every trial: not evaluated \(base trial 0 \(replaced by trial 1\): the fault \(after 1000000000 acknowledged records\) never fired: the load ended first with [\d,]+ records acknowledged; base trial 1: the fault \(after 1000000000 acknowledged records\) never fired: the load ended first/,
+      /NOT EVALUATED {2}ackedLost == 0 in every trial: not evaluated \(base trial 1 \(replaced by trial 2\): the fault \(after 1000000000 acknowledged records\) never fired: the load ended first with [\d,]+ records acknowledged; base trial 2: the fault \(after 1000000000 acknowledged records\) never fired: the load ended first/,
     );
     // a cell-level figure of a fault scenario whose trial missed its fault judges nothing either
-    expect(r.stdout).toContain('NOT EVALUATED  corrupt == 0: not evaluated (base: 0, but not every trial can be judged (trial 1: the fault');
+    expect(r.stdout).toContain('NOT EVALUATED  corrupt == 0: not evaluated (base: 0, but not every trial can be judged (trial 2: the fault');
     expect(r.stdout).toContain('verdict: NOT EVALUATED (2 of 2 expectation(s) lacked the evidence to judge; none failed); exit 3');
     // The fault summary counts both attempts and says which one was replaced.
     expect(r.stdout).toMatch(/^base\s+2 \(1 replaced\)\s/m);

@@ -123,7 +123,7 @@ export function countedApart(run: RunResult): string {
       return [
         withoutOffset.some((n) => n > 0) ? `  ${c.id}: ${int(withoutOffset.reduce((a, b) => a + b, 0))} acknowledged records without an offset (per trial ${withoutOffset.map(int).join(', ')}): counted in acked, found by their identity` : '',
         unmeasured.length
-          ? `  ${c.id}: HW going back not measured in ${unmeasured.length} of ${trials.length} trials (${unmeasured.map((t) => `trial ${t.index}: ${t.fault?.hwNotMeasuredWhy ?? 'no HW before the fault'}`).join('; ')})`
+          ? `  ${c.id}: HW going back not measured in ${unmeasured.length} of ${trials.length} trials (${unmeasured.map((t) => `trial ${t.index + 1}: ${t.fault?.hwNotMeasuredWhy ?? 'no HW before the fault'}`).join('; ')})`
           : '',
       ].filter(Boolean);
     });
@@ -148,7 +148,7 @@ export function predictionSummary(run: RunResult): string {
   for (const { c, trials } of cells) {
     for (const t of trials) {
       const text = beyondPredictionText(t.fault!.predicted!);
-      if (text) out.push(`  !! ${c.id} trial ${t.index}: ${text}`);
+      if (text) out.push(`  !! ${c.id} trial ${t.index + 1}: ${text}`);
     }
   }
   return out.join('\n');

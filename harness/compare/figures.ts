@@ -70,6 +70,14 @@ export function isMeasuredCell(cell: CellResult): boolean {
   return cell.status === 'ok' || cell.status === 'interrupted';
 }
 
+/** Loss figures, read from the checked trials: a trial whose cluster did not come back (CellResult.unavailableTrials) is not among them. */
+export const TRIAL_LOSS_FIGURES: ReadonlySet<FigureName> = new Set<FigureName>(['ackedLost', 'lostBeyondPrediction', 'lossWindowSec']);
+
+/** Fault trials of the cell whose cluster did not come back: their loss was never measured. */
+export function unavailableCount(cell: CellResult): number {
+  return cell.unavailableTrials?.length ?? 0;
+}
+
 /** Trials whose fault fired and that are not suspect: the ones a loss figure may speak for. */
 export function judgedTrials(cell: CellResult) {
   return (cell.trials ?? []).filter((t) => t.fault && !t.suspect);

@@ -122,7 +122,8 @@ describe('docs', () => {
             problems.push(`${page}: durolab ${cmd} is no command`);
           } else {
             // `durolab engine write --dir D`: the flags are the subcommand's, asked of its own --help.
-            const sub = /^ ([a-z][a-z-]*)(?: |$)/.exec(rest)?.[1];
+            const sub = /^ ([a-z][a-z0-9-]*)(?: |$)/.exec(rest)?.[1];
+            if (cmd === 'bench' && sub && !scenarios.has(sub)) problems.push(`${page}: durolab bench ${sub}: no scenarios/${sub}.yaml`);
             const key = sub && SUBCOMMANDS.has(cmd) ? `${cmd} ${sub}` : cmd;
             const flags = shown.get(key) ?? new Set<string>();
             for (const f of rest.matchAll(/(?:^| )(--[a-z][a-z-]*)/g)) flags.add(f[1]!);
@@ -137,9 +138,13 @@ describe('docs', () => {
       }
     }
     for (const [cmd, flags] of shown) {
+      const [name, sub] = cmd.split(' ');
+      // A subcommand is one its command's help names.
+      if (sub && !new RegExp(`(^|\\s|\\|)${sub}(\\s|\\||$)`, 'm').test((await cli([name!, '--help'])).stdout)) problems.push(`durolab ${cmd}: no such subcommand in \`durolab ${name} --help\``);
       if (flags.size === 0) continue;
       const help = (await cli([...cmd.split(' '), '--help'])).stdout;
-      for (const f of flags) if (f !== '--help' && !help.includes(f)) problems.push(`durolab ${cmd} ${f}: not in \`durolab ${cmd} --help\``);
+      // A whole flag, not a part of a longer one (--dir is not --results-dir).
+      for (const f of flags) if (f !== '--help' && !new RegExp(`(^|[^a-z-])${f}(?![a-z-])`, 'm').test(help)) problems.push(`durolab ${cmd} ${f}: not in \`durolab ${cmd} --help\``);
     }
     expect(problems).toEqual([]);
     expect(shown.has('recount')).toBe(true);

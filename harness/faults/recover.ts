@@ -34,12 +34,30 @@ export const ISR_WAIT_MS = 30_000;
 /** What recovery reads: each replica's state, and the ISR as the leader or the controller says it. */
 export type RecoverySource = Pick<ClusterClient, 'brokers' | 'leaderId' | 'replicaDigest' | 'inSyncReplicas'>;
 
+/**
+ * The restarted brokers never gave every partition a leader within the recovery timeout: the
+ * system was unavailable after the fault (a finding, harness/runner/unavailable-trial.ts), told
+ * apart from a restart that failed (a spawn, a disk attach: the lab's error, which fails the cell).
+ */
+export class ClusterUnavailableError extends Error {
+  constructor(
+    readonly recoveryTimeoutMs: number,
+    readonly waitedMs: number,
+    cause: unknown,
+  ) {
+    super(`the cluster did not come back: no leader within ${(waitedMs / 1000).toFixed(1)} s of the restart (recovery timeout ${Math.round(recoveryTimeoutMs / 1000)} s): ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'ClusterUnavailableError';
+  }
+}
+
 /** `replicas`: the client driver connected to the cluster (it reads each replica's state). */
 export async function recoverAfterFault(cluster: FaultableCluster, replicas: RecoverySource, brokerIds: number[], opts: RecoverOptions): Promise<RecoveryOutcome> {
   const t0 = Date.now();
   const recoveries = await cluster.restart(brokerIds);
   const tRestarted = Date.now();
-  await cluster.waitForLeaders(opts.topic, opts.timeoutMs);
+  await cluster.waitForLeaders(opts.topic, opts.timeoutMs).catch((err: unknown) => {
+    throw new ClusterUnavailableError(opts.timeoutMs, Date.now() - tRestarted, err);
+  });
   const tLed = Date.now();
   const sync = await waitForReplicasCaughtUp(replicas, opts.topic, opts.partitions, opts.timeoutMs);
   const tCaughtUp = Date.now();
@@ -88,7 +106,8 @@ export function summarizeRecovery(r: BrokerRecovery): { broker: number; duration
       ? {
           durationMs: Math.round(r.partitions.reduce((a, p) => a + p.durationMs, 0) * 10) / 10,
           bytesTruncated: r.partitions.reduce((a, p) => a + p.bytesTruncated, 0),
-          batchesTruncated: r.partitions.reduce((a, p) => a + p.batchesTruncated, 0),
+          // Batches only where every partition says (Kafka's log gives bytes alone).
+          ...(r.partitions.every((p) => p.batchesTruncated !== undefined) ? { batchesTruncated: r.partitions.reduce((a, p) => a + p.batchesTruncated!, 0) } : {}),
         }
       : {}),
     restartMs: r.restartMs,

@@ -4,7 +4,7 @@
 // (clients meeting a broker that is down) are environment noise, summarised in one line.
 
 import type { CellResult, RunResult } from '../results/types.ts';
-import { cellFigure, isFaultRun, judgedTrials } from '../compare/figures.ts';
+import { cellFigure, isFaultRun, judgedTrials, unavailableCount } from '../compare/figures.ts';
 import { escapeHtml, fmtInt, fmtMB, fmtPct, fmtRate, fmtRatio, fmtSeconds, fmtUs, isMeasured } from './format.ts';
 
 /** Errors a client meets when a broker is unreachable (refused, reset, timed out): CLIENT_<errno>, CLIENT_TIMEOUT. */
@@ -42,7 +42,7 @@ function lossRow(c: CellResult): string {
   const bad = lostSum > 0 ? ' bad' : '';
   return (
     `<tr data-cell="${escapeHtml(c.id)}"><th scope="row">${escapeHtml(c.id)}</th>` +
-    `<td class="num">${trials.length ? `${losing} of ${trials.length}` : '—'}</td>` +
+    `<td class="num">${trials.length ? `${losing} of ${trials.length}` : '—'}${unavailableCount(c) ? ` <span class="bad">+ ${unavailableCount(c)} unavailable, not checked</span>` : ''}</td>` +
     `<td class="num${bad}">${lost ? `${fmtInt(lost.min)} / ${fmtInt(lost.median)} / ${fmtInt(lost.max)}` : '—'}</td>` +
     `<td class="num${bad}">${trials.length ? `${fmtInt(lostSum)} of ${fmtInt(acked)} (${fmtPct(acked ? lostSum / acked : NaN)})` : '—'}</td>` +
     `<td class="num">${window && window.max > 0 ? fmtSeconds(window.max) : '—'}</td></tr>`

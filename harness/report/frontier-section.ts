@@ -62,7 +62,7 @@ function table(f: Frontier): string {
     (p) =>
       `<tr><th scope="row" data-v="${escapeHtml(p.setting)}">${escapeHtml(p.setting)}</th>` +
       `<td class="num" data-v="${p.recordsPerSec.median}">${fmtInt(p.recordsPerSec.median)}${p.notSteady ? ' <span class="warn" title="the throughput cell was still ramping (steady-state check)">not steady</span>' : ''}</td>` +
-      `<td class="num" data-v="${p.lost.median}">${fmtInt(p.lost.min)} / ${fmtInt(p.lost.median)} / ${fmtInt(p.lost.max)}</td>` +
+      `<td class="num" data-v="${p.lost.median}">${fmtInt(p.lost.min)} / ${fmtInt(p.lost.median)} / ${fmtInt(p.lost.max)}${p.unavailable ? ` <span class="bad" title="cuts after which the cluster did not come back: not checked">+ ${p.unavailable} unavailable</span>` : ''}</td>` +
       `<td class="num" data-v="${p.acked}">${fmtInt(p.acked)}</td>` +
       `<td data-v="${p.onFront ? 1 : 0}">${p.onFront ? '<b>on the front</b>' : 'dominated'}</td></tr>`,
   );

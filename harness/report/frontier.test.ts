@@ -55,6 +55,24 @@ describe('durability/cost frontier', () => {
     expect(frontierText([durolab!, kafka!])).toMatch(/\* flush=per-batch\s+9,000 records\/s\s+lost 0 \/ 0 \/ 0 of ~60,000/);
   });
 
+  it('does not call a setting lossless when some of its cuts left the cluster unavailable, and names every such setting', () => {
+    const r = run();
+    const gone = { index: 2, fault: 'power-cut', targets: [1, 2, 3], cutAtSec: 4, acked: 60_000, ackedBeforeCut: 60_000, recoveryTimeoutMs: 60_000, failed: 'no leader', evidence: '/r' };
+    r.cells.find((c) => c.id === 'target=durolab,flush=per-batch,measure=loss')!.unavailableTrials = [gone];
+    const never = r.cells.find((c) => c.id === 'target=kafka,flush=never,measure=loss')!;
+    never.trials = [];
+    never.unavailableTrials = [gone, { ...gone, index: 3 }];
+    const [durolab, kafka] = frontiersOf(r);
+    expect(durolab!.points.find((p) => p.setting === 'flush=per-batch')!.unavailable).toBe(1);
+    expect(durolab!.answer).toBe(
+      'On durolab, no setting was checked after every cut without a loss; the least: flush=per-batch, at most 0 per cut at 9,000 records/s. After some cuts the cluster did not come back (not checked): flush=per-batch (1 of 3 cuts).',
+    );
+    expect(kafka!.points.map((p) => p.setting)).toEqual(['flush=per-batch']);
+    expect(kafka!.unavailableOnly).toEqual([{ setting: 'flush=never', trials: 2 }]);
+    expect(kafka!.answer).toContain('After some cuts the cluster did not come back (not checked): flush=never (every cut, 2).');
+    expect(frontierSection(r, () => '')).toContain('+ 1 unavailable');
+  });
+
   it('says when every setting lost something, and has nothing to say without a measure axis', () => {
     const r = run();
     r.cells = r.cells.filter((c) => c.params.flush !== 'per-batch');

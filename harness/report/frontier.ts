@@ -7,7 +7,7 @@
 import type { CellResult, RunResult } from '../results/types.ts';
 import { cellTargetName } from '../results/cell-target.ts';
 import { median } from '../../engine/common/stats.ts';
-import { cellFigure, judgedTrials } from '../compare/figures.ts';
+import { cellFigure, judgedTrials, unavailableCount } from '../compare/figures.ts';
 import { fmtInt } from './format.ts';
 
 export interface FrontierPoint {
@@ -16,6 +16,8 @@ export interface FrontierPoint {
   target: string;
   recordsPerSec: { min: number; median: number; max: number; n: number };
   lost: { min: number; median: number; max: number; trials: number };
+  /** Cuts of its loss cell after which the cluster did not come back (not checked): the setting cannot count as losing nothing. */
+  unavailable: number;
   /** Acknowledged per trial (median), what `lost` is out of. */
   acked: number;
   throughputCell: string;
@@ -30,6 +32,8 @@ export interface Frontier {
   points: FrontierPoint[];
   /** The answer in one sentence. */
   answer: string;
+  /** Settings whose every cut left the cluster unavailable: no loss to plot, named in the answer. */
+  unavailableOnly: Array<{ setting: string; trials: number }>;
 }
 
 function settingKey(c: CellResult, omit: ReadonlySet<string>): string {
@@ -68,6 +72,7 @@ export function frontiersOf(run: RunResult): Frontier[] {
   const omit = omittedParams(run);
   const keyOf = (c: CellResult) => settingKey(c, omit);
   const byTarget = new Map<string, FrontierPoint[]>();
+  const unavailableOnly = new Map<string, Array<{ setting: string; trials: number }>>();
   for (const p of perf) {
     const target = targetOf(run, p);
     const key = keyOf(p);
@@ -75,6 +80,10 @@ export function frontiersOf(run: RunResult): Frontier[] {
     if (!l) continue;
     const rps = cellFigure(p, 'recordsPerSec');
     const trials = judgedTrials(l);
+    if (trials.length === 0 && unavailableCount(l) > 0) {
+      unavailableOnly.set(target, [...(unavailableOnly.get(target) ?? []), { setting: key, trials: unavailableCount(l) }]);
+      if (!byTarget.has(target)) byTarget.set(target, []);
+    }
     if (!rps || trials.length === 0) continue;
     const lost = trials.map((t) => t.ledger.ackedLost);
     const point: FrontierPoint = {
@@ -83,6 +92,7 @@ export function frontiersOf(run: RunResult): Frontier[] {
       recordsPerSec: { min: rps.min, median: rps.median, max: rps.max, n: rps.n },
       lost: { min: Math.min(...lost), median: median(lost) ?? 0, max: Math.max(...lost), trials: lost.length },
       acked: median(trials.map((t) => t.ledger.acked)) ?? 0,
+      unavailable: unavailableCount(l),
       throughputCell: p.id,
       lossCell: l.id,
       onFront: false,
@@ -99,20 +109,32 @@ export function frontiersOf(run: RunResult): Frontier[] {
       );
     }
     points.sort((a, b) => b.recordsPerSec.median - a.recordsPerSec.median);
-    return { target, points, answer: answerOf(target, points) };
+    const gone = unavailableOnly.get(target) ?? [];
+    return { target, points, answer: answerOf(target, points, gone), unavailableOnly: gone };
   });
 }
 
-function answerOf(target: string, points: FrontierPoint[]): string {
+function answerOf(target: string, points: FrontierPoint[], unavailableOnly: ReadonlyArray<{ setting: string; trials: number }>): string {
   const rate = (p: FrontierPoint) => `${fmtInt(p.recordsPerSec.median)} records/s`;
-  const safe = points.filter((p) => p.lost.max === 0);
-  if (safe.length === 0) return `On ${target}, every setting lost acknowledged records in some trial; the least: ${least(points)}.`;
+  // A cut after which the cluster never came back was not checked: such a setting is not one that lost nothing.
+  const gone = [
+    ...points.filter((p) => p.unavailable > 0).map((p) => `${p.setting} (${p.unavailable} of ${p.unavailable + p.lost.trials} cuts)`),
+    ...unavailableOnly.map((u) => `${u.setting} (every cut, ${u.trials})`),
+  ];
+  const goneText = gone.length ? ` After some cuts the cluster did not come back (not checked): ${gone.join('; ')}.` : '';
+  const safe = points.filter((p) => p.lost.max === 0 && p.unavailable === 0);
+  if (points.length === 0) return `On ${target}, no setting was checked after a cut.${goneText}`;
+  if (safe.length === 0) {
+    const head = points.every((p) => p.lost.max > 0) ? 'every setting lost acknowledged records in some trial' : 'no setting was checked after every cut without a loss';
+    return `On ${target}, ${head}; the least: ${least(points)}.${goneText}`;
+  }
   const best = safe[0]!;
   const faster = points.filter((p) => p.recordsPerSec.median > best.recordsPerSec.median);
-  const lostText = (p: FrontierPoint) => `${p.setting} (${rate(p)}) lost ${fmtInt(p.lost.min)} / ${fmtInt(p.lost.median)} / ${fmtInt(p.lost.max)} per cut`;
+  const lostText = (p: FrontierPoint) => `${p.setting} (${rate(p)}) lost ${fmtInt(p.lost.min)} / ${fmtInt(p.lost.median)} / ${fmtInt(p.lost.max)} per cut${p.unavailable ? `, ${p.unavailable} cut(s) not checked` : ''}`;
   return (
     `On ${target}, the fastest setting that lost nothing in any trial is ${best.setting} at ${rate(best)} (${best.lost.trials} trial${best.lost.trials === 1 ? '' : 's'})` +
-    (faster.length ? `; faster ones lost (min / median / max): ${faster.map(lostText).join('; ')}.` : '; no setting was faster.')
+    (faster.length ? `; faster ones lost (min / median / max): ${faster.map(lostText).join('; ')}.` : '; no setting was faster.') +
+    goneText
   );
 }
 

@@ -180,6 +180,7 @@ const cell = z.object({
         recoveryTimeoutMs: z.number(),
         failed: z.string(),
         evidence: z.string(),
+        replaces: z.number().optional(),
       }),
     )
     .optional(),

@@ -60,7 +60,7 @@ describe('loss section', () => {
     expect(compileChart(chart).warnings).toEqual([]);
     const values = (chart.spec as unknown as { data: { values: Array<{ trial: string; t: number; lost: number }> } }).data.values;
     // Lost records of trial 0 were acknowledged up to 4.2 s before the cut.
-    const lost0 = values.filter((v) => v.trial.startsWith('vm buffered acks=1 · trial 0') && v.lost > 0);
+    const lost0 = values.filter((v) => v.trial.startsWith('vm buffered acks=1 · trial 1') && v.lost > 0);
     expect(Math.min(...lost0.map((v) => v.t))).toBeCloseTo(-4.2, 5);
     expect(values.some((v) => v.trial.includes('(suspect)'))).toBe(true);
   });
@@ -97,7 +97,7 @@ describe('loss section', () => {
     // the terminal's fault summary says the same
     const terminal = trialSummary(back);
     expect(terminal).toContain('vm buffered acks=1: 17 acknowledged records without an offset (per trial 0, 12, 5)');
-    expect(terminal).toMatch(/vm fdatasync acks=1: HW going back not measured in (\d+) of \1 trials \(trial 0: hw-0: its high watermark could not be read before the fault/);
+    expect(terminal).toMatch(/vm fdatasync acks=1: HW going back not measured in (\d+) of \1 trials \(trial 1: hw-0: its high watermark could not be read before the fault/);
   });
 
   it('names the trials whose cluster did not come back, in the table, below it and in the terminal, after a read back', () => {

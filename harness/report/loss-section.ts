@@ -125,7 +125,7 @@ export function lossDistributionTable(run: RunResult): string {
     return (
       '<tr>' +
       `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>` +
-      `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}${unavailableBadge(c)}</td>` +
+      `<td class="num" data-v="${ts.length}">${ts.length}${suspect ? ` <span class="warn" title="${escapeHtml(ts.filter((t) => t.note).map((t) => `trial ${t.index + 1}: ${t.note}`).join('\n'))}">(${suspect} suspect)</span>` : ''}${unavailableBadge(c)}</td>` +
       td(dist(lost, fmtInt), anyLost ? 'bad' : '') +
       `<td class="mono">${escapeHtml(lost.map(fmtInt).join(', '))}</td>` +
       td(summedLedgerCount(ts, 'ackedWithoutOffset')) +
@@ -166,7 +166,7 @@ export function lossWindowChart(run: RunResult): Chart | null {
     for (const t of c.trials ?? []) {
       const tl = t.fault?.lossTimeline;
       if (!tl || tl.bins.length === 0) continue;
-      const label = `${c.id} · trial ${t.index}${t.suspect ? ' (suspect)' : ''}`;
+      const label = `${c.id} · trial ${t.index + 1}${t.suspect ? ' (suspect)' : ''}`;
       rows.push(label);
       for (const b of tl.bins) {
         values.push({
@@ -228,7 +228,7 @@ export function lossWindowChart(run: RunResult): Chart | null {
     ],
     config: { font: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif', view: { stroke: '#ddd' } },
   } as unknown as TopLevelSpec;
-  const without = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.fault && !t.fault.lossTimeline).map((t) => `${c.id} trial ${t.index}`));
+  const without = run.cells.flatMap((c) => (c.trials ?? []).filter((t) => t.fault && !t.fault.lossTimeline).map((t) => `${c.id} trial ${t.index + 1}`));
   if (without.length) notes.push(`No timeline recorded for ${without.join(', ')} (an older run.json).`);
   return {
     id: 'chart-loss-window',

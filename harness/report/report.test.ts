@@ -122,7 +122,7 @@ describe('renderRunReport', () => {
     expect(html).toContain('FAILED 1 of 1');
     const loss = html.slice(html.indexOf('id="loss-table"'));
     expect(count(loss.slice(0, loss.indexOf('</table>')), 'class="trial-row"')).toBe(6);
-    expect(loss).toContain('trial 1 · power-cut of broker 0 at 8.1 s');
+    expect(loss).toContain('trial 2 · power-cut of broker 0 at 8.1 s');
     expect(loss).toContain('82.0 MiB / 4.1 MiB'); // 21,000 / 1,050 guest pages before the first cut
   });
 

@@ -122,11 +122,11 @@ export function summaryTable(run: RunResult): string {
 
 function trialRecovery(t: Trial) {
   // Only brokers that reported their log recovery (NATS reports none).
-  const rec = (t.fault?.recovery ?? []).filter((r) => r.durationMs !== undefined) as Array<{ durationMs: number; bytesTruncated: number; batchesTruncated: number }>;
+  const rec = (t.fault?.recovery ?? []).filter((r) => r.durationMs !== undefined) as Array<{ durationMs: number; bytesTruncated: number; batchesTruncated?: number }>;
   return {
     durationMs: rec.length ? Math.max(...rec.map((r) => r.durationMs)) : undefined,
     bytes: rec.length ? rec.reduce((a, r) => a + r.bytesTruncated, 0) : undefined,
-    batches: rec.length ? rec.reduce((a, r) => a + r.batchesTruncated, 0) : undefined,
+    batches: rec.length && rec.every((r) => r.batchesTruncated !== undefined) ? rec.reduce((a, r) => a + r.batchesTruncated!, 0) : undefined,
   };
 }
 
@@ -138,8 +138,8 @@ function dirtyCell(d: { nrDirty: number; nrWriteback: number } | undefined): str
 
 function faultText(t: Trial): string {
   const f = t.fault;
-  if (!f) return `trial ${t.index}: no fault`;
-  return `trial ${t.index} · ${f.kind} of broker${f.targets.length === 1 ? '' : 's'} ${f.targets.join(', ')} at ${fmtMs(f.atMs)}${f.when ? ` (${f.when})` : ''}`;
+  if (!f) return `trial ${t.index + 1}: no fault`;
+  return `trial ${t.index + 1} · ${f.kind} of broker${f.targets.length === 1 ? '' : 's'} ${f.targets.join(', ')} at ${fmtMs(f.atMs)}${f.when ? ` (${f.when})` : ''}`;
 }
 
 function integrityCell(text: string, bad: boolean): string {
@@ -177,7 +177,8 @@ export function lossTable(run: RunResult): string {
     const maxWindow = windows.length ? Math.max(...windows) : undefined;
     const maxRecovery = durations.length ? Math.max(...durations) : undefined;
     const sumBytes = bytes.length ? bytes.reduce((a, b) => a + b, 0) : undefined;
-    const sumBatches = batches.reduce((a, b) => a + b, 0);
+    // Batches only when every trial's recovery counted them (Kafka's gives bytes alone).
+    const sumBatches = batches.length && batches.length === bytes.length ? batches.reduce((a, b) => a + b, 0) : undefined;
     const dirty = trials.map((t) => t.fault?.guestDirtyBeforeCut).filter((d) => d !== undefined);
     const maxDirty = dirty.length
       ? { nrDirty: Math.max(...dirty.map((d) => d!.nrDirty)), nrWriteback: Math.max(...dirty.map((d) => d!.nrWriteback)) }
@@ -197,7 +198,7 @@ export function lossTable(run: RunResult): string {
       num(unacked, unacked === undefined ? '' : fmtInt(unacked)) +
       num(maxWindow, maxWindow === undefined ? '' : fmtSeconds(maxWindow)) +
       num(maxRecovery, maxRecovery === undefined ? '' : fmtMs(maxRecovery)) +
-      num(sumBytes, sumBytes === undefined ? '' : `${fmtBytes(sumBytes)} (${fmtInt(sumBatches)})`) +
+      num(sumBytes, sumBytes === undefined ? '' : `${fmtBytes(sumBytes)}${sumBatches === undefined ? '' : ` (${fmtInt(sumBatches)})`}`) +
       dirtyCell(maxDirty) +
       integrityCell(integrityText(l) || (trials.length ? 'clean' : '—'), integrityText(l) !== '') +
       txt(offsetsText(lostSample), 'mono') +
@@ -207,7 +208,7 @@ export function lossTable(run: RunResult): string {
       const tl = t.ledger;
       const frac = tl.acked > 0 ? tl.ackedLost / tl.acked : undefined;
       const recoveryDetail = (t.fault?.recovery ?? [])
-        .map((x) => `broker ${x.broker}: ${x.durationMs === undefined ? 'log recovery not reported' : `${fmtMs(x.durationMs)}, ${fmtBytes(x.bytesTruncated ?? 0)} in ${x.batchesTruncated ?? 0} batches`}`)
+        .map((x) => `broker ${x.broker}: ${x.durationMs === undefined ? 'log recovery not reported' : `${fmtMs(x.durationMs)}, ${fmtBytes(x.bytesTruncated ?? 0)}${x.batchesTruncated === undefined ? '' : ` in ${x.batchesTruncated} batches`}`}`)
         .join('; ');
       return (
         '<tr class="trial-row">' +
@@ -219,7 +220,7 @@ export function lossTable(run: RunResult): string {
         num(tl.unackedPresent, tl.unackedPresent === undefined ? '' : fmtInt(tl.unackedPresent)) +
         num(t.fault?.lossWindowSec, t.fault?.lossWindowSec === undefined ? '' : fmtSeconds(t.fault.lossWindowSec)) +
         num(r.durationMs, r.durationMs === undefined ? '' : fmtMs(r.durationMs), '', recoveryDetail) +
-        num(r.bytes, r.bytes === undefined ? '' : `${fmtBytes(r.bytes)} (${fmtInt(r.batches ?? 0)})`) +
+        num(r.bytes, r.bytes === undefined ? '' : `${fmtBytes(r.bytes)}${r.batches === undefined ? '' : ` (${fmtInt(r.batches)})`}`) +
         dirtyCell(t.fault?.guestDirtyBeforeCut) +
         integrityCell(integrityText(tl) || 'clean', integrityText(tl) !== '') +
         txt(offsetsText(tl.lostOffsetsSample ?? []), 'mono') +

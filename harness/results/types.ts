@@ -307,6 +307,8 @@ export interface UnavailableTrial {
   failed: string;
   /** The trial's directory: ledger.ndjson, check.json, broker logs, disk images. */
   evidence: string;
+  /** An extra attempt in place of this earlier one, which could not be judged (as Trial.replaces). */
+  replaces?: number;
 }
 
 export interface Trial {

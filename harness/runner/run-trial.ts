@@ -144,13 +144,14 @@ export async function runAttempt(ctx: CellContext, rep: number): Promise<Attempt
   } catch (err) {
     // The cluster did not come back after the fault: a finding the cell keeps; the next attempt runs.
     if (err instanceof TrialUnavailableError) {
-      figures.unavailable.push(err.entry);
+      const replacing = attempts.replacingIndex;
+      figures.unavailable.push(replacing === undefined ? err.entry : { ...err.entry, replaces: replacing });
       log(`${attempts.label(rep)}: ${unavailableLine(err.entry)}`);
       return { trial: null, interrupted: false, stop: false };
     }
     // Ctrl-C in the middle of a repetition: the finished ones stay in the cell.
-    if (!opts.signal.aborted || figures.trials.length === 0) throw err;
-    log(`rep ${rep + 1}: interrupted (${(err as Error).message}); keeping ${figures.trials.length} finished repetition(s)`);
+    if (!opts.signal.aborted || (figures.trials.length === 0 && figures.unavailable.length === 0)) throw err;
+    log(`rep ${rep + 1}: interrupted (${(err as Error).message}); keeping ${figures.trials.length} finished repetition(s)${figures.unavailable.length ? ` and ${figures.unavailable.length} unavailable one(s)` : ''}`);
     return { trial: null, interrupted: true, stop: true };
   } finally {
     keptDisks = await res.release(evidence, cutAtMs, opts.keepData === true, (line) => log(`rep ${rep + 1}: ${line}`));

@@ -21,6 +21,11 @@ export class TrialAttempts {
     this.extraLeft = extraTrials;
   }
 
+  /** The attempt the running one replaces (an extra attempt), if it does. */
+  get replacingIndex(): number | undefined {
+    return this.replacing;
+  }
+
   /** Whether another attempt is wanted. */
   get wanted(): boolean {
     return this.slotsLeft > 0;

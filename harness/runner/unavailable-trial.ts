@@ -8,14 +8,6 @@
 // broker logs, disk images) is kept like any failed check's.
 import type { UnavailableTrial } from '../results/types.ts';
 
-/** Thrown by recoverAndCheck when the restart or the wait for the cluster failed (not the check that follows). */
-export class ClusterUnavailableError extends Error {
-  constructor(readonly recoveryTimeoutMs: number, cause: unknown) {
-    super(`the cluster did not come back within the recovery timeout (${Math.round(recoveryTimeoutMs / 1000)} s): ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'ClusterUnavailableError';
-  }
-}
-
 /** Thrown by checkFaultTrial for the attempt to keep (run-trial.ts): the cell's entry for it. */
 export class TrialUnavailableError extends Error {
   constructor(readonly entry: UnavailableTrial) {

@@ -111,7 +111,7 @@ interface Verdict {
 
 /** A trial the detail names with its doubt: "trial 2: suspect (...)", and the attempt that replaced it. */
 function doubtText(t: Trial, why: string): string {
-  return `trial ${t.index}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy})` : ''}: ${why}`;
+  return `trial ${t.index + 1}${t.replacedBy !== undefined ? ` (replaced by trial ${t.replacedBy + 1})` : ''}: ${why}`;
 }
 
 const noAcks = (who: string) => `${who}: 0 acknowledged records, so nothing was promised that could be lost or moved`;
@@ -132,7 +132,7 @@ const noReplicas = (path: string, who: string, ledger: { replicasDiverged?: numb
 
 /** Ledger figures a trial holds nothing to judge by (0 acknowledged records, RF 1): left out, not in doubt. */
 const trialLeftOut = (path: string, t: Trial) =>
-  (NEEDS_ACKS.has(path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index}`) : null) ?? noReplicas(path, `trial ${t.index}`, t.ledger);
+  (NEEDS_ACKS.has(path) && t.ledger.acked === 0 ? noAcks(`trial ${t.index + 1}`) : null) ?? noReplicas(path, `trial ${t.index + 1}`, t.ledger);
 
 function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, bound: number): Verdict[] {
   const trials = cell.trials ?? [];
@@ -148,7 +148,7 @@ function trialVerdicts(e: Expectation, cell: CellResult, hasFault: boolean, boun
       continue;
     }
     // A figure not measured is in doubt (unknown), not broken.
-    const unmeasured = hwNotMeasured(e.left.path, `trial ${t.index}`, t.ledger, t.fault?.hwNotMeasuredWhy);
+    const unmeasured = hwNotMeasured(e.left.path, `trial ${t.index + 1}`, t.ledger, t.fault?.hwNotMeasuredWhy);
     if (unmeasured) {
       notJudged.push({ state: t.replacedBy === undefined ? 'unknown' : 'leftOut', text: `${cell.id} ${unmeasured}` });
       continue;

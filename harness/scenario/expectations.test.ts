@@ -299,24 +299,24 @@ describe('verdict states', () => {
     const [none] = evaluateExpectations(s, fourCells(Object.fromEntries(fourCells().map((c) => [c.id, { trials: [unfired(0), unfired(1)] }]))));
     expect(none.state).toBe('not-evaluated');
     expect(none.passed).toBe(false);
-    expect(none.reason).toContain('io=buffered,flush=never trial 0: the fault (after 1000000000 acked) never fired: the load ended first');
+    expect(none.reason).toContain('io=buffered,flush=never trial 1: the fault (after 1000000000 acked) never fired: the load ended first');
     expect(none.detail).toMatch(/^ackedLost == 0 in every trial: not evaluated \(/);
 
     // One trial of each cell judged and held, one never faulted: unknown wins over true.
     const mixed = fourCells(Object.fromEntries(fourCells().map((c) => [c.id, { trials: [faulted(0), unfired(1)] }])));
     const [some] = evaluateExpectations(s, mixed);
     expect(some.state).toBe('not-evaluated');
-    expect(some.reason).toContain('io=buffered,flush=never trial 1: the fault (after 1000000000 acked) never fired');
+    expect(some.reason).toContain('io=buffered,flush=never trial 2: the fault (after 1000000000 acked) never fired');
     expect(some.detail).toContain('held in cells io=buffered,flush=never: trials 0');
     // without a note from the runner, the reason still says what is missing
     delete mixed[0].trials![1].note;
-    expect(evaluateExpectations(s, mixed)[0].reason).toContain('io=buffered,flush=never trial 1: the fault did not fire');
+    expect(evaluateExpectations(s, mixed)[0].reason).toContain('io=buffered,flush=never trial 2: the fault did not fire');
 
     // An unfired trial that lost acknowledged records: false wins over unknown.
     mixed[0].trials![1] = { ...unfired(1), ledger: { ...CLEAN, ackedLost: 7 } };
     const [lost] = evaluateExpectations(s, mixed);
     expect(lost.state).toBe('fail');
-    expect(lost.detail).toContain('failing io=buffered,flush=never: trials 0, 7 (trial 1: the fault (after 1000000000 acked) never fired: the load ended first');
+    expect(lost.detail).toContain('failing io=buffered,flush=never: trials 0, 7 (trial 2: the fault (after 1000000000 acked) never fired: the load ended first');
   });
 
   it('a suspect trial that lost acknowledged records fails the expectation, naming the trial and its suspicion; one that lost nothing leaves it NOT EVALUATED', () => {
@@ -326,12 +326,12 @@ describe('verdict states', () => {
     expect(lost.state).toBe('fail');
     expect(lost.passed).toBe(false);
     expect(lost.detail).toBe(
-      'ackedLost == 0 where io == direct in every trial: failed (failing io=direct,flush=never: trials 0, 5 (trial 1: suspect (no acknowledgement in the last 1.4 s)); passing io=direct,flush=per-batch: trials 0)',
+      'ackedLost == 0 where io == direct in every trial: failed (failing io=direct,flush=never: trials 0, 5 (trial 2: suspect (no acknowledgement in the last 1.4 s)); passing io=direct,flush=per-batch: trials 0)',
     );
 
     const [doubt] = evaluateExpectations(s, fourCells({ 'io=direct,flush=never': { trials: [faulted(0), suspect(0)] }, 'io=direct,flush=per-batch': { trials: [faulted(0)] } }));
     expect(doubt.state).toBe('not-evaluated');
-    expect(doubt.reason).toBe('io=direct,flush=never trial 1: suspect (no acknowledgement in the last 1.4 s)');
+    expect(doubt.reason).toBe('io=direct,flush=never trial 2: suspect (no acknowledgement in the last 1.4 s)');
     expect(doubt.detail).toContain('held in cells io=direct,flush=never: trials 0; io=direct,flush=per-batch: trials 0');
   });
 
@@ -370,14 +370,14 @@ describe('verdict states', () => {
     const [perTrial, cellLevel] = evaluateExpectations(s, cells(0));
     expect(perTrial.state).toBe('pass');
     expect(perTrial.detail).toContain('io=direct,flush=never: trials 0');
-    expect(perTrial.detail).toContain('not evaluated: io=direct,flush=never trial 0 (replaced by trial 1): the fault (after 1000000000 acked) never fired');
+    expect(perTrial.detail).toContain('not evaluated: io=direct,flush=never trial 1 (replaced by trial 2): the fault (after 1000000000 acked) never fired');
     expect(cellLevel.state).toBe('pass');
 
     const [lostPerTrial, lostCell] = evaluateExpectations(s, cells(3));
     expect(lostPerTrial.state).toBe('fail');
-    expect(lostPerTrial.detail).toContain('failing io=direct,flush=never: trials 3 (trial 0 (replaced by trial 1): the fault (after 1000000000 acked) never fired');
+    expect(lostPerTrial.detail).toContain('failing io=direct,flush=never: trials 3 (trial 1 (replaced by trial 2): the fault (after 1000000000 acked) never fired');
     expect(lostCell.state).toBe('fail');
-    expect(lostCell.detail).toContain('failing io=direct,flush=never: 3 (counting trial 0 (replaced by trial 1): the fault (after 1000000000 acked) never fired');
+    expect(lostCell.detail).toContain('failing io=direct,flush=never: 3 (counting trial 1 (replaced by trial 2): the fault (after 1000000000 acked) never fired');
   });
 
   it('a cell-level ledger figure merges its trials the same way: broken is FAIL naming the trial in doubt, held with a trial in doubt is NOT EVALUATED', () => {
@@ -385,7 +385,7 @@ describe('verdict states', () => {
     const suspect = { ...faulted(1), suspect: true, note: 'recovery found a broker still down' };
     const [none] = evaluateExpectations(s, fourCells({ 'io=buffered,flush=never': { trials: [unfired(0)] }, 'io=direct,flush=never': { trials: [unfired(0)] } }));
     expect(none.state).toBe('not-evaluated');
-    expect(none.reason).toContain('io=buffered,flush=never: 0, but not every trial can be judged (trial 0: the fault (after 1000000000 acked) never fired');
+    expect(none.reason).toContain('io=buffered,flush=never: 0, but not every trial can be judged (trial 1: the fault (after 1000000000 acked) never fired');
 
     const cells = fourCells({
       'io=buffered,flush=never': { trials: [faulted(0), { ...suspect, ledger: { ...CLEAN, ackedLost: 4 } }], ledger: { ...CLEAN, ackedLost: 4 } },
@@ -394,11 +394,11 @@ describe('verdict states', () => {
     const [lost, corrupt] = evaluateExpectations(s, cells);
     expect(lost.state).toBe('fail');
     expect(lost.detail).toBe(
-      'ackedLost == 0 where flush == never: failed (failing io=buffered,flush=never: 4 (counting trial 1: suspect (recovery found a broker still down)); passing io=direct,flush=never: 0)',
+      'ackedLost == 0 where flush == never: failed (failing io=buffered,flush=never: 4 (counting trial 2: suspect (recovery found a broker still down)); passing io=direct,flush=never: 0)',
     );
     // corrupt held in both cells, but one of them counts a suspect trial: unknown wins over true.
     expect(corrupt.state).toBe('not-evaluated');
-    expect(corrupt.reason).toBe('io=buffered,flush=never: 0, but not every trial can be judged (trial 1: suspect (recovery found a broker still down))');
+    expect(corrupt.reason).toBe('io=buffered,flush=never: 0, but not every trial can be judged (trial 2: suspect (recovery found a broker still down))');
     expect(corrupt.detail).toContain('held in cells io=direct,flush=never: 0');
     // A figure that is not the ledger's (throughput) does not depend on the trials' doubt.
     const [rps] = evaluateExpectations(scenario(['throughput.recordsPerSec > 0 where flush == never'], FAULT), cells);

@@ -17,6 +17,7 @@ const SHIPPED = [
   'peer-fsync-intervals',
   'peer3-power-cut-all',
   'nats-power-cut-all',
+  'nats-power-cut-late',
   'planned-leader-move',
   'disk-full',
   'durability-frontier',
@@ -57,8 +58,8 @@ const DISK_SCENARIOS = ['disk-cache-io-modes', 'lying-disk', 'fsync-eio', 'torn-
 const SMOKE = ['power-cut-smoke', 'nbd-power-cut-smoke'];
 /** Network and process faults with a duration (issue 35): a load long enough for the fault, the ISR's reaction and the heal. */
 const LASTING_FAULT_SCENARIOS = ['slow-follower', 'isr-shrink-power-cut', 'zombie-leader', 'partition-majority'];
-/** A cut late in a longer load on purpose: nats-power-cut-all cuts 12-16 s in, after a 10 s sync_interval's first sync. */
-const LATE_CUT_SCENARIOS = ['nats-power-cut-all'];
+/** A cut late in a longer load on purpose: nats-power-cut-all cuts 12-16 s in, after a 10 s sync_interval's first sync; nats-power-cut-late 40-44 s in, after the kernel's writeback. */
+const LATE_CUT_SCENARIOS = ['nats-power-cut-all', 'nats-power-cut-late'];
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'durolab-scenario-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -102,7 +103,8 @@ describe('shipped scenarios', () => {
     expect(s.matrix.length).toBeGreaterThan(0);
     // The CI smoke power cut is deliberately shorter than the 5-10 s cells of the rest.
     expect(s.workload.durationSec).toBeGreaterThanOrEqual(SMOKE.includes(name) ? 2 : 5);
-    expect(s.workload.durationSec).toBeLessThanOrEqual(LASTING_FAULT_SCENARIOS.includes(name) || LATE_CUT_SCENARIOS.includes(name) ? 30 : 10);
+    // A late cut needs its load to run that long (nats-power-cut-late: 44 s, past the kernel's 30 s writeback).
+    expect(s.workload.durationSec).toBeLessThanOrEqual(LATE_CUT_SCENARIOS.includes(name) ? 45 : LASTING_FAULT_SCENARIOS.includes(name) ? 30 : 10);
     expect(s.expectations.length).toBeGreaterThan(0);
     const ids = s.matrix.map((c) => c.id);
     expect(new Set(ids).size).toBe(ids.length);
@@ -171,8 +173,17 @@ describe('shipped scenarios', () => {
         // Each system through its own driver; NATS at acks all with its sync_interval's values only.
         for (const c of s.matrix) expect(c.params.driver, c.id).toBe(c.params.target === 'nats' ? 'nats' : 'kafka');
         expect([...new Set(s.matrix.filter((c) => c.params.target === 'nats').map((c) => c.params.flush))]).toEqual(['never', 'ms:10000', 'per-batch']);
+        // NATS at R1 and R3, the others at the cluster's RF 3.
+        expect([...new Set(s.matrix.filter((c) => c.params.target === 'nats').map((c) => c.params['replication.factor']))].sort()).toEqual([1, 3]);
+        expect([...new Set(s.matrix.filter((c) => c.params.target !== 'nats').map((c) => c.params['replication.factor']))]).toEqual([3]);
         expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all' });
         expect(s.expectations.map((e) => e.expression)).toContain('lostBeyondPrediction == 0 where measure == loss in every trial');
+      } else if (name === 'nats-power-cut-late') {
+        // The cut after the kernel wrote the stream's config back: default vs 10 s, the stream at R1 and R3.
+        expect(s.target).toBe('nats');
+        expect(s.matrix.map((c) => [c.params.flush, c.params['replication.factor']])).toEqual([['never', 1], ['never', 3], ['ms:10000', 1], ['ms:10000', 3]]);
+        expect(s.faults[0]).toMatchObject({ kind: 'power-cut', target: 'all', when: { between: [40, 44] } });
+        expect(s.workload.repetitions).toBeGreaterThanOrEqual(5);
       } else if (name === 'nats-power-cut-all') {
         // Jepsen's table: 3 nodes, R3, sync_interval default / 10 s / always, the rack cut after the 10 s cell's first sync.
         expect(s.target).toBe('nats');

@@ -157,7 +157,7 @@ export interface BrokerRecovery {
   /** What the restart had to do besides starting the broker (e.g. format a node whose disk lost its format). */
   note?: string;
   /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart). */
-  partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; batchesTruncated: number; durationMs: number }>;
+  partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; /** Absent where the broker does not say (Kafka's log lines give bytes only). */ batchesTruncated?: number; durationMs: number }>;
 }
 
 export interface CutInfo {

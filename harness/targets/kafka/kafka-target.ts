@@ -226,7 +226,6 @@ export class KafkaCluster extends HostProcessCluster<KafkaNodeProcess> implement
             partition,
             cleanShutdown: clean,
             bytesTruncated: Math.max(0, bytes - (after.get(partition) ?? 0)),
-            batchesTruncated: 0,
             durationMs: i > 0 ? 0 : loaded ? loaded.ms : restartMs,
           })),
         };
