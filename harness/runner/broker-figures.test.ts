@@ -130,6 +130,7 @@ describe('summarizeBrokers', () => {
     touch('nats/jetstream/$G/streams/s/msgs/1.blk', 300);
     touch('nats/jetstream/$G/streams/s/msgs/2.blk', 200);
     touch('nats/jetstream/$G/streams/s/meta.inf', 20);
+    touch('nats/jetstream/$SYS/_js_/S-R3F-abc/msgs/1.blk', 4000);
     const kafka = summarizeBrokers([], [path.join(dirs, 'kafka')], KAFKA_STYLE_LOG_FILES);
     expect(kafka).toEqual({ segments: 2, indexFiles: 2, segmentsFrom: 'host-files', bytes: 150 });
     const nats = summarizeBrokers([], [path.join(dirs, 'nats')], NATS_KIND.capabilities.logFiles);

@@ -10,6 +10,8 @@ export interface LogFileNames {
   segment: RegExp;
   /** An index file's name; absent: the system keeps none per segment. */
   index?: RegExp;
+  /** The directories (relative to the data dir, `/`-separated) whose files count; absent: any. NATS's Raft groups keep blocks of the same name outside its streams. */
+  dir?: RegExp;
   /** How many directory levels below the data dir are walked (Kafka's <topic>-<partition>/ is level 1; NATS's jetstream/<account>/streams/<stream>/msgs/ is level 5). */
   maxDepth: number;
 }
@@ -22,7 +24,8 @@ export function countLogFiles(dataDirs: string[], names: LogFileNames): { segmen
   let segments = 0;
   let indexFiles = 0;
   let logBytes = 0;
-  const walk = (dir: string, depth: number) => {
+  const walk = (dir: string, depth: number, rel: string) => {
+    const counts = names.dir === undefined || names.dir.test(rel);
     let entries: string[];
     try {
       entries = readdirSync(dir);
@@ -31,20 +34,20 @@ export function countLogFiles(dataDirs: string[], names: LogFileNames): { segmen
     }
     for (const name of entries) {
       const full = path.join(dir, name);
-      if (names.segment.test(name)) {
+      if (counts && names.segment.test(name)) {
         segments++;
         logBytes += statSync(full).size;
-      } else if (names.index?.test(name)) {
+      } else if (counts && names.index?.test(name)) {
         indexFiles++;
       } else if (depth < names.maxDepth) {
         try {
-          if (statSync(full).isDirectory()) walk(full, depth + 1);
+          if (statSync(full).isDirectory()) walk(full, depth + 1, rel ? `${rel}/${name}` : name);
         } catch {
           // vanished while walking
         }
       }
     }
   };
-  for (const d of dataDirs) walk(d, 0);
+  for (const d of dataDirs) walk(d, 0, '');
   return { segments, indexFiles, logBytes };
 }

@@ -25,8 +25,9 @@ export const NATS_KIND: TargetKindSpec = {
     ...HOST_ROUTE_CAPABILITIES,
     recoveryTimeoutMs: 60_000,
     drivers: ['nats'],
-    // JetStream's file store: message blocks <n>.blk in jetstream/<account>/streams/<stream>/msgs/, no index file per block.
-    logFiles: { segment: /^\d+\.blk$/, maxDepth: 5 },
+    // JetStream's file store: message blocks <n>.blk in jetstream/<account>/streams/<stream>/msgs/, no index file per block
+    // (the Raft groups under jetstream/$SYS/_js_/ keep blocks of the same name: not the stream's).
+    logFiles: { segment: /^\d+\.blk$/, dir: /^jetstream\/[^/]+\/streams\/[^/]+\/msgs$/, maxDepth: 5 },
     // JetStream's own flush is its sync_interval (always: an fsync per write); no base setting beyond the registry's defaults.
     baseSettings: {},
     refuseSetting: natsSettingRefusal,
