@@ -24,6 +24,14 @@ import { isKafkaLibraryName, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../dri
 export type { Acks, SettingValue };
 export { SYSCTL_EXCLUSIVE };
 
+/** An integer setting's parser: a number or a string of digits, from min to max; undefined otherwise. */
+function integerBetween(min: number, max: number): (v: unknown) => number | undefined {
+  return (v) => {
+    const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+    return typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+  };
+}
+
 /** A setting as scenario validation, matrices and labels see it; all of it comes from the registry (engine/settings). */
 export interface SettingSpec {
   /** What a valid value looks like, for error messages ("expected ..."). */
@@ -107,10 +115,7 @@ export const CLIENT_SETTINGS: Readonly<Record<string, ClientSettingSpec>> = {
     defaultText: "cluster.partitions",
     help: "the topic's partition count in this cell",
     expected: 'an integer from 1 to 10000 (the topic\'s partitions in this cell, over cluster.partitions)',
-    parse: (v) => {
-      const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-      return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 10_000 ? n : undefined;
-    },
+    parse: integerBetween(1, 10_000),
     display: (v) => String(v),
     label: (v) => `${String(v)} partition${v === 1 ? '' : 's'}`,
   },
@@ -123,10 +128,7 @@ export const CLIENT_SETTINGS: Readonly<Record<string, ClientSettingSpec>> = {
     defaultText: "cluster.replicationFactor",
     help: "the topic's replication factor in this cell (at most cluster.brokers, at least min.insync.replicas where the target takes it)",
     expected: "an integer from 1 to 64 (the topic's replicas in this cell, over cluster.replicationFactor; at most cluster.brokers)",
-    parse: (v) => {
-      const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-      return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 64 ? n : undefined;
-    },
+    parse: integerBetween(1, 64),
     display: (v) => String(v),
     label: (v) => `RF ${String(v)}`,
   },
@@ -170,10 +172,7 @@ export const CLIENT_SETTINGS: Readonly<Record<string, ClientSettingSpec>> = {
     defaultText: 'workload.producer.max.in.flight (default workload.pipelining)',
     help: 'produce requests in flight per producer connection (driver kafka)',
     expected: 'an integer from 1 to 256 (produce requests in flight per producer connection, driver kafka)',
-    parse: (v) => {
-      const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-      return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 256 ? n : undefined;
-    },
+    parse: integerBetween(1, 256),
     display: (v) => String(v),
     label: (v) => `max.in.flight ${String(v)}`,
   },
