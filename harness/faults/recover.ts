@@ -97,8 +97,7 @@ async function waitForFullIsr(source: Pick<ClusterClient, 'inSyncReplicas'>, top
   }
 }
 
-/** A broker's recovery as run.json's FaultOutcome keeps it (sums over its partitions). */
-/** One broker's recovery for run.json; a broker that reported no partition's recovery (NATS) has no log-recovery figures, not zeros. */
+/** One broker's recovery as run.json's FaultOutcome keeps it (sums over its partitions); a broker that reported no partition's recovery (NATS) has no log-recovery figures, not zeros. */
 export function summarizeRecovery(r: BrokerRecovery): { broker: number; durationMs?: number; bytesTruncated?: number; batchesTruncated?: number; restartMs: number; cleanShutdown: boolean } {
   return {
     broker: r.brokerId,

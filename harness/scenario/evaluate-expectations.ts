@@ -286,7 +286,7 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
 
 /** A broker figure absent from a measured cell: its brokers report none to clients and no file gave it (Kafka's and NATS's flushes): in doubt, not broken. */
 function brokerNotReported(path: string, who: string): string | null {
-  return path.startsWith('broker.') ? `${who}: ${path} not reported through its driver (the Kafka protocol and NATS monitoring carry no flush count; segments are counted only where the data dirs are on this host)` : null;
+  return path.startsWith('broker.') ? `${who}: ${path} not reported (its driver carries none: the Kafka protocol and NATS monitoring give no flush count, and segments are counted only where the data dirs are on this host; or no broker answered)` : null;
 }
 
 /** A trial whose cluster did not come back was not checked: a ledger figure is unknown for it (runner/unavailable-trial.ts). */

@@ -226,7 +226,7 @@ describe('evaluation', () => {
     const noFlushCount = { broker: { bytes: 1 << 20 } };
     const [alone, pair] = evaluateExpectations(s, fourCells(Object.fromEntries(fourCells().map((c) => [c.id, noFlushCount]))));
     expect(alone.state, alone.detail).toBe('not-evaluated');
-    expect(alone.reason).toContain('io=buffered,flush=per-batch: broker.flushes not reported through its driver');
+    expect(alone.reason).toContain('io=buffered,flush=per-batch: broker.flushes not reported (its driver carries none');
     expect(pair.state, pair.detail).toBe('not-evaluated');
     // Where they report it (durolab), it is judged.
     expect(evaluateExpectations(s, fourCells())[0]!.state).toBe('fail');
