@@ -67,16 +67,25 @@ export async function runCell(
   const attempts = new TrialAttempts(w.repetitions, w.extraTrials, cellFault !== undefined);
   const ctx: CellContext = { opts, driver, scenario, caps: opts.target.capabilities, cell, index, cellDir, settings, log, runStartMs, cellFaults, figures, attempts };
   let interrupted = false;
-  for (let rep = 0; attempts.wanted; rep++) {
-    if (opts.signal.aborted) {
-      interrupted = true;
-      break;
+  try {
+    for (let rep = 0; attempts.wanted; rep++) {
+      if (opts.signal.aborted) {
+        interrupted = true;
+        break;
+      }
+      const outcome = await runAttempt(ctx, rep);
+      interrupted ||= outcome.interrupted;
+      if (outcome.stop) break;
+      const again = attempts.settle(rep, outcome.trial, opts.signal.aborted);
+      if (again) log(again);
     }
-    const outcome = await runAttempt(ctx, rep);
-    interrupted ||= outcome.interrupted;
-    if (outcome.stop) break;
-    const again = attempts.settle(rep, outcome.trial, opts.signal.aborted);
-    if (again) log(again);
+  } catch (err) {
+    // A failed attempt fails the cell, but the trials that finished before it stay in run.json, marked.
+    const kept = figures.trials.length + figures.unavailable.length;
+    if (opts.signal.aborted || kept === 0) throw err;
+    const note = `${(err as Error).message}; the ${kept} trial(s) that finished before it are kept`;
+    log(`failed: ${note}`);
+    return { ...figures.result(cell, false, cellFault !== undefined), status: 'failed', note };
   }
   return figures.result(cell, interrupted, cellFault !== undefined);
 }

@@ -29,16 +29,19 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
  * cut either never restart the hit brokers (`never-led`: the real wait for leaders runs out) or
  * fail the restart itself (`restart-fails`).
  */
-function neverComesBack(scenarioVm: { diskMiB: number }, how: 'never-led' | 'restart-fails'): Target {
+function neverComesBack(scenarioVm: { diskMiB: number }, how: 'never-led' | 'second-restart-fails'): Target {
   const real = processTarget({ faultDisk: true, vm: scenarioVm });
+  let restarts = 0;
   return {
     ...real,
-    capabilities: { ...real.capabilities, recoveryTimeoutMs: 3000 },
+    capabilities: { ...real.capabilities, recoveryTimeoutMs: how === 'never-led' ? 3000 : real.capabilities.recoveryTimeoutMs },
     async start(o) {
       const c = (await real.start(o)) as FaultableCluster;
+      const realRestart = c.restart.bind(c);
       c.restart = async (ids) => {
-        if (how === 'restart-fails') throw new Error(`induced: broker ${ids.join(', ')} could not be started`);
-        return ids.map((brokerId) => ({ brokerId, restartMs: 0, partitions: [] }));
+        if (how === 'never-led') return ids.map((brokerId) => ({ brokerId, restartMs: 0, partitions: [] }));
+        if (++restarts === 1) return realRestart(ids);
+        throw new Error(`induced: broker ${ids.join(', ')} could not be started`);
       };
       return c;
     },
@@ -69,7 +72,7 @@ expectations:
 const repDirOf = (runDir: string, cellId: string, rep: number) => path.join(runDir, 'cells', `01-${cellId.replace(/[^A-Za-z0-9=.,:_-]+/g, '_')}`, `rep-${rep}`);
 
 /** What a trial that did not finish its check keeps: the ledger, check.json, the broker log, the cut and final images; no mount left. */
-function expectKeptEvidence(repDir: string, cellId: string, stage: string, keptBecause: string, ackedRecords?: number): void {
+function expectKeptEvidence(repDir: string, cellId: string, stage: string, keptBecause: string, ackedRecords?: number, trial = 0): void {
   const ledger = readLedgerFile(path.join(repDir, 'ledger.ndjson'));
   const acked = ledger.filter((b) => b.status === 'acked').reduce((a, b) => a + b.records, 0);
   expect(acked).toBeGreaterThan(0);
@@ -80,7 +83,7 @@ function expectKeptEvidence(repDir: string, cellId: string, stage: string, keptB
   expect(existsSync(path.join(repDir, 'cluster', 'broker-1.log'))).toBe(true);
   const disks = JSON.parse(readFileSync(path.join(repDir, 'disks.json'), 'utf8')) as DisksManifest;
   expect(disks.keptBecause).toEqual([keptBecause]);
-  expect(disks).toMatchObject({ cell: cellId, trial: 0, topic: 'gone', driver: 'http' });
+  expect(disks).toMatchObject({ cell: cellId, trial, topic: 'gone', driver: 'http' });
   expect(disks.brokers).toHaveLength(1);
   const b = disks.brokers[0]!;
   expect(b).toMatchObject({ brokerId: 1, target: 'process', fileSystem: 'ext4', dataDirOnDisk: '/broker-data', sizeMiB: 256 });
@@ -138,12 +141,12 @@ describe('trial evidence', () => {
     expectKeptEvidence(repDir, cell.id, 'recovery after the fault: the cluster did not come back', 'the cluster was unavailable after the fault', u.acked);
   }, 120_000);
 
-  it('a restart that fails (the lab could not start a broker) fails the cell, naming the evidence it kept, and the run is FAIL', async (ctx) => {
+  it('a restart that fails (the lab could not start a broker) fails the cell, naming the evidence it kept; the trial before it stays; the run is FAIL', async (ctx) => {
     const why = hostDiskPrerequisiteProblem();
     if (why) missingRequirement(ctx, why);
     const out = await runScenario({
-      scenario: neverBackScenario(1),
-      target: neverComesBack({ diskMiB: 256 }, 'restart-fails'),
+      scenario: neverBackScenario(2),
+      target: neverComesBack({ diskMiB: 256 }, 'second-restart-fails'),
       resultsDir: path.join(work, 'results-restart'),
       allowHostSysctl: false,
       signal: new AbortController().signal,
@@ -153,11 +156,15 @@ describe('trial evidence', () => {
     const cell = out.run.cells[0]!;
     expect(cell.status).toBe('failed');
     expect(cell.unavailableTrials).toBeUndefined();
-    const repDir = repDirOf(out.runDir, cell.id, 1);
+    // The first trial recovered and was checked: it stays, with its figures; the second failed the cell.
+    expect(cell.trials!.map((t) => [t.index, t.ledger.ackedLost])).toEqual([[0, 0]]);
+    expect(cell.ledger.acked).toBeGreaterThan(0);
+    const repDir = repDirOf(out.runDir, cell.id, 2);
     expect(cell.note).toContain(`evidence kept in ${repDir}`);
     expect(cell.note).toContain('induced: broker 1 could not be started');
+    expect(cell.note).toContain('the 1 trial(s) that finished before it are kept');
     expect(out.run.expectations[0]!.state).toBe('fail');
     expect(runVerdict(out.run, false).code).toBe(1);
-    expectKeptEvidence(repDir, cell.id, 'recovery and check after the fault', 'the recovery or check failed');
+    expectKeptEvidence(repDir, cell.id, 'recovery and check after the fault', 'the recovery or check failed', undefined, 1);
   }, 120_000);
 });

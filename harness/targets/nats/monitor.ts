@@ -40,7 +40,8 @@ export async function metaLeaderOf(monitor: string, timeoutMs = 1000): Promise<s
 }
 
 /** This server's own replica of a stream (its state as stored here), or null when it holds none. */
-export async function streamReplicaOn(monitor: string, stream: string, timeoutMs = 2000): Promise<JszStreamReplica | null> {
+// 10 s: a server that just recovered a stream of ~800,000 messages answered /jsz in more than 2 s on this loaded machine (nats-power-cut-late).
+export async function streamReplicaOn(monitor: string, stream: string, timeoutMs = 10_000): Promise<JszStreamReplica | null> {
   const j = await jsz(monitor, '?accounts=true&streams=true', timeoutMs);
   for (const a of j.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name === stream) return s;
   return null;
