@@ -28,6 +28,11 @@ function runSection(run: RunResult): string {
   ].join('\n');
 }
 
+/** A path on the machine that ran it, as the page says it: results/... from its results folder on, else the file's own name. */
+function withoutLocalPaths(text: string): string {
+  return text.replace(/(?:\/[\w.@+-]+)+\/results\//g, 'results/').replace(/\/tmp\/[\w.@+-]+/g, '/tmp/…');
+}
+
 /** The newest complete run of each scenario under `resultsDir`, one section each, by scenario name. */
 export async function findingsMarkdown(resultsDir: string): Promise<string> {
   const newest = new Map<string, RunResult>();
@@ -38,6 +43,6 @@ export async function findingsMarkdown(resultsDir: string): Promise<string> {
   if (newest.size === 0) return `No complete run under ${resultsDir}.`;
   return [...newest.keys()]
     .sort()
-    .map((name) => runSection(newest.get(name)!))
+    .map((name) => withoutLocalPaths(runSection(newest.get(name)!)))
     .join('\n\n');
 }
