@@ -52,7 +52,7 @@ expectations:
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain('PASS  ackedLost == 0 in every trial');
     expect(r.stdout).toMatch(/process-kill of broker 1 at \d\.\d\d s \(between 1 and 2 s, seed \d+\)/);
-    expect(r.stdout).toContain('faults (per cell over its trials');
+    expect(r.stdout).toContain('faults (per cell over its checked trials');
     expect(r.stdout).toMatch(/trial cycle s min\/med\/max/);
     const run = JSON.parse(readFileSync(path.join(results, 'kill', 'latest', 'run.json'), 'utf8')) as RunResult;
     expect(run.status).toBe('complete');
