@@ -12,6 +12,7 @@ import { schemaFields } from './schema-fields.ts';
 import { SCENARIO_FIELD_HELP } from './scenario-field-help.ts';
 import { FAULT_KINDS } from '../faults/registry.ts';
 import { TARGET_KINDS } from '../targets/registry.ts';
+import { headingSlug } from '../publish/docs-pages.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = path.join(ROOT, 'docs');
@@ -20,22 +21,13 @@ const read = (rel: string) => readFileSync(path.join(ROOT, rel), 'utf8');
 /** Commands whose first word is a subcommand with its own flags and --help. */
 const SUBCOMMANDS = new Set(['engine', 'scenario', 'kafka']);
 
-/** GitHub's heading anchor: lowercase, punctuation dropped, spaces to hyphens. */
-function slug(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N} _-]/gu, '')
-    .replace(/ /g, '-');
-}
-
 function anchorsOf(text: string): Set<string> {
   const out = new Set<string>();
   let fence = false;
   for (const line of text.split('\n')) {
     if (line.startsWith('```')) fence = !fence;
     const m = !fence && /^#{1,6} (.+)$/.exec(line);
-    if (m) out.add(slug(m[1]!));
+    if (m) out.add(headingSlug(m[1]!));
   }
   return out;
 }

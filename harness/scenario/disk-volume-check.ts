@@ -9,6 +9,7 @@
 // is what the target's fault disk takes at most (capabilities.closedLoopDiskMBps, an upper bound).
 // Load seconds: to the latest moment of the fault when it stops the load (a cut, a kill), the
 // whole warm-up + duration otherwise; a crash-states trial loads closed-loop until its cut.
+import { cellCluster } from './cell-cluster.ts';
 import { capabilitiesOf, wantsFaultDisk } from '../targets/registry.ts';
 import { FAULTS } from '../faults/registry.ts';
 import type { ScenarioIssue } from './errors.ts';
@@ -51,8 +52,9 @@ export function estimateDiskVolume(s: Scenario, cell: MatrixCell): DiskVolumeEst
   const loadSec = crashStates && lastMoment !== null ? lastMoment : Math.min(w.warmupSec + w.durationSec, lastMoment ?? Infinity);
   // The crash-states trial loads closed-loop whatever the rate (harness/disk/crash-states/trial.ts).
   const closedLoop = w.rate === null || crashStates;
-  const c = s.cluster;
-  const partitions = Number(cell.params.partitions ?? s.settings.partitions ?? c.partitions);
+  // The cell's cluster: its partitions and replication.factor settings over the scenario's.
+  const c = cellCluster(s.cluster, { ...s.settings, ...cell.params });
+  const partitions = c.partitions;
   const share = c.replicationFactor / c.brokers;
   const replicasPerDisk = Math.ceil(partitions * share);
   const bytesPerSec = (closedLoop ? caps.closedLoopDiskMBps * 1e6 : w.rate! * batchBytes(w.recordsPerBatch, w.recordBytes)) * share;

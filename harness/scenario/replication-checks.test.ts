@@ -32,4 +32,11 @@ describe('replication.factor', () => {
     expect(() => compile('question: q\ntarget: nats\nmatrix: { replication.factor: [1, 3] }\ncluster: { brokers: 3, minInsyncReplicas: 2 }\n')).not.toThrow();
     expect(issues('question: q\nmatrix: { replication.factor: [0] }\ncluster: { brokers: 3 }\n')[0]!.expected).toContain('an integer from 1 to 64');
   });
+
+  it("a fault's demand on replicas holds in every cell: followers is refused when some cell runs at RF 1", () => {
+    const text = (rfs: string) =>
+      `question: q\ntarget: nats\nmatrix: { replication.factor: ${rfs} }\ncluster: { brokers: 3 }\nworkload: { duration: 5s }\nfaults:\n  - { kind: pause, target: followers, when: { at: 1s }, duration: 1s }\n`;
+    expect(issues(text('[1, 3]'))).toEqual([expect.objectContaining({ path: 'faults[0].target', found: 'followers', expected: 'leader | all | a broker id with replicationFactor 1 (followers: the leader has none)' })]);
+    expect(() => compile(text('[2, 3]'))).not.toThrow();
+  });
 });

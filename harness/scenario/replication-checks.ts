@@ -18,6 +18,15 @@ export interface ReplicationCheckInput {
   cells: MatrixCell[] | undefined;
 }
 
+/** The replication factor of each cell (its replication.factor over the cluster's, which defaults to the brokers), for the checks that depend on it. */
+export function cellReplicationFactors(cluster: { brokers: number; replicationFactor?: number }, baseSettings: Record<string, SettingValue> | undefined, cells: MatrixCell[] | undefined): number[] {
+  const base = cluster.replicationFactor ?? cluster.brokers;
+  return (cells ?? [{ id: 'base', label: '', params: {} }]).map((c) => {
+    const rf = c.params['replication.factor'] ?? baseSettings?.['replication.factor'];
+    return typeof rf === 'number' ? rf : base;
+  });
+}
+
 export function checkReplicationFactor(input: ReplicationCheckInput): ScenarioIssue[] {
   const { src, cluster, target, baseSettings, cells } = input;
   const issues = new Map<string, ScenarioIssue>();

@@ -22,4 +22,3 @@ export function whyUnjudged(trial: Trial, hasFault: boolean): string | null {
   if (trial.suspect) return `suspect (${trial.note ?? 'no reason recorded'})`;
   return null;
 }
-

@@ -22,7 +22,7 @@ import { SourceFile } from './source.ts';
 import { cellId, cellLabel } from './matrix.ts';
 import { cellTargetKind, targetKindOf, type TargetAxisValue } from './target-axis.ts';
 import { checkImpliedNamespaces, checkLabNetwork } from './network-checks.ts';
-import { checkReplicationFactor } from './replication-checks.ts';
+import { cellReplicationFactors, checkReplicationFactor } from './replication-checks.ts';
 import { needsLabNetwork } from '../faults/registry.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
@@ -251,10 +251,12 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     const partitions = Math.max(c.partitions, ...counts);
     const ios = new Set([s.settings?.io ?? 'buffered', ...(cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind).map((x) => x.params.io ?? s.settings?.io ?? 'buffered')]);
     const cost = capabilitiesOf(kind).partitionCost;
-    const why = cost ? partitionRefusal(cost, { brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers, unbufferedIo: [...ios].some((v) => v !== 'buffered') }) : null;
+    // The most replicas any of the target's cells puts on a broker (replication.factor over cluster.replicationFactor).
+    const replicationFactor = Math.max(...cellReplicationFactors(c, s.settings as Record<string, SettingValue> | undefined, (cells ?? []).filter((x) => cellTargetKind(x.params, target) === kind)));
+    const why = cost ? partitionRefusal(cost, { brokers: c.brokers, partitions, replicationFactor, unbufferedIo: [...ios].some((v) => v !== 'buffered') }) : null;
     const where: PropertyKey[] = partitions === c.partitions ? ['cluster', 'partitions'] : s.matrix && 'partitions' in (s.matrix as object) ? ['matrix', 'partitions'] : ['settings', 'partitions'];
     if (why) issues.push(src.issue(where, `a partition count target: ${kind} can run on this machine (${why})`, String(partitions)));
-    const shape = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor: c.replicationFactor ?? c.brokers });
+    const shape = capabilitiesOf(kind).refuseCluster?.({ brokers: c.brokers, partitions, replicationFactor });
     if (shape) issues.push(src.issue(where, `a cluster target: ${kind} can run (${shape})`, String(partitions)));
   }
 
@@ -347,7 +349,8 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       src,
       rawFaults: doc.faults,
       kinds: targetKnown ? kinds : null,
-      cluster: s.cluster,
+      // A fault's demands on replicas (followers, a move-leader's follower to move to) hold in every cell: the fewest any cell has.
+      cluster: s.cluster && { ...s.cluster, replicationFactor: Math.min(...cellReplicationFactors(s.cluster, s.settings as Record<string, SettingValue> | undefined, cells)) },
       external: s.external,
       load: workload && { warmupSec: workload.warmupSec, durationSec: workload.durationSec, durationFromCommandLine: opts.durationSec !== undefined },
     }),
