@@ -4,6 +4,7 @@ import { frontierText, frontiersOf } from '../report/frontier.ts';
 import { consumerSummary } from '../runner/consumer-lines.ts';
 import { partitionScaleSummary } from '../runner/partition-scale-lines.ts';
 import { recoveryCompareSummary } from '../results/recovery-compare.ts';
+import { throughputVsLabSummary } from '../results/throughput-vs-lab.ts';
 import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
 import { listScenarios, loadScenario, parseOverrideFlags } from '../scenario/index.ts';
@@ -199,6 +200,8 @@ async function runBenchCommand(cmd: CommandLine): Promise<number> {
     say('');
     const faults = trialSummary(outcome.run);
     if (faults) say(`${faults}\n`);
+    const vsLab = throughputVsLabSummary(outcome.run);
+    if (vsLab) say(`${vsLab}\n`);
     const recovery = recoveryCompareSummary(outcome.run);
     if (recovery) say(`${recovery}\n`);
     const consumers = consumerSummary(outcome.run);

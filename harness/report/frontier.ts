@@ -6,6 +6,7 @@
 // the fastest setting that lost nothing in any trial, and what each faster one lost.
 import type { CellResult, RunResult } from '../results/types.ts';
 import { cellTargetName } from '../results/cell-target.ts';
+import { omittedParams, settingKey } from '../results/cell-setting.ts';
 import { median } from '../../engine/common/stats.ts';
 import { cellFigure, judgedTrials, unavailableCount } from '../compare/figures.ts';
 import { fmtInt } from './format.ts';
@@ -36,32 +37,7 @@ export interface Frontier {
   unavailableOnly: Array<{ setting: string; trials: number }>;
 }
 
-function settingKey(c: CellResult, omit: ReadonlySet<string>): string {
-  const parts = Object.entries(c.params)
-    .filter(([k]) => !omit.has(k))
-    .map(([k, v]) => `${k}=${String(v)}`);
-  return parts.join(',') || 'base';
-}
-
 const targetOf = (run: RunResult, c: CellResult): string => cellTargetName(run, c);
-
-/**
- * The params a setting is named without: measure and target always; driver too when the run
- * pairs each target with one driver (a target axis whose systems speak different protocols: the
- * driver then says nothing the target does not).
- */
-function omittedParams(run: RunResult): Set<string> {
-  const omit = new Set(['measure', 'target']);
-  const driversOf = new Map<string, Set<string>>();
-  for (const c of run.cells) {
-    if (c.params.driver === undefined) continue;
-    const t = targetOf(run, c);
-    if (!driversOf.has(t)) driversOf.set(t, new Set());
-    driversOf.get(t)!.add(String(c.params.driver));
-  }
-  if (driversOf.size > 0 && [...driversOf.values()].every((d) => d.size === 1)) omit.add('driver');
-  return omit;
-}
 
 /** One frontier per target, or [] when the run has no measure axis with both values. */
 export function frontiersOf(run: RunResult): Frontier[] {
@@ -69,7 +45,7 @@ export function frontiersOf(run: RunResult): Frontier[] {
   const perf = run.cells.filter((c) => c.params.measure === 'throughput' && ok(c));
   const loss = run.cells.filter((c) => c.params.measure === 'loss' && ok(c));
   if (perf.length === 0 || loss.length === 0) return [];
-  const omit = omittedParams(run);
+  const omit = omittedParams(run, ['measure']);
   const keyOf = (c: CellResult) => settingKey(c, omit);
   const byTarget = new Map<string, FrontierPoint[]>();
   const unavailableOnly = new Map<string, Array<{ setting: string; trials: number }>>();

@@ -7,6 +7,7 @@ import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import type { CellResult, RunResult, Trial } from './types.ts';
 import { cellSystem, labSystem } from './cell-target.ts';
+import { omittedParams, settingKey } from './cell-setting.ts';
 
 export interface RecoveryCompareRow {
   cell: string;
@@ -44,7 +45,8 @@ const nonNull = (xs: Array<number | null>): number[] => xs.filter((x): x is numb
 /** One row per cell whose trials timed a broker's restart after a fault (a kill or a power cut); [] otherwise. */
 export function recoveryCompareRows(run: RunResult): RecoveryCompareRow[] {
   const cells = run.cells.filter((c) => c.status !== 'skipped' && (c.trials ?? []).some((t) => restartOf(t) !== null));
-  const groupOf = (c: CellResult) => JSON.stringify(Object.entries(c.params).filter(([k]) => k !== 'target').sort());
+  const omit = omittedParams(run);
+  const groupOf = (c: CellResult) => settingKey(c, omit);
   const rows = cells.map((c): RecoveryCompareRow => {
     const ts = (c.trials ?? []).filter((t) => t.fault && !t.suspect && t.fault.recovery.length > 0);
     return {
