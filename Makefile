@@ -6,16 +6,28 @@ DURATION ?=
 DRIVER ?=
 REPEAT ?=
 NODE_MODULES_STAMP := node_modules/.package-lock.json
+# The Node.js durolab runs on (.node-version, Node 24 LTS), installed from the npm registry by
+# scripts/install-node.sh and first on PATH for every recipe below (npm, npx and node alike).
+NODE_VERSION := $(shell tr -d ' \n' < .node-version)
+NODE_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x64)
+NODE_BIN := $(or $(DUROLAB_CACHE),$(HOME)/.cache/durolab)/node-v$(NODE_VERSION)/node_modules/node-linux-$(NODE_ARCH)/bin
+export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: all deps system-deps build test typecheck bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check docs findings vm-image kafka nats clean
+.PHONY: all deps system-deps node build test typecheck layers bench bench-engine bench-broker bench-crash-states bench-fault-disk bench-peers bench-recovery report publish scenarios-check docs findings vm-image kafka nats clean
 
 all: build
 
 # System packages first: npm ci's prepare step (scripts/build.mjs) compiles native code — the
 # CRC-32C addon and librdkafka for @confluentinc/kafka-javascript (scripts/build-rdkafka.mjs,
 # a few minutes once) — against the -dev packages scripts/install-system-deps.sh installs.
-$(NODE_MODULES_STAMP): package.json package-lock.json | system-deps
+# npm ci runs again when .node-version changes, so native code is built against that Node.
+$(NODE_MODULES_STAMP): package.json package-lock.json .node-version | system-deps $(NODE_BIN)/node
 	npm ci --no-audit --no-fund
+
+$(NODE_BIN)/node: .node-version
+	bash scripts/install-node.sh >/dev/null && touch $@
+
+node: $(NODE_BIN)/node
 
 deps: $(NODE_MODULES_STAMP)
 
@@ -27,6 +39,10 @@ build: deps
 
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
+
+# Every import of engine/ and harness/ against docs/architecture.md's Floors table (test/layers.test.ts checks the same).
+layers: $(NODE_BIN)/node
+	node scripts/layers.mjs
 
 test: system-deps build typecheck kafka nats
 	npx vitest run

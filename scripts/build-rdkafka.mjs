@@ -63,11 +63,15 @@ function nodeGyp() {
   return candidates.find((c) => c && fs.existsSync(c)) ?? null;
 }
 
-/** A directory whose include/node headers are this Node's (no header download from nodejs.org). */
+/**
+ * A directory whose include/node headers are this Node's (no header download from nodejs.org).
+ * npm's nodedir is taken only when its headers are this Node's: Debian's npm sets it to /usr,
+ * the system Node's, which built a binding this Node refused to load.
+ */
 function nodeDir() {
-  if (process.env.npm_config_nodedir) return process.env.npm_config_nodedir;
   const [major, minor, patch] = process.versions.node.split('.');
-  for (const dir of [path.dirname(path.dirname(process.execPath)), '/usr', '/usr/local']) {
+  const dirs = [process.env.npm_config_nodedir, path.dirname(path.dirname(process.execPath)), '/usr', '/usr/local'].filter(Boolean);
+  for (const dir of dirs) {
     try {
       const h = fs.readFileSync(path.join(dir, 'include/node/node_version.h'), 'utf8');
       const v = (k) => h.match(new RegExp(`#define NODE_${k}_VERSION (\\d+)`))?.[1];
@@ -126,7 +130,8 @@ export async function buildRdkafka({ force = false } = {}) {
     cwd: dir,
     reject: false,
     all: true,
-    env: { CKJS_LINKING: 'dynamic', BUILD_LIBRDKAFKA: '1' },
+    // node-gyp reads npm's nodedir from the environment over its --nodedir flag: hand it the same one.
+    env: { CKJS_LINKING: 'dynamic', BUILD_LIBRDKAFKA: '1', npm_config_nodedir: nodedir ?? undefined },
     timeout: 60 * 60_000,
   });
   fs.writeFileSync(RDKAFKA_BUILD_LOG, `$ ${process.execPath} ${args.join(' ')}  (cwd ${dir}, CKJS_LINKING=dynamic)\n${r.all ?? ''}\n`);

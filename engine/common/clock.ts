@@ -8,7 +8,7 @@
 // harness compares (the disk server: disk-server-command.ts) adopts the harness's offset with
 // adoptHostClockOffset before it stamps anything. Then every stamp is on the harness's clock.
 //
-// Against Date.now() (the ack ledger's clock, harness/workload/ledger.ts and the drivers):
+// Against Date.now() (the ack ledger's clock, harness/history/ledger.ts and the drivers):
 // hostClockMs() - Date.now() lies in [0, 1) ms plus a few µs of derivation while the wall clock
 // has not been stepped since the offset was taken (Date.now() truncates to whole ms; NTP's
 // slewing moves CLOCK_MONOTONIC with CLOCK_REALTIME). A step (settimeofday, an NTP step, a leap

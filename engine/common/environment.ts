@@ -154,7 +154,8 @@ export async function collectEnvironment(dataDir: string): Promise<Environment> 
     memoryBytes: mem?.total || os.totalmem(),
     kernel: osInfo?.kernel || os.release(),
     os: osInfo ? `${osInfo.distro} ${osInfo.release}${osInfo.codename ? ` (${osInfo.codename})` : ''} ${osInfo.arch}`.trim() : `${os.type()} ${os.arch()}`,
-    node: process.version,
+    // NODE_OPTIONS carries bin/durolab.mjs's young-generation size: part of how the figures were made.
+    node: process.env.NODE_OPTIONS ? `${process.version} (NODE_OPTIONS ${process.env.NODE_OPTIONS})` : process.version,
     dataDir,
     filesystem,
     device,

@@ -2,7 +2,7 @@
 // should fire now waits because something synchronous holds the loop (a flush on roll, a big
 // JSON, a GC pause). Shown in /v1/metrics; `?resetEventLoop=1` starts a new window, so a
 // benchmark can see the worst stall of one measured run.
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface EventLoopDelaySummary {
   /** Window start (ms since the epoch): broker start or the last reset. */
@@ -17,7 +17,7 @@ export interface EventLoopDelaySummary {
 const RESOLUTION_MS = 10;
 
 export class EventLoopDelay {
-  private readonly h: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  private readonly h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   private sinceMs = Date.now();
 
   start(): void {

@@ -9,7 +9,7 @@ import { listRuns } from '../report/load-runs.ts';
 import { defaultDirs, requireResultsDir } from '../report/repo-paths.ts';
 import type { RunResult } from '../results/types.ts';
 import { listScenarios, loadScenario } from '../scenario/loader.ts';
-import type { Scenario } from '../scenario/types.ts';
+import type { Scenario } from '../model/scenario.ts';
 import type { SaslPlain } from '../drivers/kafka/wire.ts';
 import { AuditError, readCluster, type ClusterSnapshot, type TopicSnapshot } from './cluster-snapshot.ts';
 import { classify, flushPolicyOf, flushText, type DurabilityClass, type ProducerFacts, type TopicFacts } from './durability-class.ts';

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../engine/common/free-port.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import { KafkaWire } from '../drivers/kafka/wire.ts';
-import { resolveSettings } from '../scenario/settings.ts';
+import { resolveSettings } from '../model/settings.ts';
 import { requireKafka } from '../targets/kafka/kafka-requirements.ts';
 import { startKafkaCluster, type KafkaCluster } from '../targets/kafka/kafka-target.ts';
 import { AUDIT_EXIT } from './cluster-snapshot.ts';

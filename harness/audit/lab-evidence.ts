@@ -5,9 +5,9 @@
 // besides (RF, min ISR, flush interval, unclean election) are named, never hidden. Cells on a
 // disk that ignores FLUSH are left out: they measure a lying drive, not the settings.
 import { SETTINGS, type SettingValue } from '../scenario/settings.ts';
-import { resolveSettings } from '../scenario/settings.ts';
+import { resolveSettings } from '../model/settings.ts';
 import type { CellResult, RunResult } from '../results/types.ts';
-import type { Scenario } from '../scenario/types.ts';
+import type { Scenario } from '../model/scenario.ts';
 import type { Acks, FlushPolicy } from '../../engine/settings/values.ts';
 import { formatFlushPolicy } from '../../engine/settings/values.ts';
 import { median } from '../../engine/common/stats.ts';

@@ -5,7 +5,7 @@
 // (settleDeliveries) and the producer's mapping of a send's outcome into the ledger
 // (ledgerSendOutcome). The end-to-end run through librdkafka is producer-idempotence.test.ts.
 import { describe, expect, it } from 'vitest';
-import { ACKED_WITHOUT_OFFSET, AckLedger, RECORD_NOT_ACKED, ackedRecordsOf } from '../workload/ledger.ts';
+import { ACKED_WITHOUT_OFFSET, AckLedger, RECORD_NOT_ACKED, ackedRecordsOf } from '../history/ledger.ts';
 import { checkLedger, ledgerSummaryOfReport, type ServedBatch } from './checker.ts';
 import { settleDeliveries } from '../drivers/kafka/rdkafka-client.ts';
 import { ledgerSendOutcome } from '../drivers/kafka/producer.ts';

@@ -8,7 +8,7 @@
 // no replica digests (capabilities.replicaDigest false) leaves replica agreement NOT EVALUATED
 // (replicasDisagree null), never counted as agreeing.
 import { mapLimit, READ_BACK_CONCURRENCY } from '../common/map-limit.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import type { AckLedger } from '../history/ledger.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import { checkLedger, type CheckReport } from './checker.ts';
 import { checkReplicaAgreement, type PartitionAgreement } from './replicas.ts';

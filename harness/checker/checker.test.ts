@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AckLedger } from '../workload/ledger.ts';
+import { AckLedger } from '../history/ledger.ts';
 import { checkLedger, countRealTimeOrderViolations, type ServedBatch } from './checker.ts';
 
 const PER = 4;

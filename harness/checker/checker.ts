@@ -17,7 +17,7 @@
 // - offsetChanged: acknowledged records served, but not at the offset acknowledged.
 // HW went back and replica divergence need the brokers, not only the served batches: they
 // are computed in after-fault.ts and replicas.ts and land in the same LedgerSummary.
-import { ackedOffsetOf, recordAcked, type AckLedger, type LedgerBatch } from '../workload/ledger.ts';
+import { ackedOffsetOf, recordAcked, type AckLedger, type LedgerBatch } from '../history/ledger.ts';
 import type { LedgerSummary } from '../results/types.ts';
 
 // Served batches are the client driver's (harness/drivers/types.ts): any driver's consumer yields them.

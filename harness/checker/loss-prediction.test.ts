@@ -2,7 +2,7 @@
 // every N messages, every T ms, O_DIRECT, no flush, a kill, a move) gives the records at risk,
 // and a lost record outside them is counted and named.
 import { describe, expect, it } from 'vitest';
-import type { LedgerBatch } from '../workload/ledger.ts';
+import type { LedgerBatch } from '../history/ledger.ts';
 import type { LostBatch } from './checker.ts';
 import { beyondPredictionText, journalCommitMsOf, predictLoss, type LossPredictionInput } from './loss-prediction.ts';
 

@@ -42,7 +42,7 @@
 // A disk that ignores FLUSH is not in the rules: the settings predict an honest drive, so its
 // loss shows as records lost outside the window.
 import type { Acks, FlushPolicy, IoMode } from '../../engine/settings/values.ts';
-import { ackedRecordsOf, type LedgerBatch } from '../workload/ledger.ts';
+import { ackedRecordsOf, type LedgerBatch } from '../history/ledger.ts';
 import type { LostBatch } from './checker.ts';
 import type { LossPrediction } from '../results/types.ts';
 import { isrAt, type IsrChange } from '../probes/isr-sampler.ts';

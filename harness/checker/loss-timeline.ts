@@ -1,7 +1,7 @@
 // Acknowledged and lost records binned by acknowledgement time relative to the cut: the
 // report's loss-window chart. Bounded size whatever the load: the bin widens so a trial never
 // has more than MAX_BINS bins.
-import { ackedRecordsOf, type AckLedger } from '../workload/ledger.ts';
+import { ackedRecordsOf, type AckLedger } from '../history/ledger.ts';
 import type { LostBatch } from './checker.ts';
 
 const MAX_BINS = 300;

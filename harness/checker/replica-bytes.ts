@@ -23,6 +23,7 @@ export interface PartitionBytes {
   upTo: number;
   followers: number[];
   compared: number;
+  /** Every follower read agrees below it (the HW while none differs or ends early); a figure only when `followers` is not empty. */
   agreeUpTo: number;
   firstDivergentOffset: number | null;
   divergent: Divergence[];
@@ -99,13 +100,18 @@ export async function compareReplicaBytes(source: ReplicaByteSource, topic: stri
   return out;
 }
 
-/** run.json's `replicas` figures of one trial. */
+/**
+ * run.json's `replicas` figures of one trial. agreeUpTo speaks only for partitions where some
+ * follower's bytes were read: absent for one none of whose followers was, and for the trial when
+ * no partition was compared (not measured, never 0 nor the HW).
+ */
 export function replicaAgreementOf(parts: PartitionBytes[]): ReplicaAgreement {
   const first = parts.map((p) => p.firstDivergentOffset).filter((o): o is number => o !== null);
+  const read = parts.filter((p) => p.followers.length > 0);
   return {
     compared: parts.reduce((a, p) => a + p.compared, 0),
     replicas: parts.reduce((a, p) => a + p.followers.length, 0),
-    agreeUpTo: parts.length ? Math.min(...parts.map((p) => p.agreeUpTo)) : 0,
+    ...(read.length ? { agreeUpTo: Math.min(...read.map((p) => p.agreeUpTo)) } : {}),
     ...(first.length ? { firstDivergentOffset: Math.min(...first) } : {}),
     diverged: parts.filter((p) => p.divergent.length > 0).length,
     short: parts.reduce((a, p) => a + p.short.length, 0),
@@ -114,7 +120,7 @@ export function replicaAgreementOf(parts: PartitionBytes[]): ReplicaAgreement {
       leader: p.leader,
       upTo: p.upTo,
       compared: p.compared,
-      agreeUpTo: p.agreeUpTo,
+      ...(p.followers.length ? { agreeUpTo: p.agreeUpTo } : {}),
       ...(p.firstDivergentOffset !== null ? { firstDivergentOffset: p.firstDivergentOffset } : {}),
       divergent: p.divergent,
       short: p.short,
@@ -131,10 +137,12 @@ export function addReplicaAgreements(a: ReplicaAgreement | undefined, b: Replica
   }
   if (!b) return a;
   const first = [a.firstDivergentOffset, b.firstDivergentOffset].filter((o): o is number => o !== undefined);
+  // The lowest of the trials that measured one; none measured, none.
+  const agree = [a.agreeUpTo, b.agreeUpTo].filter((o): o is number => o !== undefined);
   return {
     compared: a.compared + b.compared,
     replicas: a.replicas + b.replicas,
-    agreeUpTo: Math.min(a.agreeUpTo, b.agreeUpTo),
+    ...(agree.length ? { agreeUpTo: Math.min(...agree) } : {}),
     ...(first.length ? { firstDivergentOffset: Math.min(...first) } : {}),
     diverged: a.diverged + b.diverged,
     short: a.short + b.short,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AckLedger } from '../workload/ledger.ts';
+import { AckLedger } from '../history/ledger.ts';
 import { checkLedger, countStreamOrderViolations } from './checker.ts';
 
 describe("a producer connection's batches out of send order", () => {

@@ -4,7 +4,7 @@ import type { RunResult } from '../results/types.ts';
 import { escapeHtml } from '../report/format.ts';
 import { pageHead } from '../report/page-assets.ts';
 import { peerColumns, verdictText, type ClaimOutcome, type PeerOutcome } from './claims.ts';
-import { labSystem } from '../results/cell-target.ts';
+import { labSystem } from '../targets/run-targets.ts';
 import { systemLabel } from '../targets/registry.ts';
 
 const TONE: Record<ClaimOutcome['verdict'], string> = {

@@ -9,9 +9,9 @@ import { z } from 'zod';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import type { CellResult, RunResult } from '../results/types.ts';
 import { SETTINGS } from '../scenario/settings.ts';
-import { FIGURES, FIGURE_LABEL, TRIAL_LOSS_FIGURES, cellFigure, fmtFigureValue, unavailableCount, type FigureName } from '../compare/figures.ts';
+import { FIGURES, FIGURE_LABEL, TRIAL_LOSS_FIGURES, cellFigure, fmtFigureValue, unavailableCount, type FigureName } from '../results/figures.ts';
 import { fmtRatio } from '../report/format.ts';
-import { cellSystem, labSystem } from '../results/cell-target.ts';
+import { cellSystem, labSystem } from '../targets/run-targets.ts';
 import { systemNames } from '../targets/registry.ts';
 
 const settingValue = z.union([z.string(), z.number(), z.boolean()]);

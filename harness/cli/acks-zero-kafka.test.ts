@@ -35,7 +35,7 @@ describe('durolab bench acks-all --driver kafka: the acks=0 cell', () => {
     const run = JSON.parse(readFileSync(path.join(results, 'acks-zero', 'latest', 'run.json'), 'utf8')) as RunResult;
     const [cell] = run.cells;
     expect(cell!.status).toBe('ok');
-    expect(cell!.throughput.recordsPerSec).toBeGreaterThan(0);
+    expect(cell!.throughput!.recordsPerSec).toBeGreaterThan(0);
     expect(cell!.ledger).toMatchObject({ acked: 0, ackedLost: 0, corrupt: 0, duplicates: 0 });
     expect(cell!.errors ?? {}).toEqual({});
     // Every batch sent is unconfirmed in the trial's request counts; none acknowledged.

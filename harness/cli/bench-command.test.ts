@@ -69,7 +69,7 @@ describe('durolab bench', () => {
       expect(c.status).toBe('ok');
       expect(c.ledger.acked).toBeGreaterThan(0);
       expect(c.ledger).toMatchObject({ ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0 });
-      expect(c.throughput.recordsPerSec).toBeGreaterThan(0);
+      expect(c.throughput!.recordsPerSec).toBeGreaterThan(0);
       expect(c.latencyUs.p50).toBeGreaterThan(0);
       expect(c.latencyUs.p99).toBeGreaterThanOrEqual(c.latencyUs.p50);
       expect(c.histograms.latencyUs.length).toBeGreaterThan(10);
@@ -135,7 +135,7 @@ expectations:
       [0, true],
       [1, false],
     ]);
-    expect(cell.throughput.recordsPerSec).toBe(cell.repetitions![1]!.recordsPerSec);
+    expect(cell.throughput!.recordsPerSec).toBe(cell.repetitions![1]!.recordsPerSec);
     // The report's reader of run.json keeps the attempt marks.
     const read = await readRunJson(path.join(results, 'unfired', 'latest', 'run.json'));
     expect(read.cells[0]!.trials!.map((t) => [t.replacedBy, t.replaces])).toEqual([

@@ -3,25 +3,26 @@
 import { frontierText, frontiersOf } from '../report/frontier.ts';
 import { consumerSummary } from '../runner/consumer-lines.ts';
 import { partitionScaleSummary } from '../runner/partition-scale-lines.ts';
-import { recoveryCompareSummary } from '../results/recovery-compare.ts';
-import { throughputVsLabSummary } from '../results/throughput-vs-lab.ts';
+import { recoveryCompareSummary } from '../report/recovery-compare.ts';
+import { throughputVsLabSummary } from '../report/throughput-vs-lab.ts';
 import { parseFlags } from '../../engine/common/flags.ts';
 import path from 'node:path';
 import { listScenarios, loadScenario, parseOverrideFlags } from '../scenario/index.ts';
 import { runScenario } from '../runner/run-scenario.ts';
 import { findRepoRoot } from '../../engine/common/repo-root.ts';
 import { writeRunReport, writeReportsIndex } from '../report/index.ts';
-import { summaryTable } from './summary-table.ts';
-import { parseSummaryFormat, summaryJson, summaryMarkdown } from './summary-formats.ts';
-import { trialSummary } from './trial-summary.ts';
+import { summaryTable } from '../report/summary-table.ts';
+import { parseSummaryFormat, summaryJson, summaryMarkdown } from '../report/summary-formats.ts';
+import { trialSummary } from '../report/trial-summary.ts';
 import { crashStatesSummary } from '../disk/crash-states/summary.ts';
 import { EXIT, runVerdict } from '../results/verdict.ts';
-import type { Scenario } from '../scenario/types.ts';
+import type { Scenario } from '../model/scenario.ts';
 import type { Target } from '../targets/types.ts';
 import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from '../targets/registry.ts';
+import { scenarioWants } from '../faults/scenario-wants.ts';
 import { FAULTS, FAULT_KINDS, canDeliver } from '../faults/registry.ts';
 import { DRIVERS, DRIVER_NAMES } from '../drivers/registry.ts';
-import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../drivers/kafka/libraries.ts';
+import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../model/kafka-libraries.ts';
 
 const HELP = `usage: durolab bench <scenario name | path/to/scenario.yaml> [options]
 
@@ -161,7 +162,7 @@ async function runBenchCommand(cmd: CommandLine): Promise<number> {
   const say = summaryFormat === 'text' ? (line: string) => console.log(line) : (line: string) => console.error(line);
   const scenario = loadScenario(positionals[0], cmd.overrides);
   // Loaded only for the scenario's target: the process path never pulls in the QEMU code.
-  const target = await loadTarget(scenario.target, { scenario, log: say });
+  const target = await loadTarget(scenario.target, { scenario, wants: scenarioWants(scenario), log: say });
   const root = findRepoRoot();
   const resultsDir = path.resolve(values['results-dir'] ?? path.join(root, 'results'));
   const reportsDir = path.resolve(values['reports-dir'] ?? path.join(root, 'reports'));

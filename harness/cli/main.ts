@@ -37,11 +37,11 @@ const commands: Record<string, Command> = {
   },
   'bench-crash-states': {
     summary: "crash states checked per minute, durolab's recovery (a recorded VM trial) and Kafka's (a node on the host's fault disk)",
-    load: () => import('../disk/crash-states/bench-command.ts'),
+    load: () => import('../peers/bench-crash-states-command.ts'),
   },
   'bench-fault-disk': {
     summary: "what the host route's fault disk costs Kafka and durolab's broker: records/s on it vs a plain directory, in one run",
-    load: () => import('../disk/fault-disk-cost-command.ts'),
+    load: () => import('../peers/bench-fault-disk-command.ts'),
   },
   'bench-recovery': {
     summary: "time to serve again after SIGKILL vs log size and segments, durolab's recovery and Kafka's, side by side with their ratio",

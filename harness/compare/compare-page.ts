@@ -8,7 +8,7 @@ import { escapeHtml, jsonForScript } from '../report/format.ts';
 import { inlineLibraries } from '../report/inline-libs.ts';
 import { CHARTS_JS, pageHead } from '../report/page-assets.ts';
 import { trendCharts } from './trend-charts.ts';
-import { FIGURE_LABEL, fmtFigure } from './figures.ts';
+import { FIGURE_LABEL, fmtFigure } from '../results/figures.ts';
 import { differenceText, runLabel, scenarioTrend, type Comparison } from './compare.ts';
 
 export interface PageLinks {

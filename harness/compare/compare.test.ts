@@ -18,8 +18,8 @@ function ioRun(runId: string, reps: Record<string, number[]>, order = Object.key
   for (const c of run.cells) {
     const rs = reps[String(c.params.io)];
     c.repetitions = rs.map((r) => ({ recordsPerSec: r, mbPerSec: r / 1000, p50Us: 500, p99Us: 900, p999Us: 1500 }));
-    c.throughput.recordsPerSec = [...rs].sort((a, b) => a - b)[Math.floor(rs.length / 2)];
-    c.throughput.mbPerSec = c.throughput.recordsPerSec / 1000;
+    c.throughput!.recordsPerSec = [...rs].sort((a, b) => a - b)[Math.floor(rs.length / 2)];
+    c.throughput!.mbPerSec = c.throughput!.recordsPerSec / 1000;
   }
   return run;
 }

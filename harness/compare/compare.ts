@@ -4,10 +4,10 @@
 // facts that differ between the runs are listed, since they can explain any difference.
 
 import type { RunResult } from '../results/types.ts';
-import { ranAsHostProcesses } from '../results/cell-target.ts';
+import { ranAsHostProcesses } from '../targets/run-targets.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import { fmtRatio } from '../report/format.ts';
-import { FIGURE_LABEL, HIGHER_IS_BETTER, cellFigure, cellKey, fmtFigure, isFaultRun, type Figure, type FigureName } from './figures.ts';
+import { FIGURE_LABEL, HIGHER_IS_BETTER, cellFigure, cellKey, fmtFigure, isFaultRun, type Figure, type FigureName } from '../results/figures.ts';
 
 export const PERFORMANCE_FIGURES: FigureName[] = ['recordsPerSec', 'mbPerSec', 'p50Us', 'p99Us', 'p999Us'];
 export const LOSS_FIGURES: FigureName[] = ['acked', 'ackedLost', 'lossWindowSec'];

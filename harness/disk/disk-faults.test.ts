@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFileDisk } from '../vm/disk.ts';
 import { DiskFaults } from './disk-faults.ts';
-import { DEFAULT_DISK_SPEC } from './disk-spec.ts';
+import { DEFAULT_DISK_SPEC } from '../model/disk-spec.ts';
 import { journalSectorRanges } from './ext4-journal.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durolab-disk-faults-'));

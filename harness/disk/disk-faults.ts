@@ -1,8 +1,8 @@
 // The NBD disk's misbehaviour besides the cache: injected EIO (`vm.disk.errors`) and request
 // latency (`vm.disk.latency`). Requests are counted over the disk's life (all boots of a
 // trial), so `nth: 3000` is the 3000th WRITE the server received since the disk was created.
-import { seededRandom } from '../faults/schedule.ts';
-import type { ErrorRule, LatencySpec } from './disk-spec.ts';
+import { seededRandom } from '../common/seeded-random.ts';
+import type { ErrorRule, LatencySpec } from '../model/disk-spec.ts';
 import { SECTOR_BYTES } from './write-log.ts';
 
 export interface InjectedError {

@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { SETTINGS } from '../../engine/settings/registry.ts';
 import { renderSettingsText } from '../../engine/settings/reference.ts';
-import { diskModelText } from '../results/disk-models.ts';
+import { runDiskModelText } from '../targets/run-targets.ts';
 import { scenarioRefusal } from '../scenario/scenario-test-helpers.ts';
 import { compileScenario } from '../scenario/validate.ts';
-import { DEFAULT_DISK_SPEC, DEFAULT_WRITE_LOG_LIMIT, diskModelId, diskVariesByCell, effectiveDiskSpec } from './disk-spec.ts';
+import { DEFAULT_DISK_SPEC, DEFAULT_WRITE_LOG_LIMIT, diskModelId, diskVariesByCell, effectiveDiskSpec } from '../model/disk-spec.ts';
 
 const compile = (text: string) => compileScenario(text, 'disk.yaml', { defaultName: 'disk' });
 const issuesOf = (text: string): string => scenarioRefusal(compile, text).message;
@@ -48,10 +48,10 @@ describe('vm.disk', () => {
     const lying = effectiveDiskSpec(s.vm!.disk, s.matrix.find((c) => c.params['vm.disk.flush'] === 'ignored' && c.params['vm.disk.model'] === 'volatile-cache')!.params);
     expect(lying).toMatchObject({ model: 'volatile-cache', onCut: 'torn', flush: 'ignored' });
     expect(diskModelId(lying)).toBe('nbd-volatile-cache+torn+flush-ignored');
-    expect(diskModelText({ target: 'vm', diskModel: diskModelId(lying) })).toMatch(/onCut torn\), flush ignored \(a lying drive\).*persist nothing/);
+    expect(runDiskModelText({ target: 'vm', diskModel: diskModelId(lying) })).toMatch(/onCut torn\), flush ignored \(a lying drive\).*persist nothing/);
     expect(diskModelId(effectiveDiskSpec(undefined, {}))).toBe('virtio-blk-file-writeback');
     expect(diskModelId({ ...DEFAULT_DISK_SPEC, model: 'volatile-cache', errors: [{ on: 'flush', nth: 1, sticky: false }] })).toBe('nbd-volatile-cache+drop-unflushed+eio');
-    expect(diskModelText({ target: 'vm', diskModel: 'nbd-volatile-cache+random-subset' })).toMatch(/random half of their contiguous sector runs/);
+    expect(runDiskModelText({ target: 'vm', diskModel: 'nbd-volatile-cache+random-subset' })).toMatch(/random half of their contiguous sector runs/);
   });
 
   it('the settings reference documents every vm.disk field', () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hostClockUs } from '../../engine/common/clock.ts';
-import { DEFAULT_DISK_SPEC, type DiskSpec } from './disk-spec.ts';
+import { DEFAULT_DISK_SPEC, type DiskSpec } from '../model/disk-spec.ts';
 import { FUSE_EXPORT_NAME, HostDisk, hostDiskPrerequisiteProblem, QSD_MARKER, sweepOrphanedHostDisks } from './host-disk.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 import { readWriteLog } from './write-log.ts';

@@ -24,7 +24,7 @@ import { execa, type ResultPromise } from 'execa';
 import { findExecutable, requireExecutable } from '../vm/prerequisites.ts';
 import { sparseCopy } from '../vm/disk.ts';
 import { isAlive, pdeathsigArgv, trackChildProcess, untrackChildProcess } from '../vm/process-registry.ts';
-import type { DiskSpec } from './disk-spec.ts';
+import type { DiskSpec } from '../model/disk-spec.ts';
 import type { NbdDiskReport } from './nbd-disk.ts';
 import type { CutOutcome } from './volatile-cache.ts';
 import { DiskServerProcess } from './disk-server-client.ts';

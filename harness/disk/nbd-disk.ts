@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createFileDisk, qemuEscape, type DataDisk } from '../vm/disk.ts';
 import { DiskFaults } from './disk-faults.ts';
 import { journalSectorRanges } from './ext4-journal.ts';
-import type { DiskSpec } from './disk-spec.ts';
+import type { DiskSpec } from '../model/disk-spec.ts';
 import { NbdServer } from './nbd-server.ts';
 import { VolatileCacheStore, type CutOutcome } from './volatile-cache.ts';
 import { WriteLogWriter } from './write-log.ts';

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it, type TestContext } from 'vit
 import { missingRequirement } from '../../test/requirements.ts';
 import { findExecutable } from '../vm/prerequisites.ts';
 import { DiskFaults } from './disk-faults.ts';
-import { DEFAULT_DISK_SPEC, type ErrorRule } from './disk-spec.ts';
+import { DEFAULT_DISK_SPEC, type ErrorRule } from '../model/disk-spec.ts';
 import { CMD, NBD_ERR, OPT, REP, REQUEST_MAGIC, TF } from './nbd-protocol.ts';
 import { exportNameRequest, rawNbdClient } from './nbd-raw-client.ts';
 import { NbdServer } from './nbd-server.ts';

@@ -12,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBatch } from '../../engine/records/index.ts';
 import { request } from '../../engine/server/http-client.ts';
 import { readAllValues } from '../../engine/server/test-support.ts';
-import { resolveSettings } from '../scenario/settings.ts';
+import { resolveSettings } from '../model/settings.ts';
 import { GUEST_CLI_ENTRY, vmTarget, type VmCluster } from '../targets/vm-target.ts';
 import { buildVmImage, ensureNoOrphans, findQemusMatching, type VmImage } from '../vm/index.ts';
 import { isAlive } from '../vm/process-registry.ts';
-import { DEFAULT_DISK_SPEC } from './disk-spec.ts';
+import { DEFAULT_DISK_SPEC } from '../model/disk-spec.ts';
 
 const TOPIC = 't';
 let work: string;

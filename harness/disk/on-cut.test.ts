@@ -15,7 +15,7 @@ import { VolatileCacheStore } from './volatile-cache.ts';
 import { WriteLogWriter, readWriteLog, requireComplete, type WriteLogEntry, type WriteLogRecord } from './write-log.ts';
 import { planAtPoints, planCrashStates, pointTime } from './crash-states/plan.ts';
 import { RunningImage } from './crash-states/materialise.ts';
-import { ON_CUT_POLICIES as FROM_DISK_SPEC } from './disk-spec.ts';
+import { ON_CUT_POLICIES as FROM_DISK_SPEC } from '../model/disk-spec.ts';
 import { ON_CUT_POLICIES as FROM_PLAN } from './crash-states/plan.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durolab-on-cut-'));

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { OnCutPolicy } from './disk-spec.ts';
+import type { OnCutPolicy } from '../model/disk-spec.ts';
 import { runsOf, VolatileCacheStore } from './volatile-cache.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durolab-vcache-'));

@@ -8,7 +8,7 @@
 // The backing file lives in the host page cache, which survives (the host never crashes), so
 // the file is the disk's stable media. Every draw comes from the trial's seed.
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import type { FlushBehaviour } from './disk-spec.ts';
+import type { FlushBehaviour } from '../model/disk-spec.ts';
 import { chooseAtCut, type OnCutPolicy } from './on-cut.ts';
 import { SECTOR_BYTES } from './write-log.ts';
 

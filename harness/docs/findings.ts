@@ -3,8 +3,8 @@
 // and the terminal's own tables (the summary and, for fault scenarios, the loss per trial), so
 // the page quotes runs rather than pasted numbers.
 import { listRuns } from '../report/load-runs.ts';
-import { summaryTable } from '../cli/summary-table.ts';
-import { trialSummary } from '../cli/trial-summary.ts';
+import { summaryTable } from '../report/summary-table.ts';
+import { trialSummary } from '../report/trial-summary.ts';
 import { expectationState } from '../results/verdict.ts';
 import type { RunResult } from '../results/types.ts';
 

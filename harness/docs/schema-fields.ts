@@ -4,7 +4,7 @@
 // rendered from this walk, so a field added to the schema shows up there or fails its test.
 import type * as z from 'zod';
 import { SECTION_SCHEMAS } from '../scenario/schema.ts';
-import { LEAF_EXPECTED } from '../scenario/zod-leaf.ts';
+import { LEAF_EXPECTED } from '../model/zod-leaf.ts';
 import { SETTING_NAMES } from '../scenario/settings.ts';
 
 export interface SchemaField {

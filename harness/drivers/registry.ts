@@ -5,8 +5,8 @@
 // scenario never pulls in a client library.
 import * as z from 'zod';
 import type { ClientDriver, ReplicaReadingDriver } from './types.ts';
-import { idempotentInFlightLimit } from './kafka/producer-settings.ts';
-import { isKafkaLibraryName } from './kafka/libraries.ts';
+import { idempotentInFlightLimit } from '../model/kafka-producer.ts';
+import { isKafkaLibraryName } from '../model/kafka-libraries.ts';
 
 import { DRIVER_NAMES, type DriverName } from '../model/kinds.ts';
 export { DRIVER_NAMES, type DriverName };

@@ -5,7 +5,7 @@
 // driver; a Kafka wire-protocol driver plugs in beside it (harness/drivers/registry.ts).
 import type * as hdr from 'hdr-histogram-js';
 import type { Acks } from '../../engine/settings/values.ts';
-import type { BatchFactory } from '../workload/batch-factory.ts';
+import type { BatchFactory } from '../history/batch-factory.ts';
 import type { DriverName } from '../model/kinds.ts';
 
 /** What a driver needs to know about a running cluster (a target's RunningCluster satisfies it). */
@@ -34,7 +34,7 @@ export interface ClientDriver {
 
 /**
  * The hooks a producer calls as batches go out and answers come back: the ack ledger
- * (harness/workload/ledger.ts) implements them. Sequences are the idempotent-producer identity
+ * (harness/history/ledger.ts) implements them. Sequences are the idempotent-producer identity
  * (producer id per partition, base sequence per batch) every batch carries.
  */
 export interface ProduceLedger {

@@ -9,12 +9,12 @@ import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync,
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
-import { DEFAULT_DISK_SPEC } from '../disk/disk-spec.ts';
+import { DEFAULT_DISK_SPEC } from '../model/disk-spec.ts';
 import { hostDiskPrerequisiteProblem } from '../disk/host-disk.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 import { HostFaultDisks, fileSystemSpace } from '../targets/host-fault-disks.ts';
 import { compileScenario } from '../scenario/validate.ts';
-import { accountingLines } from '../cli/accounting-summary.ts';
+import { accountingLines } from '../report/accounting-summary.ts';
 import { requireKafkaAndFaultDisk, runScenarioHere } from '../runner/run-scenario-test-helpers.ts';
 import { FILLER_NAME, fillFileSystem, removeFiller } from './disk-full.ts';
 

@@ -4,9 +4,10 @@
 // itself where it delivers a kind its own way (FaultableCluster.ownDelivery: target external's
 // command templates); a lasting kind's heal goes the same way. The CutInfo's atMs is the moment
 // the fault was sent.
-import type { Fault } from '../scenario/types.ts';
+import type { Fault } from '../model/scenario.ts';
 import type { Target, CutInfo, FaultableCluster, RunningCluster } from '../targets/types.ts';
-import { FAULTS, canDeliver, deliverableKinds, type FaultContext, type FaultKind } from './registry.ts';
+import { type FaultContext } from './fault-context.ts';
+import { FAULTS, canDeliver, deliverableKinds, type FaultKind } from './registry.ts';
 
 export function isFaultable(c: RunningCluster): c is FaultableCluster {
   const f = c as Partial<FaultableCluster>;

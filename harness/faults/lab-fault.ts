@@ -3,7 +3,7 @@
 // (FaultContext.held) from its start to its heal.
 import type { ActiveNetFault } from '../net/lab-network.ts';
 import type { ClusterLabNetwork, FaultableCluster } from '../targets/types.ts';
-import type { FaultContext } from './registry.ts';
+import type { FaultContext } from './fault-context.ts';
 
 export function labOf(cluster: FaultableCluster, kind: string): ClusterLabNetwork {
   const net = cluster.labNetwork?.() ?? null;

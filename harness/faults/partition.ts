@@ -15,12 +15,13 @@
 // group; without it rest, followers and broker indexes cut all traffic, controller and clients
 // their own link. A group the victims alone make up (the leader's followers when the victims are
 // those followers) is empty at that moment: the entry fails rather than cut nothing.
-import type { FaultContext } from './registry.ts';
+import type { FaultContext } from './fault-context.ts';
 import type { ClusterLabNetwork, CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { Endpoint, PartitionSpec } from '../net/partition.ts';
 import { applyHealable, labOf } from './lab-fault.ts';
 import { resolveVictims, type IsrSource } from './victims.ts';
-import { LINK_PORTS, type LinkName, type PartitionPeer } from './partition-checks.ts';
+import { type LinkName, type PartitionPeer } from '../net/partition-peers.ts';
+import { LINK_PORTS } from './partition-checks.ts';
 
 /** The brokers and endpoints of `from` at this moment, and the ports of each cut (one lab.partition per group). */
 export interface PartitionPlan {

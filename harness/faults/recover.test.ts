@@ -20,4 +20,19 @@ describe('summarizeRecovery', () => {
   it('leaves the log-recovery figures out for a broker that reported none', () => {
     expect(summarizeRecovery({ brokerId: 1, restartMs: 9800, partitions: [] })).toEqual({ broker: 1, restartMs: 9800, cleanShutdown: false });
   });
+
+  it("takes a broker's one log-loading time (Kafka) as its duration, and leaves out what no partition measured", () => {
+    const kafka = (over: { logLoadMs?: number; bytes?: Array<number | undefined> } = {}) => ({
+      brokerId: 3,
+      restartMs: 5200,
+      ...(over.logLoadMs !== undefined ? { logLoadMs: over.logLoadMs } : {}),
+      partitions: (over.bytes ?? [100, 0]).map((b, partition) => ({ topic: 't', partition, cleanShutdown: false, ...(b !== undefined ? { bytesTruncated: b } : {}) })),
+    });
+    // Kafka gives one time for the node, none per partition: the node's, not a sum of made-up 0s.
+    expect(summarizeRecovery(kafka({ logLoadMs: 3100 }))).toEqual({ broker: 3, durationMs: 3100, bytesTruncated: 100, restartMs: 5200, cleanShutdown: false });
+    // No "Loaded N logs" line: the log recovery was not timed (the restart is restartMs, not the recovery).
+    expect(summarizeRecovery(kafka())).toEqual({ broker: 3, bytesTruncated: 100, restartMs: 5200, cleanShutdown: false });
+    // A partition whose truncation was not measured: the broker's sum would be partial, so none.
+    expect(summarizeRecovery(kafka({ logLoadMs: 3100, bytes: [100, undefined] }))).toEqual({ broker: 3, durationMs: 3100, restartMs: 5200, cleanShutdown: false });
+  });
 });

@@ -97,18 +97,28 @@ async function waitForFullIsr(source: Pick<ClusterClient, 'inSyncReplicas'>, top
   }
 }
 
-/** One broker's recovery as run.json's FaultOutcome keeps it (sums over its partitions); a broker that reported no partition's recovery (NATS) has no log-recovery figures, not zeros. */
+/**
+ * One broker's recovery as run.json's FaultOutcome keeps it: its log-loading time where it gives
+ * one for all partitions (Kafka), else the sum over its partitions; the truncation summed over
+ * its partitions. A figure not every partition measured is left out, as is every figure of a
+ * broker that reported no partition's recovery (NATS): absent, never zeros.
+ */
 export function summarizeRecovery(r: BrokerRecovery): { broker: number; durationMs?: number; bytesTruncated?: number; batchesTruncated?: number; restartMs: number; cleanShutdown: boolean } {
+  // The sum over the partitions, or undefined unless every partition gave the figure (a partial sum would read as the broker's).
+  const sum = (pick: (p: BrokerRecovery['partitions'][number]) => number | undefined): number | undefined => {
+    const xs = r.partitions.map(pick);
+    return xs.length > 0 && xs.every((x) => x !== undefined) ? xs.reduce((a: number, x) => a + x!, 0) : undefined;
+  };
+  const partitionsMs = sum((p) => p.durationMs);
+  const durationMs = r.logLoadMs ?? (partitionsMs === undefined ? undefined : Math.round(partitionsMs * 10) / 10);
+  const bytesTruncated = sum((p) => p.bytesTruncated);
+  // Batches only where every partition says (Kafka's log gives bytes alone).
+  const batchesTruncated = sum((p) => p.batchesTruncated);
   return {
     broker: r.brokerId,
-    ...(r.partitions.length
-      ? {
-          durationMs: Math.round(r.partitions.reduce((a, p) => a + p.durationMs, 0) * 10) / 10,
-          bytesTruncated: r.partitions.reduce((a, p) => a + p.bytesTruncated, 0),
-          // Batches only where every partition says (Kafka's log gives bytes alone).
-          ...(r.partitions.every((p) => p.batchesTruncated !== undefined) ? { batchesTruncated: r.partitions.reduce((a, p) => a + p.batchesTruncated!, 0) } : {}),
-        }
-      : {}),
+    ...(durationMs !== undefined ? { durationMs } : {}),
+    ...(bytesTruncated !== undefined ? { bytesTruncated } : {}),
+    ...(batchesTruncated !== undefined ? { batchesTruncated } : {}),
     restartMs: r.restartMs,
     cleanShutdown: r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown),
   };

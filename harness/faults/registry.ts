@@ -8,12 +8,11 @@
 import type { DriverCapabilities } from '../drivers/registry.ts';
 import * as z from 'zod';
 import type { CutInfo, FaultableCluster, TargetCapabilities } from '../targets/types.ts';
-import type { CellResult } from '../results/types.ts';
-import type { FaultCellOptions } from './fault-cell.ts';
-import type { Fault } from '../scenario/types.ts';
-import type { IsrSource } from './victims.ts';
-import { leaf } from '../scenario/zod-leaf.ts';
-import { FROM_EXPECTED, LINKS_EXPECTED, parseFrom, parseLinks, partitionScenarioIssues } from './partition-checks.ts';
+import type { FaultScenarioIssue } from '../model/scenario-issue.ts';
+import type { FaultContext } from './fault-context.ts';
+import { leaf } from '../model/zod-leaf.ts';
+import { FROM_EXPECTED, LINKS_EXPECTED, parseFrom, parseLinks } from '../net/partition-peers.ts';
+import { partitionScenarioIssues } from './partition-checks.ts';
 import { LOSS_EXPECTED, RATE_EXPECTED, parseLoss, parseRate, slowLinkScenarioIssues } from './slow-link-checks.ts';
 import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
 
@@ -25,21 +24,6 @@ export { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind };
  * (TargetCapabilities.faultActions); a fault kind names the one it needs.
  */
 // FAULT_ACTIONS: harness/model/kinds.ts.
-
-/**
- * What a kind's phases get besides the cluster and the victims: the scenario's topic, the
- * schedule's entry as parsed (its kind's own fields), where to read the ISR from, and `held`:
- * one object per entry, shared by its start and its heal (what the heal undoes, e.g. the rules
- * a partition added).
- */
-export interface FaultContext {
-  topic: string;
-  fault?: Fault;
-  isr?: IsrSource;
-  held: { heal?: () => Promise<void> };
-  /** What the delivery returned (set after it: a heal reads what its start did, e.g. disk-full's filler files). */
-  cut?: CutInfo;
-}
 
 export interface FaultKindSpec {
   /** One line for help texts and reports. */
@@ -77,21 +61,15 @@ export interface FaultKindSpec {
    * its fields as parsed, the cluster, the when clause.
    */
   checkScenario?(fault: Record<string, unknown>, cluster: { brokers: number; partitions: number; replicationFactor?: number } | undefined): FaultScenarioIssue[];
-  /** A kind whose cell is its own trial (one recorded run, then N states), not the runner's load-fault-recover loop. */
-  runCell?(o: FaultCellOptions): Promise<CellResult>;
+  /**
+   * A kind whose cell is its own trial (one recorded run, then N states), not the runner's
+   * load-fault-recover loop; the runner holds that cell's code (harness/runner/own-cell.ts).
+   */
+  ownCell?: boolean;
   /** It acts on the lab network (each broker its own host): a scenario with it runs its cells in namespaces (cluster.network). */
   needsLabNetwork?: boolean;
   /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
   diskModel?(faultDisk: 'guest' | 'host' | null, vmDiskModel: string | undefined): string;
-}
-
-/** One problem a kind finds in a scenario: where (under the fault, or at the top level), what it expected, what it found. */
-export interface FaultScenarioIssue {
-  path: Array<string | number>;
-  /** The path is the scenario's own (e.g. ['cluster']), not under the fault's entry. */
-  topLevel?: boolean;
-  expected: string;
-  found: string;
 }
 
 /** A cluster's power cut; a target that offers cut-power has one (capabilities.faultActions are checked before). */
@@ -143,7 +121,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     losesPageCache: true,
     loadRunsThrough: false,
     restartsBrokers: true,
-    // The cut itself; the states are built afterwards by the kind's cell (harness/disk/crash-states/cell.ts).
+    // The cut itself; the states are built afterwards by the kind's cell (harness/runner/crash-states/cell.ts).
     deliver: (cluster, ids) => powerCutOf(cluster)(ids),
     checkScenario(fault, cluster) {
       // One recorded disk, one partition: the states are built from one broker's write log.
@@ -155,7 +133,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
       if (typeof fault.when === 'object' && fault.when !== null && 'afterAcked' in fault.when) out.push({ path: ['when'], expected: 'at or between with a crash-states fault', found: 'afterAcked' });
       return out;
     },
-    runCell: async (o) => (await import('../disk/crash-states/cell.ts')).runCrashStatesCell(o),
+    ownCell: true,
     diskModel: (faultDisk, vmDiskModel) =>
       faultDisk === 'host' ? 'host-nbd-write-log-crash-states' : vmDiskModel === 'volatile-cache' ? 'nbd-write-log-crash-states' : 'recorded-write-log-crash-states',
   },

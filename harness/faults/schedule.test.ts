@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planFault, waitForFaultMoment } from './schedule.ts';
-import type { Fault } from '../scenario/types.ts';
+import type { Fault } from '../model/scenario.ts';
 
 const fault = (when: Fault['when']): Fault => ({ kind: 'process-kill', target: 'all', when });
 const never = new Promise<void>(() => {});

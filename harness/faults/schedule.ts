@@ -3,10 +3,7 @@
 // N acknowledged records. Cuts at a fixed second can keep landing on an ext4 journal commit;
 // random times and ack counts spread them (notes/vm-power-cut.md).
 import { seededRandom } from '../common/seeded-random.ts';
-import type { Fault, FaultWhen } from '../scenario/types.ts';
-
-// Re-exported: its home is harness/common/seeded-random.ts (disk/ and faults/ share it).
-export { seededRandom };
+import type { Fault, FaultWhen } from '../model/scenario.ts';
 
 export interface FaultPlan {
   fault: Fault;

@@ -2,7 +2,7 @@
 // `rate:` and `loss:` as written, at least one of them, and `delay:` refused with the reason
 // this host gives (linkDelayProblem(): the kernel has no netem).
 import { linkDelayProblem } from '../net/slow-link.ts';
-import type { FaultScenarioIssue } from './registry.ts';
+import type { FaultScenarioIssue } from '../model/scenario-issue.ts';
 
 export const RATE_EXPECTED = 'a bandwidth like 8mbit, 500kbit or 1gbit (tc tbf, each direction)';
 export const LOSS_EXPECTED = 'a packet loss in per cent, 0-100 (a number, or a string like 2%)';

@@ -7,7 +7,7 @@
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
 import { applyHealable, labOf } from './lab-fault.ts';
 import type { SlowLinkSpec } from '../net/slow-link.ts';
-import type { FaultContext } from './registry.ts';
+import type { FaultContext } from './fault-context.ts';
 
 export async function deliverSlowLink(cluster: FaultableCluster, victims: number[], ctx: FaultContext): Promise<CutInfo> {
   const net = labOf(cluster, 'slow-link');

@@ -3,7 +3,7 @@
 // numbers brokers from 1). `leader` is the leader of partition 0 at the moment of the fault;
 // `followers` are that leader's in-sync followers at that moment, as the cluster's metadata
 // (the leader, or the controller) says through the client driver.
-import type { FaultVictims } from '../scenario/types.ts';
+import type { FaultVictims } from '../model/scenario.ts';
 import type { FaultableCluster } from '../targets/types.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 

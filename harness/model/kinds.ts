@@ -1,5 +1,5 @@
 // The ground floor of the harness's vocabulary: the names of each registry's entries, with no
-// behaviour and no imports, so the types every floor shares (scenario/types.ts, results/types.ts)
+// behaviour and no imports, so the types every floor shares (model/scenario.ts, results/types.ts)
 // need not import the registries that give the names their meaning. Each list is defined here
 // once; its registry (named beside it) maps every name to its spec, as a Record over the type,
 // so a name without a spec is a type error there.
@@ -24,7 +24,7 @@ export type DriverName = (typeof DRIVER_NAMES)[number];
 export const ON_CUT_POLICIES = ['drop-unflushed', 'random-subset', 'reorder', 'torn'] as const;
 export type OnCutPolicy = (typeof ON_CUT_POLICIES)[number];
 
-/** harness/scenario/cluster-network.ts: how a cluster's nodes are connected (`cluster.network`). */
+/** harness/model/cluster-network.ts: how a cluster's nodes are connected (`cluster.network`). */
 export const CLUSTER_NETWORKS = ['loopback', 'namespaces'] as const;
 export type ClusterNetwork = (typeof CLUSTER_NETWORKS)[number];
 /** What a `cluster.network` (or `network` setting) value must be, for error messages. */

@@ -19,7 +19,7 @@ import { writeFileAtomic } from '../../engine/common/atomic-file.ts';
 import { parseCommandFlags, parseIntFlag, parseNumberFlag } from '../../engine/common/flags.ts';
 import { median as medianOrNull } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import { cellSystem, labSystem } from '../results/cell-target.ts';
+import { cellSystem, labSystem } from '../targets/run-targets.ts';
 import { benchSystems, type BenchSystem } from '../targets/side-bench.ts';
 
 interface Figures { recordsPerSec: number; p50Us: number; p99Us: number; p999Us: number }
@@ -104,6 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     const run = JSON.parse(readFileSync(m[1]!, 'utf8')) as RunResult;
     for (const c of run.cells) {
       if (c.status !== 'ok') { console.error(`bench-peers: ${name} cell ${c.id} ${c.status}: ${c.note ?? ''}`); return 1; }
+      if (!c.throughput) { console.error(`bench-peers: ${name} cell ${c.id}: no repetition finished its load (throughput not measured)`); return 1; }
       const key = `${rf}|${String(c.params.acks)}|${load.name}`;
       const e = figs.get(key) ?? { bySystem: Object.fromEntries(systems.map((s) => [s.system, [] as Figures[]])), load: [] };
       // A fixed-rate row compares coordinated-omission-corrected percentiles (a stall delays the schedule too).

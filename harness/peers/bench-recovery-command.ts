@@ -21,7 +21,8 @@ import type { FaultableCluster } from '../targets/types.ts';
 import { countLogFiles } from '../targets/log-files.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import { benchSettings, benchSystemNames, parseBenchSystems, type BenchSystem } from '../targets/side-bench.ts';
-import { labSystem } from '../results/cell-target.ts';
+import { labSystem } from '../targets/run-targets.ts';
+import { summarizeRecovery } from '../faults/recover.ts';
 const TOPIC = 'recovery';
 
 const HELP = `usage: durolab bench-recovery [options]
@@ -47,8 +48,9 @@ interface Row {
   segments: number | null;
   fillMBps: number;
   restartMs: number;
-  recoveryMs: number;
-  truncatedBytes: number;
+  /** The broker's own log-recovery figures (harness/faults/recover.ts summarizeRecovery); null where it gave none (NATS), never 0. */
+  recoveryMs: number | null;
+  truncatedBytes: number | null;
 }
 
 async function dropCaches(): Promise<void> {
@@ -80,16 +82,17 @@ async function measure(s: BenchSystem, sizeBytes: number, segmentBytes: number, 
     if (cold) await dropCaches();
     const [rec] = await cluster.restart([brokerId]);
     await cluster.waitForLeaders(TOPIC, 120_000);
+    const summary = summarizeRecovery(rec!);
     const row: Row = {
       system,
       sizeBytes,
       segments,
       fillMBps,
       restartMs: rec!.restartMs,
-      recoveryMs: Math.round(rec!.partitions.reduce((a, p) => a + p.durationMs, 0)),
-      truncatedBytes: rec!.partitions.reduce((a, p) => a + p.bytesTruncated, 0),
+      recoveryMs: summary.durationMs === undefined ? null : Math.round(summary.durationMs),
+      truncatedBytes: summary.bytesTruncated ?? null,
     };
-    log(`${system} ${fmtSize(sizeBytes)}: ${segments ?? 'uncounted'} segment(s) filled at ${fillMBps.toFixed(0)} MB/s; restart ${row.restartMs} ms, log recovery ${row.recoveryMs} ms${cold ? ' (cold cache)' : ''}`);
+    log(`${system} ${fmtSize(sizeBytes)}: ${segments ?? 'uncounted'} segment(s) filled at ${fillMBps.toFixed(0)} MB/s; restart ${row.restartMs} ms, log recovery ${row.recoveryMs === null ? 'not reported' : `${row.recoveryMs} ms`}${cold ? ' (cold cache)' : ''}`);
     return row;
   } finally {
     await cluster.stop();
@@ -133,8 +136,10 @@ export async function main(argv: string[]): Promise<number> {
   const lab = labSystem();
   const body = rows.map((r) => {
     const d = rows.find((x) => x.system === lab && x.sizeBytes === r.sizeBytes);
-    const ratio = r.system !== lab && d ? `${(r.restartMs / d.restartMs).toFixed(2)}x / ${d.recoveryMs > 0 ? `${(r.recoveryMs / d.recoveryMs).toFixed(1)}x` : '-'}` : '';
-    return [r.system, fmtSize(r.sizeBytes), r.segments === null ? '-' : String(r.segments), r.fillMBps.toFixed(0), (r.restartMs / 1000).toFixed(2), String(r.recoveryMs), String(r.truncatedBytes), ratio];
+    const recoveryRatio = r.recoveryMs !== null && d?.recoveryMs ? `${(r.recoveryMs / d.recoveryMs).toFixed(1)}x` : '-';
+    const ratio = r.system !== lab && d ? `${(r.restartMs / d.restartMs).toFixed(2)}x / ${recoveryRatio}` : '';
+    const orDash = (v: number | null) => (v === null ? '-' : String(v));
+    return [r.system, fmtSize(r.sizeBytes), r.segments === null ? '-' : String(r.segments), r.fillMBps.toFixed(0), (r.restartMs / 1000).toFixed(2), orDash(r.recoveryMs), orDash(r.truncatedBytes), ratio];
   });
   console.log(
     `unclean stop = SIGKILL after a fill with no flush (acks=1), ${cold ? 'page cache dropped before the restart (cold)' : 'page cache kept (warm: a process crash, not a power cut)'}; segment.bytes ${fmtSize(segmentBytes)}; ` +

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { cellSettings, compileScenario } from '../scenario/index.ts';
 import { processTarget } from '../targets/process-target.ts';
 import type { FaultableCluster } from '../targets/types.ts';
-import { AckLedger, type LedgerBatch } from '../workload/ledger.ts';
-import { BatchFactory } from '../workload/batch-factory.ts';
+import { AckLedger, type LedgerBatch } from '../history/ledger.ts';
+import { BatchFactory } from '../history/batch-factory.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import { IsrSampler, ackedWhileIsrShrunk, isrAt, isrSizePerSecond, type IsrChange } from './isr-sampler.ts';
 

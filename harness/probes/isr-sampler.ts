@@ -5,7 +5,7 @@
 // factor (the operator's "acks=all degraded to fewer copies" figure), and the ISR size per
 // second beside the load's records/s and p99.
 import type { ClusterClient } from '../drivers/types.ts';
-import { ackedRecordsOf, type LedgerBatch } from '../workload/ledger.ts';
+import { ackedRecordsOf, type LedgerBatch } from '../history/ledger.ts';
 
 /** A partition's leader and ISR from `atMs` (wall clock) until the next change of the same partition. */
 export interface IsrChange {

@@ -13,7 +13,7 @@ import { launchChromium, marksPerChart, openPage } from '../report/browser-helpe
 import { powerCutRun } from '../report/test-fixtures.ts';
 import type { RunResult } from '../results/types.ts';
 import { difference } from '../compare/compare.ts';
-import { cellFigure } from '../compare/figures.ts';
+import { cellFigure } from '../results/figures.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const cli = path.join(root, 'bin/durolab.mjs');
@@ -75,7 +75,7 @@ describe('durolab compare of two real io-modes runs', () => {
       // The label follows the bands in run.json: overlapping min-max ranges are within noise.
       const other = b.cells.find((c) => c.id === cell.id)!;
       const expected = difference(cellFigure(cell, 'recordsPerSec'), cellFigure(other, 'recordsPerSec'));
-      const ratio = other.throughput.recordsPerSec / cell.throughput.recordsPerSec;
+      const ratio = other.throughput!.recordsPerSec / cell.throughput!.recordsPerSec;
       expect(lines[row]).toMatch(/records\/s/);
       expect(lines[row].trimEnd().endsWith(expected === 'within noise' ? 'within noise' : expected === 'higher' ? 'higher (better)' : 'lower (worse)'), lines[row]).toBe(true);
       expect(lines[row]).toContain(`${ratio >= 10 ? ratio.toFixed(0) : ratio >= 1 ? ratio.toFixed(1) : Number(ratio.toPrecision(2))}x`);

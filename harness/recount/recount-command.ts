@@ -11,8 +11,9 @@ import { DRIVER_NAMES, loadDriver, type DriverName } from '../drivers/registry.t
 import { DISKS_FILE } from '../results/trial-files.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
 import type { RunResult } from '../results/types.ts';
-import { recountLine, recountTrial, type TrialDisks } from './recount.ts';
-import { RECOUNT_HEADERS, recountCells, type RecountRow } from './recount-rows.ts';
+import { recountLine } from '../results/recount-rows.ts';
+import { recountTrial, type TrialDisks } from './recount.ts';
+import { RECOUNT_HEADERS, recountCells, type RecountRow } from '../results/recount-rows.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import { capabilitiesOf, TARGET_KINDS, type TargetKind } from '../targets/registry.ts';
 

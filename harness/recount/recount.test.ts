@@ -6,13 +6,13 @@ import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync,
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_DISK_SPEC } from '../disk/disk-spec.ts';
+import { DEFAULT_DISK_SPEC } from '../model/disk-spec.ts';
 import { hostDiskPrerequisiteProblem } from '../disk/host-disk.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 import { HostFaultDisks } from '../targets/host-fault-disks.ts';
-import { BatchFactory } from '../workload/batch-factory.ts';
+import { BatchFactory } from '../history/batch-factory.ts';
 import { splitBatches } from '../drivers/record-batches.ts';
-import type { LedgerBatch } from '../workload/ledger.ts';
+import type { LedgerBatch } from '../history/ledger.ts';
 import { readImagePartitions, readSegments } from './image-logs.ts';
 import { classifyAcked, readLedgerFile } from './recount.ts';
 

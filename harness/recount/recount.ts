@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { LedgerBatch } from '../workload/ledger.ts';
+import type { LedgerBatch } from '../history/ledger.ts';
 import type { RecountFigures } from '../results/types.ts';
 import type { DisksManifest } from '../disk/disk-evidence.ts';
 import type { StoredBatchReader } from '../disk/crash-states/check-state.ts';
@@ -121,23 +121,4 @@ export async function recountTrial(o: { trial: TrialDisks; checkServed: number; 
   }
   if (finals.length === 0) throw new Error(`${trialDir}: no final image was kept (${manifest.incomplete?.join('; ') ?? 'the cluster kept none'}): what was served cannot be read from the disks`);
   return classifyAcked(ledger, finals, cuts, o.checkServed);
-}
-
-const n = (x: number) => x.toLocaleString('en-US');
-
-/** One line of figures: the three classes, and whether the served count agrees with the check's. */
-export function recountLine(f: RecountFigures): string {
-  const agree = f.served === f.checkServed ? 'agrees with the check' : `DIFFERS from the check's ${n(f.checkServed)} (a finding: one reader is wrong)`;
-  return (
-    `recount from ${f.images} disk image(s): acknowledged ${n(f.acked)}, served ${n(f.served)} (${agree}), ` +
-    `on a disk but not served ${n(f.onDiskNotServed)}${notServedWhere(f)}, on no disk ${n(f.onNoDisk)}` +
-    (f.corruptBatches ? `, ${n(f.corruptBatches)} corrupt batches on the images` : '') +
-    (f.tornTails ? `, ${f.tornTails} torn segment tail(s)` : '')
-  );
-}
-
-/** " (on broker 1's cut disk 960)": where the records a recovery threw away had been. */
-export function notServedWhere(f: RecountFigures): string {
-  const by = Object.entries(f.notServedOnBroker ?? {});
-  return by.length ? ` (${by.map(([id, count]) => `${n(count)} on broker ${id}'s cut disk`).join(', ')})` : '';
 }

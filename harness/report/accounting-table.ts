@@ -2,9 +2,9 @@
 // replica agreement from bytes (compared on the host batch by batch; RF > 1), the brokers' own
 // flush count beside the device's, errors before the fault and after it (connection refusals
 // apart), and the ledger's requests by state (pending = written with no answer; never sent =
-// the connection never connected). Text shared with the terminal (harness/cli/accounting-summary.ts).
+// the connection never connected). Text shared with the terminal (harness/report/accounting-summary.ts).
 import type { RunResult } from '../results/types.ts';
-import { afterFaultText, flushesText, replicasText } from '../cli/accounting-summary.ts';
+import { afterFaultText, flushesText, replicasText } from './accounting-summary.ts';
 import { escapeHtml, fmtInt, isMeasured } from './format.ts';
 
 export function accountingTable(run: RunResult): string {

@@ -4,7 +4,7 @@
 // (clients meeting a broker that is down) are environment noise, summarised in one line.
 
 import type { CellResult, RunResult } from '../results/types.ts';
-import { cellFigure, isFaultRun, judgedTrials, unavailableCount } from '../compare/figures.ts';
+import { cellFigure, hasThroughput, isFaultRun, judgedTrials, unavailableCount } from '../results/figures.ts';
 import { escapeHtml, fmtInt, fmtMB, fmtPct, fmtRate, fmtRatio, fmtSeconds, fmtUs, isMeasured } from './format.ts';
 
 /** Errors a client meets when a broker is unreachable (refused, reset, timed out): CLIENT_<errno>, CLIENT_TIMEOUT. */
@@ -50,7 +50,7 @@ function lossRow(c: CellResult): string {
 }
 
 function ratioRows(run: RunResult): string {
-  const measured = run.cells.filter((c) => isMeasured(c) && c.throughput.recordsPerSec > 0);
+  const measured = run.cells.filter(hasThroughput).filter((c) => c.throughput.recordsPerSec > 0);
   const base = measured[0];
   if (!base) return '';
   return measured

@@ -5,6 +5,7 @@ import { compile, type TopLevelSpec } from 'vega-lite';
 import { parse } from 'vega';
 import type { CellResult, RunResult, TimePoint } from '../results/types.ts';
 import { isMeasured, PAGE_BYTES } from './format.ts';
+import { hasThroughput } from '../results/figures.ts';
 import { ninesFromHistogram, ninesTicks, type NinesCurve } from './percentiles.ts';
 
 export interface Chart {
@@ -42,7 +43,8 @@ function colorEncoding(ids: string[]) {
 }
 
 function throughputChart(run: RunResult): Chart | null {
-  const cells = chartCells(run);
+  // A cell with no finished repetition has no throughput: not drawn (a bar of 0 would claim one).
+  const cells = chartCells(run).filter(hasThroughput);
   if (cells.length === 0) return null;
   const ids = cells.map((c) => c.id);
   const values = cells.map((c) => ({
@@ -99,7 +101,9 @@ function throughputChart(run: RunResult): Chart | null {
     hconcat: [panel('recordsPerSec', 'records/s', ',.0f', true), panel('mbPerSec', 'MB/s', ',.1f', false)],
     resolve: { scale: { y: 'shared', x: 'independent' } },
   } as unknown as TopLevelSpec;
-  const notes = run.cells.filter((c) => !isMeasured(c)).map((c) => `${c.id} not drawn (${c.status}${c.note ? `: ${c.note}` : ''})`);
+  const notes = run.cells
+    .filter((c) => !hasThroughput(c))
+    .map((c) => `${c.id} not drawn (${isMeasured(c) ? 'no repetition finished its load: throughput not measured' : c.status}${c.note ? `: ${c.note}` : ''})`);
   return {
     id: 'chart-throughput',
     title: 'Throughput',

@@ -2,9 +2,8 @@
 // repetitions of records/s, MB/s, fetch and end-to-end latency, lag, the producers' p99 before
 // and while a late group read, a late group's catch-up speed and the brokers' CPU per GB it was
 // served, and Jepsen's poll checks (in red when not 0).
-import { median } from '../../engine/common/stats.ts';
 import type { RunResult } from '../results/types.ts';
-import { catchUpMedians, measuredMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, measuredMedians, measuredRates, membershipText } from '../results/consumer-groups.ts';
 import { escapeHtml, fmtInt } from './format.ts';
 
 /** '' without consumers. */
@@ -14,7 +13,6 @@ export function consumersSection(run: RunResult): string {
     const names = [...new Set((c.consumers ?? []).flatMap((r) => r.groups.map((g) => g.name)))];
     for (const name of names) {
       const gs = (c.consumers ?? []).flatMap((r) => r.groups.filter((g) => g.name === name));
-      const m = (f: (g: ConsumerGroupResult) => number) => median(gs.map(f)) ?? 0;
       const checks = gs.reduce((a, g) => ({ nonMonotonic: a.nonMonotonic + g.checks.nonMonotonic, skipped: a.skipped + g.checks.skipped, neverAcked: a.neverAcked + g.checks.neverAcked, corrupt: a.corrupt + g.checks.corrupt }), { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 });
       const bad = checks.nonMonotonic + checks.skipped + checks.corrupt > 0;
       const around = gs[0]!.producerP99Us;
@@ -23,10 +21,11 @@ export function consumersSection(run: RunResult): string {
       // Not measured (no sample, no fetch answered): a dash, never 0.
       const numOr = (v: number | null) => (v === null ? '<td class="num">—</td>' : num(v));
       const measured = measuredMedians(gs);
+      const rates = measuredRates(gs);
       rows.push(
         `<tr><th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th><td>${escapeHtml(name)}</td><td>${escapeHtml(gs[0]!.start)}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}${escapeHtml(membershipText(gs[0]!, true))}</td>` +
-          num(m((g) => g.recordsPerSec)) +
-          `<td class="num" data-v="${m((g) => g.mbPerSec)}">${m((g) => g.mbPerSec).toFixed(1)}</td>` +
+          numOr(rates.recordsPerSec) +
+          (rates.mbPerSec === null ? '<td class="num">—</td>' : `<td class="num" data-v="${rates.mbPerSec}">${rates.mbPerSec.toFixed(1)}</td>`) +
           numOr(measured.fetchP99Us) +
           numOr(measured.e2eP50Us) +
           numOr(measured.e2eP99Us) +

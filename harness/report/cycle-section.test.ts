@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { RunResult, TrialTiming } from '../results/types.ts';
-import { judgeCycle, TRIAL_STEP_KEYS } from '../results/trial-steps.ts';
+import { judgeCycle as judgeWithFaultDisk } from '../results/cycle-goals.ts';
+import { TRIAL_STEP_KEYS } from '../results/trial-steps.ts';
+import { faultDiskOfTarget } from '../targets/run-targets.ts';
+
+/** judgeCycle with the fault disk the target's registry row names, as cycleBreakdowns hands it. */
+const judgeCycle = (args: Omit<Parameters<typeof judgeWithFaultDisk>[0], 'faultDisk'>) => judgeWithFaultDisk({ ...args, faultDisk: faultDiskOfTarget(args.target) });
 import { TrialClock } from '../runner/trial-clock.ts';
-import { cycleSummary } from '../cli/trial-summary.ts';
+import { cycleSummary } from './trial-summary.ts';
 import { asRunResult } from './load-runs.ts';
 import { cycleSection } from './cycle-section.ts';
 import { renderRunReport } from './run-page.ts';

@@ -3,7 +3,9 @@
 // a stacked bar, next to the goal for a power-cut trial cycle and the load average measured.
 
 import type { RunResult } from '../results/types.ts';
-import { TRIAL_STEPS, cycleBreakdowns, type CycleBreakdown } from '../results/trial-steps.ts';
+import { cycleBreakdowns, type CycleBreakdown } from '../results/cycle-goals.ts';
+import { TRIAL_STEPS } from '../results/trial-steps.ts';
+import { faultDiskOfTarget } from '../targets/run-targets.ts';
 import { escapeHtml, fmtMs } from './format.ts';
 
 /** One colour per step, in TRIAL_STEPS order. */
@@ -27,7 +29,7 @@ function bar(b: CycleBreakdown, scaleMs: number): string {
 export function cycleSection(run: RunResult): string {
   // Fault trials only: a performance run's repetitions are not trial cycles anyone waits for.
   if (!run.cells.some((c) => (c.trials ?? []).some((t) => t.fault))) return '';
-  const rows = cycleBreakdowns(run);
+  const rows = cycleBreakdowns(run, faultDiskOfTarget);
   if (rows.length === 0) return '';
   const steps = TRIAL_STEPS.filter((s) => rows.some((r) => r.b.medianSteps[s.key] !== undefined));
   const scaleMs = Math.max(...rows.map((r) => Math.max(r.b.medianTotalMs, r.b.verdict.goalMs ?? 0)), 1);

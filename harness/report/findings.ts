@@ -18,11 +18,11 @@ import {
   plural,
 } from './format.ts';
 import { median } from '../../engine/common/stats.ts';
-import { isFaultRun } from '../compare/figures.ts';
+import { hasThroughput, isFaultRun } from '../results/figures.ts';
 import { connectionNoiseLine, isConnectionError } from './answer.ts';
 
-function baselineCell(run: RunResult): CellResult | undefined {
-  return run.cells.find((c) => isMeasured(c) && c.throughput.recordsPerSec > 0);
+function baselineCell(run: RunResult) {
+  return run.cells.filter(hasThroughput).find((c) => c.throughput.recordsPerSec > 0);
 }
 
 function ratio(a: number, b: number): number {
@@ -86,7 +86,8 @@ function lossSentence(cell: CellResult): string {
 export function findings(run: RunResult): string[] {
   const out: string[] = [];
   const cells = run.cells;
-  const measured = cells.filter((c) => isMeasured(c) && c.throughput.recordsPerSec > 0);
+  // A cell without a throughput (no repetition finished its load) is not measured, not slow.
+  const measured = cells.filter(hasThroughput).filter((c) => c.throughput.recordsPerSec > 0);
 
   if (run.status !== 'complete') {
     const ok = cells.filter((c) => c.status === 'ok').length;
@@ -103,6 +104,10 @@ export function findings(run: RunResult): string[] {
   const interrupted = cells.filter((c) => c.status === 'interrupted');
   if (interrupted.length) {
     out.push(`Interrupted, figures are partial: ${interrupted.map((c) => c.id).join(', ')}.`);
+  }
+  const noLoad = cells.filter((c) => isMeasured(c) && !hasThroughput(c));
+  if (noLoad.length) {
+    out.push(`No repetition finished its load, so throughput was not measured: ${noLoad.map((c) => c.id).join(', ')}.`);
   }
 
   // A fault scenario is answered by its loss; its speed (often under emulation) comes last.
@@ -170,7 +175,7 @@ export function findings(run: RunResult): string[] {
   }
 
   // acks=0 answers before the append: such a cell promises nothing, so "0 lost" says nothing.
-  const unpromised = cells.filter((c) => isMeasured(c) && c.ledger.acked === 0 && c.throughput.recordsPerSec > 0);
+  const unpromised = cells.filter(hasThroughput).filter((c) => c.ledger.acked === 0 && c.throughput.recordsPerSec > 0);
   if (unpromised.length && totalAcked > 0) {
     out.push(
       `${unpromised.map((c) => c.id).join(', ')}: nothing was acknowledged (the broker answered before appending), so no loss can be counted` +

@@ -8,7 +8,7 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import { cellTargetName } from '../results/cell-target.ts';
 import { omittedParams, settingKey } from '../results/cell-setting.ts';
 import { median } from '../../engine/common/stats.ts';
-import { cellFigure, judgedTrials, unavailableCount } from '../compare/figures.ts';
+import { cellFigure, judgedTrials, unavailableCount } from '../results/figures.ts';
 import { fmtInt } from './format.ts';
 
 export interface FrontierPoint {

@@ -4,8 +4,10 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import type { RunResult } from '../results/types.ts';
+import type { CellResult, RunResult } from '../results/types.ts';
+import { expectationState } from '../results/verdict.ts';
 import { faultKindSchema } from '../faults/registry.ts';
+import { DRIVERS, isDriverName } from '../drivers/registry.ts';
 import { targetKindSchema } from '../targets/registry.ts';
 import { TRIAL_DETAIL_KEYS, TRIAL_STEP_KEYS, type TrialStepKey } from '../results/trial-steps.ts';
 
@@ -108,7 +110,7 @@ const steadiness = z.object({
 const replicas = z.object({
   compared: z.number(),
   replicas: z.number(),
-  agreeUpTo: z.number(),
+  agreeUpTo: z.number().optional(),
   firstDivergentOffset: z.number().optional(),
   diverged: z.number(),
   short: z.number(),
@@ -119,7 +121,7 @@ const replicas = z.object({
         leader: z.number(),
         upTo: z.number(),
         compared: z.number(),
-        agreeUpTo: z.number(),
+        agreeUpTo: z.number().optional(),
         firstDivergentOffset: z.number().optional(),
         divergent: z.array(z.object({ brokerId: z.number(), offset: z.number(), why: z.string() })),
         short: z.array(z.object({ brokerId: z.number(), endOffset: z.number() })),
@@ -145,7 +147,7 @@ const cell = z.object({
   params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   status: z.enum(['ok', 'failed', 'skipped', 'interrupted']),
   note: z.string().optional(),
-  throughput: z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), requestsPerSec: z.number() }),
+  throughput: z.object({ recordsPerSec: z.number(), mbPerSec: z.number(), requestsPerSec: z.number() }).optional(),
   latencyUs: latency,
   correctedLatencyUs: latency.optional(),
   errors: counts,
@@ -158,8 +160,9 @@ const cell = z.object({
     flushTimeUs: z.object({ p50: z.number(), p99: z.number(), p999: z.number(), max: z.number() }).optional(),
     segments: z.number().optional(),
     indexFiles: z.number().optional(),
-    bytes: z.number(),
+    bytes: z.number().optional(),
     rolls: z.number().optional(),
+    notAnswered: z.array(z.number()).optional(),
     takenAt: z.enum(['after-load', 'before-fault', 'after-recovery']).optional(),
     readBeforeFaultMs: z.number().optional(),
     segmentsFrom: z.enum(['host-files', 'broker']).optional(),
@@ -299,7 +302,59 @@ export function asRunResult(value: unknown, where: string): RunResult {
   ] as const) {
     if (!SEGMENT.test(v)) throw new Error(`${where}: ${field} '${v}' cannot be used as a folder name (letters, digits, . _ - @ + only)`);
   }
+  unmeasuredHwWentBack(run);
   return run;
+}
+
+/** The driver a cell's load and check went through: its `driver` setting (a driver axis, or the base settings), else workload.driver. */
+function cellDriver(run: RunResult, cell: CellResult): unknown {
+  const settings = run.settings as { driver?: unknown; workload?: { driver?: unknown } };
+  return cell.params.driver ?? settings.driver ?? settings.workload?.driver;
+}
+
+const OLDER_HW_WHY = "this run.json was written before its driver read the leaders' HW just before the fault: its 0 was written, not measured";
+
+/**
+ * An older run.json's silent hwWentBack 0 on the kafka driver, read as not measured (absent,
+ * counted in hwNotMeasured), with the HW before and after it that were as unmeasured. The kafka
+ * driver's produce answers carry no HW, and until the leaders' HW was read just before the fault
+ * its trials wrote hwWentBack, hwBeforeCut and hwAfterRecovery 0 for an HW never known. The file
+ * says which trials these are: every fault trial checked since writes ledger.ackedWithoutOffset
+ * (the same change) or hwNotMeasured, and an HW read before the fault is above 0. An expectation on
+ * hwWentBack that passed on such 0s is NOT EVALUATED (a fail stays: some part broke its bound).
+ */
+function unmeasuredHwWentBack(run: RunResult): void {
+  let reread = 0;
+  for (const cell of run.cells) {
+    // A driver that reads each leader's HW just before the fault (not from its produce answers) wrote 0s before it did.
+    const driver = cellDriver(run, cell);
+    if (!isDriverName(driver) || !DRIVERS[driver].capabilities.highWatermarks) continue;
+    const trials = cell.trials ?? [];
+    const silent = trials.filter((t) => t.fault && t.ledger.hwWentBack === 0 && t.ledger.ackedWithoutOffset === undefined && t.ledger.hwNotMeasured === undefined && !t.fault.hwBeforeCut);
+    if (silent.length === 0) continue;
+    for (const t of silent) {
+      delete t.ledger.hwWentBack;
+      t.ledger.hwNotMeasured = 1;
+      delete t.fault!.hwBeforeCut;
+      delete t.fault!.hwAfterRecovery;
+      t.fault!.hwNotMeasuredWhy = OLDER_HW_WHY;
+    }
+    // The cell's ledger sums its trials (harness/runner/cell-figures.ts addLedgers): summed again over those that measured it.
+    const measured = trials.map((t) => t.ledger.hwWentBack).filter((v): v is number => v !== undefined);
+    if (measured.length) cell.ledger.hwWentBack = measured.reduce((a, v) => a + v, 0);
+    else delete cell.ledger.hwWentBack;
+    cell.ledger.hwNotMeasured = trials.reduce((a, t) => a + (t.ledger.hwNotMeasured ?? 0), 0);
+    reread += silent.length;
+  }
+  if (reread === 0) return;
+  const reason = `HW going back not measured in ${reread} trial(s) (${OLDER_HW_WHY})`;
+  for (const e of run.expectations) {
+    if (!/\bhwWentBack\b/.test(e.expression) || expectationState(e) !== 'pass') continue;
+    e.detail = `${e.expression}: not evaluated (${reason}; as written: ${e.detail})`;
+    e.reason = e.reason ? `${reason}; ${e.reason}` : reason;
+    e.state = 'not-evaluated';
+    e.passed = false;
+  }
 }
 
 export async function readRunJson(file: string): Promise<RunResult> {

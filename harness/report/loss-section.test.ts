@@ -5,7 +5,7 @@ import { compileChart } from './charts.ts';
 import { renderRunReport } from './run-page.ts';
 import { lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { powerCutRun, processRun } from './test-fixtures.ts';
-import { trialSummary } from '../cli/trial-summary.ts';
+import { trialSummary } from './trial-summary.ts';
 
 /** powerCutRun's trials with what the fault runner now records: timelines, integrity, suspects. */
 function runWithTimelines(): RunResult {

@@ -1,7 +1,7 @@
 // The report's recount table: per trial whose disk images were kept, where every acknowledged
 // record was according to the images alone (harness/recount), beside the check's served count.
 import type { RunResult } from '../results/types.ts';
-import { RECOUNT_CAPTION, RECOUNT_HEADERS, recountCells, recountRowsOf } from '../recount/recount-rows.ts';
+import { RECOUNT_CAPTION, RECOUNT_HEADERS, recountCells, recountRowsOf } from '../results/recount-rows.ts';
 import { escapeHtml } from './format.ts';
 
 /** '' when no trial of the run was re-counted. */

@@ -5,7 +5,7 @@
 import { distribution } from '../../engine/common/stats.ts';
 import type { RecoverySteps, RunResult, Trial } from '../results/types.ts';
 import { escapeHtml, fmtMs } from './format.ts';
-import { recoveryCompareRows } from '../results/recovery-compare.ts';
+import { recoveryCompareRows } from './recovery-compare.ts';
 
 type Stage = { key: keyof Omit<RecoverySteps, 'isrShort'>; label: string; title: string };
 
@@ -36,7 +36,7 @@ function sideBySide(run: RunResult): string {
       '<tr>' +
       `<th scope="row" data-v="${escapeHtml(r.cell)}">${escapeHtml(r.cell)}</th>` +
       num(r.trials, String(r.trials)) +
-      num(r.logBytes, `${(r.logBytes / 2 ** 20).toFixed(0)} MiB`) +
+      num(r.logBytes, `${((r.logBytes ?? 0) / 2 ** 20).toFixed(0)} MiB`) +
       num(r.segments, String(r.segments)) +
       num(r.restartMs, fmtMs(r.restartMs ?? 0)) +
       num(r.logRecoveryMs, fmtMs(r.logRecoveryMs ?? 0)) +

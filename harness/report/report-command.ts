@@ -4,8 +4,8 @@ import { parseCommandFlags } from '../../engine/common/flags.ts';
 import { listRuns, readRunJson, resolveRunFile } from './load-runs.ts';
 import { defaultDirs } from './repo-paths.ts';
 import { writeReportsIndex, writeRunReport } from './write-reports.ts';
-import { parseSummaryFormat, summaryJson, summaryMarkdown } from '../cli/summary-formats.ts';
-import { summaryTable } from '../cli/summary-table.ts';
+import { parseSummaryFormat, summaryJson, summaryMarkdown } from './summary-formats.ts';
+import { summaryTable } from './summary-table.ts';
 
 const HELP = `usage: durolab report [run] [options]
 

@@ -3,8 +3,7 @@
 
 import { stringify as toYaml } from 'yaml';
 import type { RunResult } from '../results/types.ts';
-import { diskModelText } from '../results/disk-models.ts';
-import { ranAsHostProcesses, ranInGuests } from '../results/cell-target.ts';
+import { ranAsHostProcesses, ranInGuests, runDiskModelText } from '../targets/run-targets.ts';
 import { compileChart, runCharts, type Chart } from './charts.ts';
 import { findings, verdict } from './findings.ts';
 import { escapeHtml, jsonForScript } from './format.ts';
@@ -65,7 +64,7 @@ function banners(run: RunResult): string {
         'Figures cover only what was recorded.</div>',
     );
   }
-  const disk = diskModelText(run);
+  const disk = runDiskModelText(run);
   if (disk) out.push(`<div class="banner disk-model" id="disk-model">${escapeHtml(disk)}</div>`);
   const tcg = run.cells.filter((c) => c.accelerator === 'tcg');
   if (tcg.length) {

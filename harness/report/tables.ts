@@ -2,7 +2,8 @@
 // page's sorter orders by value, not by formatted text.
 
 import type { CellResult, RunResult, Trial } from '../results/types.ts';
-import { cellTargetName, ranAsHostProcesses } from '../results/cell-target.ts';
+import { ranAsHostProcesses } from '../targets/run-targets.ts';
+import { cellTargetName } from '../results/cell-target.ts';
 import { STATE_LABEL, expectationState } from '../results/verdict.ts';
 import {
   errorCount,
@@ -88,6 +89,7 @@ export function summaryTable(run: RunResult): string {
   const rows = run.cells.map((c) => {
     const m = isMeasured(c);
     const show = (v: number | undefined, text: (n: number) => string, cls = '') => (m ? num(v, v == null ? '' : text(v), cls) : num(null, ''));
+    const latency = c.latencyUs.count > 0 ? c.latencyUs : undefined;
     const errors = errorCount(c);
     const errorTitle = Object.entries(c.errors ?? {})
       .map(([k, v]) => `${k}: ${v}`)
@@ -96,12 +98,13 @@ export function summaryTable(run: RunResult): string {
       `<th scope="row" data-v="${escapeHtml(c.id)}">${escapeHtml(c.id)}</th>`,
       statusCell(c),
       ...keys.map((k) => (c.params?.[k] === undefined ? txt('') : typeof c.params[k] === 'number' ? num(c.params[k] as number, String(c.params[k])) : txt(c.params[k]))),
-      show(c.throughput.recordsPerSec, fmtRate),
-      show(c.throughput.mbPerSec, fmtMB),
-      show(c.latencyUs.p50, fmtUs),
-      show(c.latencyUs.p99, fmtUs),
-      show(c.latencyUs.p999, fmtUs),
-      show(c.latencyUs.max, fmtUs),
+      // Not measured (no repetition finished its load): a dash, never 0.
+      show(c.throughput?.recordsPerSec, fmtRate),
+      show(c.throughput?.mbPerSec, fmtMB),
+      show(latency?.p50, fmtUs),
+      show(latency?.p99, fmtUs),
+      show(latency?.p999, fmtUs),
+      show(latency?.max, fmtUs),
       m ? num(errors, fmtInt(errors), errors ? 'bad' : '', errorTitle) : num(null, ''),
       show(c.ledger.acked, fmtInt),
       show(c.ledger.ackedLost, fmtInt, c.ledger.ackedLost > 0 ? 'bad' : ''),
@@ -121,13 +124,23 @@ export function summaryTable(run: RunResult): string {
 }
 
 function trialRecovery(t: Trial) {
-  // Only brokers that reported their log recovery (NATS reports none).
-  const rec = (t.fault?.recovery ?? []).filter((r) => r.durationMs !== undefined) as Array<{ durationMs: number; bytesTruncated: number; batchesTruncated?: number }>;
+  // Only what the brokers measured (NATS reports no log recovery; Kafka's may lack its time or a partition's bytes): each figure over the brokers that gave it.
+  const rec = t.fault?.recovery ?? [];
+  const durations = rec.map((r) => r.durationMs).filter((v): v is number => v !== undefined);
+  const truncated = rec.filter((r): r is typeof r & { bytesTruncated: number } => r.bytesTruncated !== undefined);
   return {
-    durationMs: rec.length ? Math.max(...rec.map((r) => r.durationMs)) : undefined,
-    bytes: rec.length ? rec.reduce((a, r) => a + r.bytesTruncated, 0) : undefined,
-    batches: rec.length && rec.every((r) => r.batchesTruncated !== undefined) ? rec.reduce((a, r) => a + r.batchesTruncated!, 0) : undefined,
+    durationMs: durations.length ? Math.max(...durations) : undefined,
+    bytes: truncated.length ? truncated.reduce((a, r) => a + r.bytesTruncated, 0) : undefined,
+    batches: truncated.length && truncated.every((r) => r.batchesTruncated !== undefined) ? truncated.reduce((a, r) => a + r.batchesTruncated!, 0) : undefined,
   };
+}
+
+/** One broker's log recovery in words: what it did not report or measure is said, never shown as 0. */
+function brokerRecoveryText(x: NonNullable<Trial['fault']>['recovery'][number]): string {
+  if (x.durationMs === undefined && x.bytesTruncated === undefined) return `broker ${x.broker}: log recovery not reported`;
+  const time = x.durationMs === undefined ? 'time not reported' : fmtMs(x.durationMs);
+  const cut = x.bytesTruncated === undefined ? 'truncation not measured' : `${fmtBytes(x.bytesTruncated)}${x.batchesTruncated === undefined ? '' : ` in ${x.batchesTruncated} batches`}`;
+  return `broker ${x.broker}: ${time}, ${cut}`;
 }
 
 function dirtyCell(d: { nrDirty: number; nrWriteback: number } | undefined): string {
@@ -207,9 +220,7 @@ export function lossTable(run: RunResult): string {
       const r = trialRecovery(t);
       const tl = t.ledger;
       const frac = tl.acked > 0 ? tl.ackedLost / tl.acked : undefined;
-      const recoveryDetail = (t.fault?.recovery ?? [])
-        .map((x) => `broker ${x.broker}: ${x.durationMs === undefined ? 'log recovery not reported' : `${fmtMs(x.durationMs)}, ${fmtBytes(x.bytesTruncated ?? 0)}${x.batchesTruncated === undefined ? '' : ` in ${x.batchesTruncated} batches`}`}`)
-        .join('; ');
+      const recoveryDetail = (t.fault?.recovery ?? []).map(brokerRecoveryText).join('; ');
       return (
         '<tr class="trial-row">' +
         `<td class="trial-label" title="${escapeHtml([t.fault ? `${fmtInt(t.fault.ackedBeforeCut)} records acknowledged before the fault` : '', t.note ?? ''].filter(Boolean).join('\n'))}">${escapeHtml(faultText(t))}${t.suspect ? ` <span class="warn suspect">suspect: ${escapeHtml(t.note ?? '')}</span>` : ''}</td>` +

@@ -3,7 +3,7 @@
 // that stalls when writeback kicks in, a flushing cell that is slow and steady).
 
 import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
-import { seededRandom } from '../faults/schedule.ts';
+import { seededRandom } from '../common/seeded-random.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
 import type { CellResult, LatencySummary, RunResult, TimePoint, Trial } from '../results/types.ts';
 

@@ -3,8 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ExpectationResult, RunResult } from '../results/types.ts';
 import { EXIT, runVerdict } from '../results/verdict.ts';
-import { DISK_MODELS, diskModelText } from '../results/disk-models.ts';
-import { summaryTable } from '../cli/summary-table.ts';
+import { DISK_MODELS } from '../results/disk-models.ts';
+import { runDiskModelText } from '../targets/run-targets.ts';
+import { summaryTable } from './summary-table.ts';
 import { renderRunReport } from './index.ts';
 import { verdict } from './findings.ts';
 import { powerCutRun, processRun } from './test-fixtures.ts';
@@ -86,12 +87,12 @@ describe('the disk model of VM runs', () => {
   });
 
   it('follows the run\'s recorded model, and is absent for the process target', () => {
-    expect(diskModelText({ target: 'vm', diskModel: 'nbd-lossy' })).toBe(
+    expect(runDiskModelText({ target: 'vm', diskModel: 'nbd-lossy' })).toBe(
       'disk model: nbd-lossy: not described (unknown disk model id). Loss and recovery figures hold for this model only.',
     );
-    expect(diskModelText({ target: 'vm' })).toContain(model.name);
+    expect(runDiskModelText({ target: 'vm' })).toContain(model.name);
     const proc = processRun();
-    expect(diskModelText(proc)).toBeNull();
+    expect(runDiskModelText(proc)).toBeNull();
     expect(renderRunReport(proc)).not.toContain('id="disk-model"');
     expect(summaryTable(proc)).not.toContain('disk model:');
   });

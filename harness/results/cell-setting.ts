@@ -1,6 +1,6 @@
 // A cell's setting without the system that ran it: the key that pairs cells of a target axis
 // (durolab vs Kafka vs NATS under the same settings) for the frontier (report/frontier.ts) and for
-// the comparisons against the lab's own broker (recovery-compare.ts, throughput-vs-lab.ts).
+// the comparisons against the lab's own broker (report/recovery-compare.ts, report/throughput-vs-lab.ts).
 import type { CellResult, RunResult } from './types.ts';
 import { cellTargetName } from './cell-target.ts';
 

@@ -1,9 +1,8 @@
 // What the disk under a VM broker does at a power cut: the model every VM run's loss figures
 // depend on. One entry per model, in one place; the terminal summary and the report both
-// print it. The NBD disk's ids (harness/disk/disk-spec.ts diskModelId) are its onCut policy
+// print it. The NBD disk's ids (harness/model/disk-spec.ts diskModelId) are its onCut policy
 // with optional suffixes: nbd-volatile-cache+torn, ...+flush-ignored, ...+eio.
 import type { RunResult } from './types.ts';
-import { capabilitiesNamed } from '../targets/registry.ts';
 
 export interface DiskModel {
   id: string;
@@ -101,14 +100,12 @@ export function hostDiskModelId(nbdId: string, variesByCell: boolean): string {
   return nbdId === DEFAULT_VM_DISK_MODEL ? 'host-nbd-write-through' : nbdId;
 }
 
-/** The model a target runs its brokers on: its own `diskModel` when it put them on one, else its kind's default (the file disk for VMs), none for processes. */
-export function diskModelIdFor(target: { kind: string; diskModel?: string }): string | undefined {
-  return target.diskModel ?? capabilitiesNamed(target.kind)?.defaultDiskModel;
-}
-
-/** A run's disk model (older VM runs recorded none: they ran on their target's default, the file disk). */
-export function diskModelOf(run: Pick<RunResult, 'target' | 'diskModel'>): DiskModel | null {
-  const id = run.diskModel ?? capabilitiesNamed(run.target)?.defaultDiskModel;
+/**
+ * A run's disk model. Older VM runs recorded none: they ran on their target's default, the file
+ * disk, which `targetDefault` names (harness/targets/run-targets.ts reads it off the registry).
+ */
+export function diskModelOf(run: Pick<RunResult, 'diskModel'>, targetDefault: string | undefined): DiskModel | null {
+  const id = run.diskModel ?? targetDefault;
   if (id === undefined) return null;
   const known = (DISK_MODELS as Record<string, DiskModel>)[id];
   if (known) return known;
@@ -127,7 +124,7 @@ export function diskModelOf(run: Pick<RunResult, 'target' | 'diskModel'>): DiskM
 }
 
 /** One sentence for the terminal and the report; null for runs without a disk model (process target). */
-export function diskModelText(run: Pick<RunResult, 'target' | 'diskModel'>): string | null {
-  const m = diskModelOf(run);
+export function diskModelText(run: Pick<RunResult, 'diskModel'>, targetDefault: string | undefined): string | null {
+  const m = diskModelOf(run, targetDefault);
   return m ? `disk model: ${m.name}: ${m.atCut}. Loss and recovery figures hold for this model only.` : null;
 }

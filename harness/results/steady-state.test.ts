@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cellSteadiness, judgeSteadiness } from './steady-state.ts';
-import { summaryTable } from '../cli/summary-table.ts';
+import { summaryTable } from '../report/summary-table.ts';
 import { renderRunReport } from '../report/run-page.ts';
 import { asRunResult } from '../report/load-runs.ts';
 import { processRun } from '../report/test-fixtures.ts';

@@ -1,5 +1,5 @@
 // The files a trial keeps in its directory (cells/<cell>/rep-K/), named once.
-/** The ack ledger, one batch a line (harness/workload/ledger.ts toNdjson), written before the check starts. */
+/** The ack ledger, one batch a line (harness/history/ledger.ts toNdjson), written before the check starts. */
 export const LEDGER_FILE = 'ledger.ndjson';
 /** The check's outcome, written whatever it is (a failed check says what failed). */
 export const CHECK_FILE = 'check.json';

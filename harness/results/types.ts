@@ -8,7 +8,7 @@ import type { Environment } from '../../engine/common/environment.ts';
 import type { LatencyBrief, LatencySummary } from '../../engine/common/latency.ts';
 
 import type { TrialTiming } from './trial-steps.ts';
-import type { ConsumerGroupResult } from '../workload/consumers.ts';
+import type { ConsumerGroupResult } from './consumer-groups.ts';
 
 export type { Environment, LatencyBrief, LatencySummary, TrialTiming };
 
@@ -60,8 +60,12 @@ export interface ReplicaAgreement {
   compared: number;
   /** Replicas compared with their leader, summed likewise. */
   replicas: number;
-  /** Every replica's stored batches agree below this offset (the lowest over partitions and trials). */
-  agreeUpTo: number;
+  /**
+   * Every replica's stored batches agree below this offset (the lowest over the partitions and
+   * trials where some follower's bytes were read); absent when none was (not measured; older
+   * run.json files wrote 0 with replicas 0).
+   */
+  agreeUpTo?: number;
   /** The lowest offset at which a replica's batch differs from the leader's; absent when none does. */
   firstDivergentOffset?: number;
   /** Partitions (partition-trials, for a cell) where some replica differs. */
@@ -74,7 +78,8 @@ export interface ReplicaAgreement {
     leader: number;
     upTo: number;
     compared: number;
-    agreeUpTo: number;
+    /** Absent where none of the partition's followers was read. */
+    agreeUpTo?: number;
     firstDivergentOffset?: number;
     divergent: Array<{ brokerId: number; offset: number; why: string }>;
     short: Array<{ brokerId: number; endOffset: number }>;
@@ -118,8 +123,15 @@ export interface BrokerSummary {
   /** Segment files: counted on this host (segmentsFrom host-files) or as the brokers count them (broker); absent where neither. */
   segments?: number;
   indexFiles?: number;
-  bytes: number;
+  /**
+   * Bytes the partition leaders appended, as the brokers count them, else the .log files' bytes
+   * counted on this host; absent when no broker answered and no file was counted (older run.json
+   * files wrote 0 for that).
+   */
+  bytes?: number;
   rolls?: number;
+  /** Brokers that gave no figures when they were read (down, or no answer): the figures above are the others' only. Absent: every broker answered. */
+  notAnswered?: number[];
   /** When the figures were read: after the load, or (fault trials) during the load before the fault was delivered, since a restarted broker's counters start at 0 (after-recovery only when no read answered in time). */
   takenAt?: 'after-load' | 'before-fault' | 'after-recovery';
   /** before-fault: how long before the fault the read that gave them was sent (they are at most this old; the device's flushes are counted up to its answer). */
@@ -399,6 +411,13 @@ export interface Steadiness {
   reason: string;
 }
 
+/** A cell's produce rate: acknowledged records, payload MB (10^6) and produce requests per second. */
+export interface CellThroughput {
+  recordsPerSec: number;
+  mbPerSec: number;
+  requestsPerSec: number;
+}
+
 export interface CellResult {
   id: string;
   params: Params;
@@ -406,7 +425,12 @@ export interface CellResult {
   target?: string;
   status: 'ok' | 'failed' | 'skipped' | 'interrupted';
   note?: string;
-  throughput: { recordsPerSec: number; mbPerSec: number; requestsPerSec: number };
+  /**
+   * Medians over the repetitions that finished their load (not replaced); absent when none did (a
+   * skipped cell, one interrupted before any load finished): not measured, never 0. Older run.json
+   * files always carry it (0 for a cell that did not run).
+   */
+  throughput?: CellThroughput;
   latencyUs: LatencySummary;
   /** Coordinated-omission corrected latency (fixed-rate workloads only). */
   correctedLatencyUs?: LatencySummary;

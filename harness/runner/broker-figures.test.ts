@@ -8,9 +8,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { BrokerFiguresWatch, WATCH_PACE, summarizeBrokers } from './broker-figures.ts';
+import { BrokerFiguresWatch, WATCH_PACE, brokerFigures, summarizeBrokers } from './broker-figures.ts';
 import type { BrokerSummary } from '../results/types.ts';
-import type { PartitionFigures } from '../drivers/types.ts';
+import type { ClusterClient, PartitionFigures } from '../drivers/types.ts';
+import type { RunningCluster } from '../targets/types.ts';
+import type { TargetCapabilities } from '../targets/registry.ts';
 import { KAFKA_STYLE_LOG_FILES } from '../targets/log-files.ts';
 import { NATS_KIND } from '../targets/nats/nats-kind.ts';
 
@@ -139,6 +141,28 @@ describe('summarizeBrokers', () => {
     expect(summarizeBrokers([], [path.join(dirs, 'nats')], KAFKA_STYLE_LOG_FILES).segments).toBe(0);
     // No names (a target whose data is not on this host): the brokers' own count, else nothing.
     expect(summarizeBrokers([{ brokerId: 1, partitions: [part({ segments: 3 })] }], [])).toMatchObject({ segments: 3, segmentsFrom: 'broker' });
-    expect(summarizeBrokers([], [path.join(dirs, 'kafka')])).toEqual({ bytes: 0 });
+    // No names and no broker figures: nothing was read, so not even the bytes (0 would claim an empty log).
+    expect(summarizeBrokers([], [path.join(dirs, 'kafka')])).toEqual({});
+  });
+
+  it('claims no figure when no broker answered, and names the brokers that did not', async () => {
+    const cluster = { brokers: [1, 2, 3].map((id) => ({ id, dataDir: path.join(dirs, `none-${id}`) })) } as unknown as RunningCluster;
+    const caps = { dataOnHost: false } as TargetCapabilities;
+    const down = [3, 1, 2].map((brokerId) => ({ brokerId, reason: 'ECONNREFUSED' }));
+    const lines: string[] = [];
+    const nobody = await brokerFigures({ brokerMetrics: async () => ({ brokers: [], down }) } as unknown as ClusterClient, cluster, caps, (l) => lines.push(l));
+    expect(nobody).toEqual({ notAnswered: [1, 2, 3] });
+    expect(nobody.bytes).toBeUndefined();
+    expect(lines).toEqual(['broker 3: no figures (ECONNREFUSED)', 'broker 1: no figures (ECONNREFUSED)', 'broker 2: no figures (ECONNREFUSED)']);
+    // Some answered: their sums, and who is missing from them.
+    const some = await brokerFigures(
+      { brokerMetrics: async () => ({ brokers: [{ brokerId: 1, partitions: [part({ bytes: 512, flushes: 4 })] }], down: down.filter((d) => d.brokerId !== 1) }) } as unknown as ClusterClient,
+      cluster,
+      caps,
+      () => undefined,
+    );
+    expect(some).toEqual({ flushes: 4, bytes: 512, notAnswered: [2, 3] });
+    // A leader that reported 0 bytes measured an empty log: 0 stays.
+    expect(summarizeBrokers([{ brokerId: 1, partitions: [part({ bytes: 0 })] }], [])).toEqual({ bytes: 0 });
   });
 });

@@ -12,12 +12,14 @@ import { countLogFiles, type LogFileNames } from '../targets/log-files.ts';
 /**
  * The cell's broker figures from what the brokers report and, where the data dirs are on this
  * host, from their files (`logFiles`: the system's names). A figure no broker reports and no
- * file gives is absent, never 0.
+ * file gives is absent, never 0. `notAnswered`: brokers that gave no figures, named in the
+ * summary since its sums are then of the others only.
  */
-export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[], logFiles?: LogFileNames): BrokerSummary {
+export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[], logFiles?: LogFileNames, notAnswered: readonly number[] = []): BrokerSummary {
   let flushes: number | undefined;
   let rolls: number | undefined;
-  let bytes = 0;
+  // Undefined until some broker reports a leader replica: no answer is not 0 bytes.
+  let leaderBytes: number | undefined;
   let busiest: PartitionFigures | null = null;
   let reportedSegments: number | undefined;
   for (const { partitions } of all) {
@@ -25,18 +27,21 @@ export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[], logFi
       if (p.flushes !== undefined) flushes = (flushes ?? 0) + p.flushes;
       if (p.rolls !== undefined) rolls = (rolls ?? 0) + p.rolls;
       if (p.segments !== undefined) reportedSegments = (reportedSegments ?? 0) + p.segments;
-      if (p.role === 'leader') bytes += p.bytes;
+      if (p.role === 'leader') leaderBytes = (leaderBytes ?? 0) + p.bytes;
       if (p.flushTimeUs && (!busiest || (p.flushes ?? 0) > (busiest.flushes ?? 0))) busiest = p;
     }
   }
   const files = logFiles && dataDirs.length ? countLogFiles(dataDirs, logFiles) : null;
   const segments = files ? { segments: files.segments, ...(logFiles!.index ? { indexFiles: files.indexFiles } : {}), segmentsFrom: 'host-files' as const } : reportedSegments !== undefined ? { segments: reportedSegments, segmentsFrom: 'broker' as const } : {};
+  // The leaders' own count, else the .log files counted on this host, else the leaders' 0; absent when neither was read.
+  const bytes = leaderBytes || (files ? files.logBytes : leaderBytes);
   return {
     ...(flushes !== undefined ? { flushes } : {}),
     ...(busiest?.flushTimeUs ? { flushTimeUs: { ...busiest.flushTimeUs } } : {}),
     ...segments,
-    bytes: bytes || (files?.logBytes ?? 0),
+    ...(bytes !== undefined ? { bytes } : {}),
     ...(rolls !== undefined ? { rolls } : {}),
+    ...(notAnswered.length ? { notAnswered: [...notAnswered].sort((a, b) => a - b) } : {}),
   };
 }
 
@@ -44,7 +49,7 @@ export function summarizeBrokers(all: BrokerMetrics[], dataDirs: string[], logFi
 export async function brokerFigures(client: ClusterClient, cluster: RunningCluster, caps: TargetCapabilities, log: (line: string) => void): Promise<BrokerSummary> {
   const { brokers, down } = await client.brokerMetrics();
   for (const d of down) log(`broker ${d.brokerId}: no figures (${d.reason})`);
-  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : [], caps.logFiles);
+  return summarizeBrokers(brokers, caps.dataOnHost ? cluster.brokers.map((b) => b.dataDir) : [], caps.logFiles, down.map((d) => d.brokerId));
 }
 
 /** One read of the broker figures: when it was asked for and when the answer came. */

@@ -6,15 +6,14 @@
 // The first attempt's run, replaced or not, gives the cell's timeseries, preload and process
 // footprint (figures of a load that ran); broker figures are the last attempt's.
 import * as hdr from 'hdr-histogram-js';
-import type { MatrixCell } from '../scenario/types.ts';
+import type { MatrixCell } from '../model/scenario.ts';
 import type { CellResult, ReplicaAgreement, RepetitionFigures, Steadiness, Trial, UnavailableTrial } from '../results/types.ts';
 import type { ProduceResult } from '../drivers/types.ts';
 import type { PreloadResult } from '../workload/preload.ts';
 import type { ProcessFootprint } from '../probes/process-stat.ts';
 import { cellSteadiness, judgeSteadiness } from '../results/steady-state.ts';
 import { summarizeLatency } from '../../engine/common/latency.ts';
-import { median } from '../../engine/common/stats.ts';
-import { encodeHistogram, emptyLedger } from './cell-result.ts';
+import { encodeHistogram, emptyLedger, mergedThroughput } from './cell-result.ts';
 import { summarizeBrokers } from './broker-figures.ts';
 import { addCounts } from './trial-accounting.ts';
 import { addReplicaAgreements } from '../checker/replica-bytes.ts';
@@ -88,7 +87,7 @@ export class CellFigures {
       params: cell.params,
       status,
       ...(interrupted ? { note: 'interrupted (Ctrl-C): figures cover the part that ran' } : {}),
-      throughput: { recordsPerSec: median(judged(this.rps)) ?? 0, mbPerSec: median(judged(this.mbps)) ?? 0, requestsPerSec: median(judged(this.reqps)) ?? 0 },
+      ...mergedThroughput(judged(this.rps), judged(this.mbps), judged(this.reqps)),
       latencyUs: summarizeLatency(merged),
       ...(mergedCorrected ? { correctedLatencyUs: summarizeLatency(mergedCorrected) } : {}),
       errors: this.errors,

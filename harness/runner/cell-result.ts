@@ -2,7 +2,8 @@
 // CellResult of run.json.
 import * as hdr from 'hdr-histogram-js';
 import { summarizeLatency } from '../../engine/common/latency.ts';
-import type { BrokerSummary, CellResult, LedgerSummary, TimePoint } from '../results/types.ts';
+import type { BrokerSummary, CellResult, CellThroughput, LedgerSummary, TimePoint } from '../results/types.ts';
+import { median } from '../../engine/common/stats.ts';
 import type { ProbePoint } from '../probes/index.ts';
 import type { SecondPoint } from '../drivers/types.ts';
 
@@ -39,13 +40,22 @@ export function withHwAdvanced(points: TimePoint[], advanced: ReadonlyArray<numb
   return points;
 }
 
+/** The cell's throughput from its repetitions' rates (medians); none when no repetition finished its load: not measured, never 0. */
+export function mergedThroughput(rps: readonly number[], mbps: readonly number[], reqps: readonly number[]): { throughput?: CellThroughput } {
+  const recordsPerSec = median(rps);
+  const mbPerSec = median(mbps);
+  const requestsPerSec = median(reqps);
+  if (recordsPerSec === null || mbPerSec === null || requestsPerSec === null) return {};
+  return { throughput: { recordsPerSec, mbPerSec, requestsPerSec } };
+}
+
 export function emptyLedger(): LedgerSummary {
   return { acked: 0, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, unackedPresent: 0 };
 }
 
-/** A cell that did not run: nothing measured, so no figure but the bytes (0 written). */
+/** A cell that did not run: nothing measured, so no broker figure at all (not even the bytes: absent, never 0). */
 function emptyBroker(): BrokerSummary {
-  return { bytes: 0 };
+  return {};
 }
 
 export function skippedCell(id: string, params: CellResult['params'], status: CellResult['status'], note: string): CellResult {
@@ -55,7 +65,7 @@ export function skippedCell(id: string, params: CellResult['params'], status: Ce
     params,
     status,
     note,
-    throughput: { recordsPerSec: 0, mbPerSec: 0, requestsPerSec: 0 },
+    // No load ran: no throughput (absent, not 0).
     latencyUs: summarizeLatency(empty),
     errors: {},
     ledger: emptyLedger(),

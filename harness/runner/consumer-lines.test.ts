@@ -2,8 +2,9 @@
 // a group that caught up is judged over its catch-up only (its tailing afterwards reads memory).
 import { describe, expect, it } from 'vitest';
 import type { CellResult, RunResult } from '../results/types.ts';
-import { measuredMedians, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { measuredMedians, measuredRates, type ConsumerGroupResult } from '../results/consumer-groups.ts';
 import { cacheHitRatio, consumerLine, consumerSummary } from './consumer-lines.ts';
+import { consumersSection } from '../report/consumers-section.ts';
 
 const MB = 1e6;
 // Measured seconds 0..9 (after a 2 s warm-up): the device read 30 MB in second 5, nothing else.
@@ -63,5 +64,25 @@ describe('consumer figures nothing measured', () => {
     const run = { cells: [{ id: 'c', consumers: [{ repetition: 0, groups: [idle] }] }] } as unknown as RunResult;
     const row = consumerSummary(run).split('\n').find((l) => l.startsWith('c '))!;
     expect(row.split(/\s{2,}/).slice(5, 10)).toEqual(['-', '-', '-', '-', '-']);
+  });
+
+  it("gives a group that never fetched no rates: '-' in the terminal and the report, and left out of the medians", () => {
+    expect(measuredRates([measured({}), idle])).toEqual({ recordsPerSec: 500, mbPerSec: 0.5 });
+    expect(measuredRates([idle])).toEqual({ recordsPerSec: null, mbPerSec: null });
+    // A group that fetched and was served nothing measured a rate of 0.
+    expect(measuredRates([measured({ records: 0, bytes: 0, recordsPerSec: 0, mbPerSec: 0 })])).toEqual({ recordsPerSec: 0, mbPerSec: 0 });
+    expect(consumerLine(idle)).toContain('0 records (no fetch answered), - records/s, - MB/s over 2.0 s');
+    expect(consumerLine(measured({}))).toContain('1,000 records, 500 records/s, 0.5 MB/s over 2.0 s');
+    const only = { cells: [{ id: 'c', consumers: [{ repetition: 0, groups: [idle] }] }] } as unknown as RunResult;
+    const row = consumerSummary(only).split('\n').find((l) => l.startsWith('c '))!;
+    expect(row.split(/\s{2,}/).slice(3, 5)).toEqual(['-', '-']);
+    // With a repetition that fetched, its rates alone: 500 records/s, not the median of 500 and 0.
+    const mixed = { cells: [{ id: 'c', consumers: [{ repetition: 0, groups: [measured({})] }, { repetition: 1, groups: [idle] }] }] } as unknown as RunResult;
+    expect(consumerSummary(mixed).split('\n').find((l) => l.startsWith('c '))!.split(/\s{2,}/).slice(3, 5)).toEqual(['500', '0.5']);
+    const html = consumersSection(only);
+    // records/s and MB/s after the cell, group and start cells.
+    const tds = html.slice(html.indexOf('<tr><th scope="row"')).split('<td').slice(3, 5);
+    expect(tds.map((td) => />([^<]*)</.exec(td)?.[1])).toEqual(['—', '—']);
+    expect(consumersSection(mixed)).toContain('<td class="num" data-v="500">500</td><td class="num" data-v="0.5">0.5</td>');
   });
 });

@@ -5,7 +5,7 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
 import { median } from '../../engine/common/stats.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
-import { catchUpMedians, measuredMedians, membershipText, type ConsumerGroupResult } from '../workload/consumers.ts';
+import { catchUpMedians, measuredMedians, measuredRates, membershipText, ratesMeasured, type ConsumerGroupResult } from '../results/consumer-groups.ts';
 import type { LatencySummary } from '../../engine/common/latency.ts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -16,8 +16,10 @@ const p50p99 = (l: LatencySummary) => (l.count > 0 ? `${int(l.p50)}/${int(l.p99)
 export function consumerLine(g: ConsumerGroupResult): string {
   const c = g.checks;
   const bad = [c.nonMonotonic ? `${int(c.nonMonotonic)} non-monotonic` : '', c.skipped ? `${int(c.skipped)} acknowledged skipped` : '', c.corrupt ? `${int(c.corrupt)} corrupt` : ''].filter(Boolean);
+  // A group that never got a fetch answered measured no rate: its 0s are said as such, not printed as rates.
+  const rates = ratesMeasured(g) ? `${int(g.records)} records, ${int(g.recordsPerSec)} records/s, ${g.mbPerSec.toFixed(1)} MB/s` : `${int(g.records)} records (no fetch answered), - records/s, - MB/s`;
   return (
-    `consumers ${g.name} (start ${g.start}${g.startAtSec ? ` at ${g.startAtSec} s` : ''}${membershipText(g, true)}): ${int(g.records)} records, ${int(g.recordsPerSec)} records/s, ${g.mbPerSec.toFixed(1)} MB/s over ${g.activeSec.toFixed(1)} s; ` +
+    `consumers ${g.name} (start ${g.start}${g.startAtSec ? ` at ${g.startAtSec} s` : ''}${membershipText(g, true)}): ${rates} over ${g.activeSec.toFixed(1)} s; ` +
     `fetch p50/p99 ${p50p99(g.fetchLatencyUs)} µs, end-to-end p50/p99 ${p50p99(g.endToEndUs)} µs; lag max ${g.fetches > 0 ? int(g.lag.max) : '-'}, at the end ${g.fetches > 0 ? int(g.lag.end) : '-'}` +
     (c.neverAcked ? `; ${int(c.neverAcked)} consumed never acknowledged` : '') +
     (g.offsetResets ? `; ${int(g.offsetResets)} OFFSET_OUT_OF_RANGE, reset to the log start` : '') +
@@ -41,16 +43,16 @@ export function consumerSummary(run: RunResult): string {
     const names = [...new Set((c.consumers ?? []).flatMap((r) => r.groups.map((g) => g.name)))];
     for (const name of names) {
       const gs = (c.consumers ?? []).flatMap((r) => r.groups.filter((g) => g.name === name));
-      const m = (f: (g: ConsumerGroupResult) => number) => median(gs.map(f)) ?? 0;
       const around = gs[0]!.producerP99Us;
       const catchUp = catchUpMedians(gs);
       const measured = measuredMedians(gs);
+      const rates = measuredRates(gs);
       rows.push([
         c.id,
         name,
         `${gs[0]!.start}${gs[0]!.startAtSec ? ` at ${gs[0]!.startAtSec} s` : ''}${membershipText(gs[0]!)}`,
-        int(m((g) => g.recordsPerSec)),
-        m((g) => g.mbPerSec).toFixed(1),
+        intOr(rates.recordsPerSec),
+        rates.mbPerSec === null ? '-' : rates.mbPerSec.toFixed(1),
         intOr(measured.fetchP99Us),
         intOr(measured.e2eP50Us),
         intOr(measured.e2eP99Us),

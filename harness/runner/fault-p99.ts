@@ -3,7 +3,7 @@
 // second after its heal (answers held through it complete then). From them, per trial: the
 // producers' worst per-second p99, and the device's mean utilisation (seed 004: a follower that
 // holds acks=all leaves the disk idle). The cell's figure is the band over its trials
-// (harness/compare/figures.ts faultP99Us, faultUtilPct).
+// (harness/results/figures.ts faultP99Us, faultUtilPct).
 import type { SecondPoint } from '../drivers/types.ts';
 import type { ScheduleEntryOutcome } from '../results/types.ts';
 

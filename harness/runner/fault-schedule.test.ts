@@ -10,7 +10,7 @@ import { compileScenario, cellSettings } from '../scenario/index.ts';
 import { processTarget } from '../targets/process-target.ts';
 import type { FaultableCluster } from '../targets/types.ts';
 import { loadDriver } from '../drivers/registry.ts';
-import { AckLedger } from '../workload/ledger.ts';
+import { AckLedger } from '../history/ledger.ts';
 import { stoppedProcesses } from '../faults/pause.ts';
 import { driveSchedule, lastingAt, scheduleLine, scheduleOutcome, type ScheduleOptions } from './fault-schedule.ts';
 import { TrialResources } from './trial-resources.ts';

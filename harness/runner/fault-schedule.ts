@@ -5,15 +5,16 @@
 // the load stopped at an entry that needs it stopped (a kill, a cut). Every heal always runs: at
 // its time, at once on Ctrl-C or when the schedule fails, and through the attempt's release
 // (onLasting) when the trial fails elsewhere. Resolves once every started entry has healed.
-import type { Fault } from '../scenario/types.ts';
+import type { Fault } from '../model/scenario.ts';
 import type { CutInfo, FaultableCluster } from '../targets/types.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import type { AckLedger } from '../history/ledger.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { ScheduleEntryOutcome } from '../results/types.ts';
 import { planFault, waitForFaultMoment, type FaultPlan } from '../faults/schedule.ts';
 import { resolveVictims } from '../faults/victims.ts';
 import { healFault, injectFault } from '../faults/inject.ts';
-import { FAULTS, type FaultContext } from '../faults/registry.ts';
+import { type FaultContext } from '../faults/fault-context.ts';
+import { FAULTS } from '../faults/registry.ts';
 import { recordHwBeforeFault } from '../checker/after-fault.ts';
 
 export interface FiredFault {

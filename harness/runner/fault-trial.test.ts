@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AckLedger } from '../workload/ledger.ts';
+import { AckLedger } from '../history/ledger.ts';
 import { ackFiguresAt, suspicions, trialSeed, type FiredFault } from './fault-trial.ts';
 import type { RecoveryOutcome } from '../faults/recover.ts';
+import { faultLine } from './trial-accounting.ts';
+import type { Trial } from '../results/types.ts';
 
 function ledger(acks: Array<number | null>): AckLedger {
   const l = new AckLedger({ recordsPerBatch: 4, producerIdBase: 10, partitions: [0] });
@@ -86,5 +88,25 @@ describe('fault trial figures', () => {
     for (let c = 0; c < 7; c++) for (let r = 0; r < 10; r++) seeds.add(trialSeed(42, c, r));
     expect(seeds.size).toBe(70);
     expect(trialSeed(42, 3, 2)).toBe(trialSeed(42, 3, 2));
+  });
+});
+
+describe("the progress line's log recovery", () => {
+  it('says what a broker did not time or measure instead of printing 0 or undefined', () => {
+    const trial = (recovery: NonNullable<Trial['fault']>['recovery']): Trial => ({
+      index: 0,
+      ledger: { acked: 10, ackedLost: 0, duplicates: 0, outOfOrder: 0, corrupt: 0, hwWentBack: 0 },
+      fault: { kind: 'process-kill', targets: [1, 2, 3], atMs: 2000, ackedBeforeCut: 10, recovery },
+    });
+    const line = faultLine(
+      trial([
+        { broker: 1, durationMs: 3100, bytesTruncated: 512, restartMs: 5000 },
+        { broker: 2, bytesTruncated: 0, restartMs: 5100 },
+        { broker: 3, durationMs: 2900, restartMs: 5200 },
+      ]),
+    );
+    expect(line).toContain('broker 1 3100 ms, 512 B truncated; broker 2 log recovery time not reported, 0 B truncated; broker 3 2900 ms, truncation not measured');
+    expect(line).not.toContain('undefined');
+    expect(faultLine(trial([{ broker: 1, restartMs: 900 }]))).toContain('broker 1 log recovery not reported');
   });
 });

@@ -4,7 +4,7 @@
 import type { Acks } from '../../engine/settings/values.ts';
 import type { BrokerRecovery, CutInfo, FaultableCluster } from '../targets/types.ts';
 import type { TrialClock } from './trial-clock.ts';
-import { ackedRecordsOf, type AckLedger } from '../workload/ledger.ts';
+import { ackedRecordsOf, type AckLedger } from '../history/ledger.ts';
 import type { LedgerSummary, Trial } from '../results/types.ts';
 import { recoverAfterFault, summarizeRecovery, type RecoveryOutcome } from '../faults/recover.ts';
 import { checkAfterFault, type FaultCheck } from '../checker/after-fault.ts';
@@ -88,8 +88,8 @@ function timeRecovery(clock: TrialClock, recovery: RecoveryOutcome): void {
   for (const r of booted) if (r.boot!.resumeFallback) clock.notResumed.push(`restart of broker ${r.brokerId}: ${r.boot!.resumeFallback}`);
   if (slowest?.boot?.setupMs !== undefined) d.restartMountMs = slowest.boot.setupMs;
   if (slowest?.boot?.brokerStartMs !== undefined) d.restartBrokerStartMs = slowest.boot.brokerStartMs;
-  // Brokers that report their log recovery (NATS reports none: not timed, not 0).
-  const logRecovery = recovery.recoveries.filter((r) => r.partitions.length > 0).map((r) => r.partitions.reduce((a, p) => a + p.durationMs, 0));
+  // Brokers that timed their log recovery (NATS reports none, Kafka's log may lack its line: not timed, not 0).
+  const logRecovery = recovery.recoveries.map((r) => summarizeRecovery(r).durationMs).filter((ms): ms is number => ms !== undefined);
   if (logRecovery.length) d.logRecoveryMs = Math.max(...logRecovery);
 }
 

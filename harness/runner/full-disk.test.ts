@@ -9,9 +9,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kafkaStorageFailureLines } from '../targets/kafka/kafka-log-lines.ts';
 import { compileScenario } from '../scenario/validate.ts';
-import { accountingLines } from '../cli/accounting-summary.ts';
+import { accountingLines } from '../report/accounting-summary.ts';
 import { requireKafkaAndFaultDisk, runScenarioHere } from './run-scenario-test-helpers.ts';
-import { clockTime, fullDiskFindings } from './full-disk.ts';
+import { clockTime } from '../results/storage-failure-text.ts';
+import { fullDiskFindings } from './full-disk.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-full-disk-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

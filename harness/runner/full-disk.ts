@@ -3,7 +3,7 @@
 // stopped taking writes, not the fault the scenario asks about. Said per broker with the disk's
 // size and the bytes written to it, for the trial's suspicions (fault-trial.ts, crash states);
 // unless a fault filled it on purpose (fault kind disk-full: harness/faults/disk-full.ts).
-import type { StorageFailure } from '../results/types.ts';
+import { failureText } from '../results/storage-failure-text.ts';
 import type { CutInfo } from '../targets/types.ts';
 import type { DiskSpace } from '../targets/host-fault-disks.ts';
 
@@ -12,18 +12,6 @@ export const FULL_DISK_FREE_FRACTION = 0.01;
 
 /** "12.5 MiB" */
 export const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
-
-/** HH:MM:SS.mmm on this host's clock, as the terminal shows the moment of a failure. */
-export function clockTime(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number, w = 2) => String(n).padStart(w, '0');
-  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
-}
-
-/** "ENOSPC on /d/t-0/00000000000000000000.log at 12:03:04.512" */
-export function failureText(f: StorageFailure): string {
-  return `${f.errno ?? 'a storage error'} on ${f.file}${f.atMs !== null ? ` at ${clockTime(f.atMs)}` : ''}`;
-}
 
 interface DiskAtCutFigures {
   space?: DiskSpace | null;

@@ -5,7 +5,7 @@ import { checkLedger, ledgerSummaryOfReport } from '../checker/checker.ts';
 import { waitForReplicasCaughtUp } from '../checker/replicas.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { Trial } from '../results/types.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import type { AckLedger } from '../history/ledger.ts';
 import { addAgreementTo, replicaAgreement } from './trial-accounting.ts';
 
 export async function checkAfterLoad(args: { client: ClusterClient; topic: string; leaders: Map<number, number>; ledger: AckLedger; rf: number; dataOnHost: boolean; index: number; signal?: AbortSignal }): Promise<Trial> {

@@ -15,8 +15,9 @@ export interface PartitionScaleRow {
   rssBytes: number | null;
   files: number | null;
   deviceFlushesPerSec: number | null;
-  recordsPerSec: number;
-  p99Us: number;
+  /** null: no repetition finished its load (not measured). */
+  recordsPerSec: number | null;
+  p99Us: number | null;
   /** Above the group's cell with the fewest partitions, per partition added (null for that cell itself). */
   perPartition: { rssBytes: number; fds: number } | null;
 }
@@ -43,8 +44,8 @@ export function partitionScaleRows(run: RunResult): PartitionScaleRow[] {
       rssBytes: fp?.rssBytes ?? null,
       files: c.broker.segments === undefined ? null : c.broker.segments + (c.broker.indexFiles ?? 0),
       deviceFlushesPerSec: typeof c.broker.deviceFlushes === 'number' && durationSec > 0 ? c.broker.deviceFlushes / durationSec : null,
-      recordsPerSec: c.throughput.recordsPerSec,
-      p99Us: c.latencyUs.p99,
+      recordsPerSec: c.throughput?.recordsPerSec ?? null,
+      p99Us: c.latencyUs.count > 0 ? c.latencyUs.p99 : null,
       perPartition: fp && bfp && added > 0 ? { rssBytes: (fp.rssBytes - bfp.rssBytes) / added, fds: (fp.fds - bfp.fds) / added } : null,
     };
   });
@@ -63,8 +64,8 @@ export function partitionScaleSummary(run: RunResult): string {
     r.perPartition ? r.perPartition.fds.toFixed(2) : '-',
     r.files === null ? '-' : int(r.files),
     r.deviceFlushesPerSec === null ? '-' : int(r.deviceFlushesPerSec),
-    int(r.recordsPerSec),
-    int(r.p99Us),
+    r.recordsPerSec === null ? '-' : int(r.recordsPerSec),
+    r.p99Us === null ? '-' : int(r.p99Us),
   ]);
   return [
     'partitions (broker processes after the load, first repetition; per partition: above the same target and settings with the fewest partitions):',

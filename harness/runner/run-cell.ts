@@ -5,14 +5,15 @@
 // again within workload.extraTrials (trial-attempts.ts); every attempt is kept. A fault trial whose
 // cluster did not come back is kept as unavailable, a finding, and the next attempt runs
 // (unavailable-trial.ts).
-import type { MatrixCell } from '../scenario/types.ts';
-import type { ResolvedSettings } from '../scenario/settings.ts';
+import type { MatrixCell } from '../model/scenario.ts';
+import type { ResolvedSettings } from '../model/settings.ts';
 import type { ClientDriver } from '../drivers/types.ts';
 import type { RunStore } from '../results/store.ts';
 import type { CellResult } from '../results/types.ts';
 import { FAULTS } from '../faults/registry.ts';
+import { ownCellRunner } from './own-cell.ts';
 import { trialSeed } from './fault-trial.ts';
-import type { RunOptions } from './run-scenario.ts';
+import type { RunOptions } from './run-options.ts';
 import { ensureOpenFiles } from '../targets/partition-limits.ts';
 import { TARGETS, TARGET_KINDS } from '../targets/registry.ts';
 import { faultsOfCell } from '../scenario/trial-judgement.ts';
@@ -44,7 +45,7 @@ export async function runCell(
   const cellFaults = faultsOfCell(scenario.faults, settings.values);
   const cellFault = cellFaults[0];
   // A kind with its own cell is alone in its schedule (scenario check: schedule-checks.ts).
-  const ownCell = cellFault ? FAULTS[cellFault.kind].runCell : undefined;
+  const ownCell = cellFault && FAULTS[cellFault.kind].ownCell ? ownCellRunner(cellFault.kind) : undefined;
   if (ownCell) {
     const producer = cellProducer(w.producer, settings)?.producer;
     return ownCell({

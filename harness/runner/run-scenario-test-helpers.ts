@@ -2,18 +2,19 @@
 // figures and the terminal's lines (full-disk.test.ts, harness/faults/disk-full.test.ts).
 import type { TestContext } from 'vitest';
 import { loadTarget } from '../targets/registry.ts';
+import { scenarioWants } from '../faults/scenario-wants.ts';
 import { hostDiskPrerequisiteProblem } from '../disk/host-disk.ts';
 import { requireKafka } from '../targets/kafka/kafka-requirements.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 import type { RunResult } from '../results/types.ts';
-import type { Scenario } from '../scenario/types.ts';
+import type { Scenario } from '../model/scenario.ts';
 import { runScenario } from './run-scenario.ts';
 
 /** Runs `scenario` on its target with results under `resultsDir`; `out` holds every progress line. */
 export async function runScenarioHere(scenario: Scenario, resultsDir: string): Promise<{ run: RunResult; out: string }> {
   const lines: string[] = [];
   const log = (l: string) => lines.push(l);
-  const target = await loadTarget(scenario.target, { scenario, log });
+  const target = await loadTarget(scenario.target, { scenario, wants: scenarioWants(scenario), log });
   const { run } = await runScenario({ scenario, target, resultsDir, allowHostSysctl: false, signal: new AbortController().signal, log });
   return { run, out: lines.join('\n') };
 }

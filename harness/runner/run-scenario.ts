@@ -3,39 +3,28 @@
 // interrupted run keeps what finished.
 import { randomInt } from 'node:crypto';
 import { execa } from 'execa';
-import type { Scenario, MatrixCell } from '../scenario/types.ts';
-import { hostGlobalWrite, type ResolvedSettings } from '../scenario/settings.ts';
+import type { Scenario, MatrixCell } from '../model/scenario.ts';
+import type { ResolvedSettings } from '../model/settings.ts';
+import { hostGlobalWrite } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
 import { collectEnvironment } from '../probes/index.ts';
 import { isDriverName, loadDriver, type DriverName } from '../drivers/registry.ts';
 import type { ClientDriver } from '../drivers/types.ts';
 import { RunStore, newRunId } from '../results/store.ts';
 import type { RunResult } from '../results/types.ts';
-import type { Target } from '../targets/types.ts';
 import { loadTarget, type TargetKind } from '../targets/registry.ts';
+import { scenarioWants } from '../faults/scenario-wants.ts';
 import { cellTargetKind } from '../scenario/target-axis.ts';
 import { HostSysctls } from '../targets/host-sysctl.ts';
 import { skippedCell } from './cell-result.ts';
-import { diskModelIdFor } from '../results/disk-models.ts';
+import { diskModelIdFor } from '../targets/run-targets.ts';
 import { FAULTS } from '../faults/registry.ts';
 import { runCell } from './run-cell.ts';
 import { checkEvidenceSpace, type EvidenceSpaceNeed } from './trial-evidence.ts';
 import { capabilitiesOf } from '../targets/registry.ts';
+import type { RunOptions } from './run-options.ts';
+import type { Target } from '../targets/types.ts';
 import { cellFaultDisk } from '../targets/host-fault-disks.ts';
-
-export interface RunOptions {
-  scenario: Scenario;
-  target: Target;
-  resultsDir: string;
-  /** Process target: may the run change the host's vm.dirty_* sysctls (restored afterwards)? */
-  allowHostSysctl: boolean;
-  signal: AbortSignal;
-  log: (line: string) => void;
-  /** Keep the brokers' data directories after each cell (default: only their logs are kept). */
-  keepData?: boolean;
-  /** Seed of the fault-time draws; each trial's seed derives from it (recorded in run.json). Default: random. */
-  baseSeed?: number;
-}
 
 export interface RunOutcome {
   run: RunResult;
@@ -106,7 +95,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
     const kind = cellTargetKind(cell.params, opts.target.kind);
     let t = targets.get(kind);
     if (!t) {
-      t = await loadTarget(kind, { scenario, log });
+      t = await loadTarget(kind, { scenario, wants: scenarioWants(scenario), log });
       targets.set(kind, t);
       if (t.info) run.targetInfos = { ...run.targetInfos, [kind]: await t.info() };
     }
@@ -172,7 +161,7 @@ function cellDriverName(settings: ResolvedSettings, workloadDriver: DriverName):
 /** Trials that keep disk images (host-route fault disks under a fault that cuts power) and one trial's images at most. */
 function evidenceSpaceNeed(scenario: Scenario, defaultTarget: TargetKind): EvidenceSpaceNeed {
   const fault = scenario.faults.find((f) => FAULTS[f.kind].needs === 'cut-power');
-  if (!fault || FAULTS[fault.kind].runCell) return { trials: 0, perTrialBytes: 0 };
+  if (!fault || FAULTS[fault.kind].ownCell) return { trials: 0, perTrialBytes: 0 };
   let trials = 0;
   let perTrialBytes = 0;
   for (const cell of scenario.matrix) {

@@ -3,7 +3,7 @@
 // bytes (RF > 1), and the device's own flush count beside the brokers' self-reported one.
 import type { ClusterClient } from '../drivers/types.ts';
 import type { BrokerSummary, FilledDisk, ReplicaAgreement, Trial } from '../results/types.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import type { AckLedger } from '../history/ledger.ts';
 import { deviceFlushesBetween, type ProbeSeries } from '../probes/index.ts';
 import { compareReplicaBytes, replicaAgreementOf } from '../checker/replica-bytes.ts';
 import { mib } from './full-disk.ts';
@@ -43,7 +43,7 @@ export function addAgreementTo(trial: Trial, agreement: ReplicaAgreement | undef
 
 /** One line for the progress log: what the comparison found. */
 export function replicaLine(r: ReplicaAgreement): string {
-  if (r.replicas === 0) return "replicas not compared from bytes: no follower's stored bytes were read (replicasDiverged not measured)";
+  if (r.replicas === 0 || r.agreeUpTo === undefined) return "replicas not compared from bytes: no follower's stored bytes were read (replicasDiverged not measured)";
   if (r.diverged === 0) return `replicas agree from bytes (${r.compared.toLocaleString('en-US')} batches compared up to offset ${r.agreeUpTo.toLocaleString('en-US')})`;
   const where = (r.partitions ?? []).flatMap((p) => p.divergent.map((d) => `partition ${p.partition} broker ${d.brokerId} at offset ${d.offset}`));
   return `REPLICAS DIVERGE from offset ${r.firstDivergentOffset} (${where.join('; ')})`;
@@ -60,7 +60,14 @@ export function withDeviceFlushes(broker: BrokerSummary, series: ProbeSeries | n
 /** The fault part of a trial's progress line. */
 export function faultLine(t: Trial): string {
   const f = t.fault!;
-  const rec = f.recovery.map((r) => `broker ${r.broker} ${r.durationMs === undefined ? 'log recovery not reported' : `${r.durationMs} ms, ${r.bytesTruncated} B truncated`}`).join('; ');
+  // What a broker did not report or measure is said, never printed as 0.
+  const rec = f.recovery
+    .map((r) =>
+      r.durationMs === undefined && r.bytesTruncated === undefined
+        ? `broker ${r.broker} log recovery not reported`
+        : `broker ${r.broker} ${r.durationMs === undefined ? 'log recovery time not reported' : `${r.durationMs} ms`}, ${r.bytesTruncated === undefined ? 'truncation not measured' : `${r.bytesTruncated} B truncated`}`,
+    )
+    .join('; ');
   const window = f.lossWindowSec !== undefined ? `, loss window ${f.lossWindowSec.toFixed(2)} s` : '';
   const extra = [
     t.ledger.replicasDisagree ? `replicas disagree in ${t.ledger.replicasDisagree} partition(s)` : '',

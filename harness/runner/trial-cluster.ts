@@ -1,15 +1,15 @@
 // An attempt's start (run-trial.ts): a fresh cluster on the cell's target, the client connected
 // to it, the partitions' leaders and an empty ack ledger, the preload outside the ledger, the
 // host probes, and for a fault trial the broker figures' first read, paid before the load.
-import type { MatrixCell, Scenario, Fault } from '../scenario/types.ts';
-import type { ResolvedSettings } from '../scenario/settings.ts';
+import type { MatrixCell, Scenario, Fault } from '../model/scenario.ts';
+import type { ResolvedSettings } from '../model/settings.ts';
 import type { ClientDriver, ClusterClient } from '../drivers/types.ts';
 import type { TargetCapabilities } from '../targets/types.ts';
-import { AckLedger } from '../workload/ledger.ts';
-import { BatchFactory } from '../workload/batch-factory.ts';
+import { AckLedger } from '../history/ledger.ts';
+import { BatchFactory } from '../history/batch-factory.ts';
 import { preloadTopic } from '../workload/preload.ts';
 import { assertCanInject } from '../faults/inject.ts';
-import type { RunOptions } from './run-scenario.ts';
+import type { RunOptions } from './run-options.ts';
 import type { TrialClock } from './trial-clock.ts';
 import type { CellFigures } from './cell-figures.ts';
 import type { TrialAttempts } from './trial-attempts.ts';

@@ -12,9 +12,10 @@ import { EVIDENCE_RESERVE_BYTES, dropImages, noRoomFor, type DisksManifest } fro
 import type { Trial } from '../results/types.ts';
 import { CHECK_FILE, DISKS_FILE, LEDGER_FILE } from '../results/trial-files.ts';
 import type { ClientDriver } from '../drivers/types.ts';
-import { recountLine, recountTrial } from '../recount/recount.ts';
+import { recountLine } from '../results/recount-rows.ts';
+import { recountTrial } from '../recount/recount.ts';
 import type { RunningCluster } from '../targets/types.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import type { AckLedger } from '../history/ledger.ts';
 
 export { LEDGER_FILE, CHECK_FILE, DISKS_FILE };
 

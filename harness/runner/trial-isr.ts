@@ -4,7 +4,7 @@
 // records were acknowledged while the ISR was smaller than the replication factor.
 import type { Acks } from '../../engine/settings/values.ts';
 import type { Trial } from '../results/types.ts';
-import type { AckLedger } from '../workload/ledger.ts';
+import type { AckLedger } from '../history/ledger.ts';
 import { IsrSampler, ackedWhileIsrShrunk, type HwChange, type IsrChange } from '../probes/isr-sampler.ts';
 import { hwLongestStillMs } from '../probes/hw-figures.ts';
 import type { CellContext, TrialSetup } from './trial-cluster.ts';

@@ -1,7 +1,7 @@
 // An attempt's load (run-trial.ts): the producers writing into the ack ledger and the consumer
 // groups reading while they write; both end with the load, or earlier at a fault that stops it.
-import type { ResolvedSettings } from '../scenario/settings.ts';
-import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import type { ResolvedSettings } from '../model/settings.ts';
+import type { KafkaProducerSettings } from '../model/kafka-producer.ts';
 import type { RunningCluster } from '../targets/types.ts';
 import { ConsumerGroups } from '../workload/consumers.ts';
 import { processesCpuMs } from '../probes/process-stat.ts';

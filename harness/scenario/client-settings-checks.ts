@@ -7,13 +7,13 @@
 import type { ScenarioIssue } from './errors.ts';
 import type { SettingValue } from './settings.ts';
 import type { SourceFile } from './source.ts';
-import type { MatrixCell } from './types.ts';
+import type { MatrixCell } from '../model/scenario.ts';
 import { cellTargetKind } from './target-axis.ts';
 import { FAULTS } from '../faults/registry.ts';
 import type { FaultKind } from '../model/kinds.ts';
 import { DRIVER_NAMES, DRIVERS, driversReading, isDriverName, type DriverCapabilities } from '../drivers/registry.ts';
 import { capabilitiesOf, type TargetKind } from '../targets/registry.ts';
-import type { KafkaProducerSettings } from '../drivers/kafka/producer-settings.ts';
+import type { KafkaProducerSettings } from '../model/kafka-producer.ts';
 
 export interface ClientSettingsInput {
   src: SourceFile;

@@ -1,10 +1,10 @@
 // cluster.network in scenario files: the default, a bad value named with what is expected, a
 // `network` matrix axis (one cell per network), the refusal on targets that cannot start their
-// nodes in namespaces (naming why), and wantsLabNetwork, which the targets' loaders read.
+// nodes in namespaces (naming why), and wantsLabNetwork, which the targets' loaders are handed.
 import { describe, expect, it } from 'vitest';
 import { compileScenario } from './index.ts';
 import { scenarioRefusal } from './scenario-test-helpers.ts';
-import { wantsLabNetwork } from '../targets/registry.ts';
+import { wantsLabNetwork } from '../faults/scenario-wants.ts';
 
 const compile = (text: string) => compileScenario(text, 'net.yaml', { defaultName: 'net' });
 const issues = (text: string): Array<{ path: string; expected: string; found: string }> => scenarioRefusal(compile, text).issues;

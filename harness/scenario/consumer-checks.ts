@@ -3,10 +3,10 @@
 // start within the load, and a start and count its membership allows.
 import type { TargetKind } from '../model/kinds.ts';
 import { DRIVER_NAMES, driverCapabilities, type DriverCapabilities } from '../drivers/registry.ts';
-import type { ConsumerMembership } from '../workload/consumer-spec.ts';
+import type { ConsumerMembership } from '../model/consumer-spec.ts';
 import { capabilitiesOf } from '../targets/registry.ts';
 import type { ScenarioIssue } from './errors.ts';
-import type { WorkloadSpec } from './types.ts';
+import type { WorkloadSpec } from '../model/scenario.ts';
 
 interface IssueSource {
   issue(path: PropertyKey[], expected: string, found: string): ScenarioIssue;

@@ -10,12 +10,13 @@
 // Load seconds: to the latest moment of the fault when it stops the load (a cut, a kill), the
 // whole warm-up + duration otherwise; a crash-states trial loads closed-loop until its cut.
 import { cellCluster } from './cell-cluster.ts';
-import { capabilitiesOf, wantsFaultDisk } from '../targets/registry.ts';
+import { capabilitiesOf } from '../targets/registry.ts';
+import { wantsFaultDisk } from '../faults/scenario-wants.ts';
 import { FAULTS } from '../faults/registry.ts';
 import type { ScenarioIssue } from './errors.ts';
 import type { SourceFile } from './source.ts';
 import { cellTargetKind } from './target-axis.ts';
-import type { MatrixCell, Scenario } from './types.ts';
+import type { MatrixCell, Scenario } from '../model/scenario.ts';
 
 /** What a filesystem on a fault disk of N MiB holds for the brokers' data, as a fraction. */
 export const USABLE_DISK_FRACTION = 0.85;
@@ -50,7 +51,7 @@ export function estimateDiskVolume(s: Scenario, cell: MatrixCell): DiskVolumeEst
   const crashStates = fault?.kind === 'crash-states';
   const lastMoment = fault && 'at' in fault.when ? fault.when.at : fault && 'between' in fault.when ? fault.when.between[1] : null;
   const loadSec = crashStates && lastMoment !== null ? lastMoment : Math.min(w.warmupSec + w.durationSec, lastMoment ?? Infinity);
-  // The crash-states trial loads closed-loop whatever the rate (harness/disk/crash-states/trial.ts).
+  // The crash-states trial loads closed-loop whatever the rate (harness/runner/crash-states/trial.ts).
   const closedLoop = w.rate === null || crashStates;
   // The cell's cluster: its partitions and replication.factor settings over the scenario's.
   const c = cellCluster(s.cluster, { ...s.settings, ...cell.params });

@@ -10,8 +10,9 @@
 // A trial whose cluster did not come back after its fault was not checked: a ledger figure is
 // in doubt for it. An expectation with no part judged is NOT EVALUATED.
 import type { CellResult, ExpectationResult, ExpectationState, Trial } from '../results/types.ts';
-import { DEFAULT_SETTINGS, SETTINGS, overlaySettings, type SettingValue } from './settings.ts';
-import type { CompareOp, Condition, Expectation, Scenario } from './types.ts';
+import { DEFAULT_SETTINGS, overlaySettings } from '../model/settings.ts';
+import { SETTINGS, type SettingValue } from './settings.ts';
+import type { CompareOp, Condition, Expectation, Scenario } from '../model/scenario.ts';
 import { faultOfCell, whyUnjudged } from './trial-judgement.ts';
 import { unavailableText } from '../results/unavailable-text.ts';
 
@@ -265,7 +266,9 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
         continue;
       }
       const rv = metricValue(r.cell, metric.path);
-      const notReported = (lv === undefined ? brokerNotReported(e.left.path, cell.id) : null) ?? (rv === undefined ? brokerNotReported(metric.path, r.cell.id) : null);
+      const notReported =
+        (lv === undefined ? (brokerNotReported(e.left.path, cell.id) ?? throughputNotMeasured(e.left.path, cell)) : null) ??
+        (rv === undefined ? (brokerNotReported(metric.path, r.cell.id) ?? throughputNotMeasured(metric.path, r.cell)) : null);
       if (notReported) {
         verdicts.push({ state: 'unknown', text: notReported });
         continue;
@@ -289,6 +292,11 @@ function brokerNotReported(path: string, who: string): string | null {
   return path.startsWith('broker.') ? `${who}: ${path} not reported (its driver carries none: the Kafka protocol and NATS monitoring give no flush count, and segments are counted only where the data dirs are on this host; or no broker answered)` : null;
 }
 
+/** A cell's throughput is absent when no repetition finished its load: not measured, in doubt, not broken. */
+function throughputNotMeasured(path: string, cell: CellResult): string | null {
+  return path.startsWith('throughput.') && cell.throughput === undefined ? `${cell.id}: ${path} not measured (no repetition finished its load)` : null;
+}
+
 /** A trial whose cluster did not come back was not checked: a ledger figure is unknown for it (runner/unavailable-trial.ts). */
 function unavailableVerdicts(path: string, cell: CellResult): Verdict[] {
   if (!path.startsWith('ledger.')) return [];
@@ -307,7 +315,7 @@ function cellVerdict(e: Expectation, cell: CellResult, hasFault: boolean, bound:
   const why = cellLeftOut(e.left.path, cell);
   if (why) return { state: 'leftOut', text: why };
   const v = metricValue(cell, e.left.path);
-  const unmeasured = v === undefined ? (hwNotMeasured(e.left.path, cell.id, cell.ledger) ?? brokerNotReported(e.left.path, cell.id)) : null;
+  const unmeasured = v === undefined ? (hwNotMeasured(e.left.path, cell.id, cell.ledger) ?? brokerNotReported(e.left.path, cell.id) ?? throughputNotMeasured(e.left.path, cell)) : null;
   if (unmeasured) return { state: 'unknown', text: unmeasured };
   if (v === undefined) return { state: 'bad', text: `${cell.id}: ${e.left.path} not recorded` };
   return cellFigureVerdict(`${cell.id}: ${formatNumber(v)}${statusNote(cell)}`, compare(v, e.op, bound), cellDoubts(e.left.path, cell, hasFault));

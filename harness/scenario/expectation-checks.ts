@@ -5,7 +5,7 @@ import type { ScenarioIssue } from './errors.ts';
 import { effectiveParams, isSyntaxError, parseExpectation } from './expectations.ts';
 import type { SettingValue } from './settings.ts';
 import type { SourceFile } from './source.ts';
-import type { Expectation, MatrixCell, Scenario } from './types.ts';
+import type { Expectation, MatrixCell, Scenario } from '../model/scenario.ts';
 
 export interface ExpectationChecksInput {
   src: SourceFile;

@@ -232,6 +232,22 @@ describe('evaluation', () => {
     expect(evaluateExpectations(s, fourCells())[0]!.state).toBe('fail');
   });
 
+  it('a throughput no repetition measured (none finished its load) is NOT EVALUATED, never judged as 0', () => {
+    const s = scenario(['throughput.recordsPerSec >= 1 where flush == per-batch', 'throughput.recordsPerSec where flush == per-batch <= throughput.recordsPerSec where flush == never']);
+    const noLoad = (c: CellResult): CellResult => {
+      const { throughput: _none, ...rest } = c;
+      return { ...rest, status: 'interrupted', latencyUs: { p50: 0, p90: 0, p99: 0, p999: 0, p9999: 0, max: 0, count: 0 } };
+    };
+    const cells = fourCells().map((c) => (c.params.flush === 'per-batch' ? noLoad(c) : c));
+    const [alone, pair] = evaluateExpectations(s, cells);
+    expect(alone.state, alone.detail).toBe('not-evaluated');
+    expect(alone.reason).toContain('io=buffered,flush=per-batch: throughput.recordsPerSec not measured (no repetition finished its load)');
+    expect(pair.state, pair.detail).toBe('not-evaluated');
+    expect(pair.reason).toContain('io=direct,flush=per-batch: throughput.recordsPerSec not measured');
+    // Measured, it is judged.
+    expect(evaluateExpectations(s, fourCells()).map((r) => r.state)).toEqual(['pass', 'pass']);
+  });
+
   it('poll checks judge only cells whose consumers consumed something and stopped on no error', () => {
     const s = scenario(['consumerChecks.skipped == 0']);
     const group = (records: number, errors: string[] = []) => ({ name: 'g', records, errors, checks: { nonMonotonic: 0, skipped: 0, neverAcked: 0, corrupt: 0 } });

@@ -9,10 +9,10 @@
 // that agree on every other setting (so `p99 where flush == per-batch <= 5 * p99 where
 // flush == never` pairs cells of the same io mode).
 
-import { KNOWN_ERROR_NAMES, isKnownErrorName, knownErrorNamesText } from '../workload/error-names.ts';
+import { KNOWN_ERROR_NAMES, isKnownErrorName, knownErrorNamesText } from '../history/error-names.ts';
 import { suggest } from './errors.ts';
 import { SETTINGS, SETTING_NAMES } from './settings.ts';
-import type { CompareOp, Condition, Expectation, MetricRef, Operand } from './types.ts';
+import type { CompareOp, Condition, Expectation, MetricRef, Operand } from '../model/scenario.ts';
 
 // Evaluation lives in evaluate-expectations.ts; these names stay importable from here.
 export { effectiveParams, evaluateExpectations, formatNumber } from './evaluate-expectations.ts';

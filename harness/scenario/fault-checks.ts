@@ -7,8 +7,8 @@
 import type { ScenarioIssue } from './errors.ts';
 import { faultSchema } from './schema.ts';
 import type { SourceFile } from './source.ts';
-import type { Fault } from './types.ts';
-import type { ExternalSpec } from '../targets/external/external-spec.ts';
+import type { Fault } from '../model/scenario.ts';
+import type { ExternalSpec } from '../model/external-spec.ts';
 import { FAULTS, canDeliver, deliverableKinds, needsLabNetwork, type FaultKind } from '../faults/registry.ts';
 import { checkSchedule } from './schedule-checks.ts';
 import { TARGET_KINDS, capabilitiesOf, type TargetKind } from '../targets/registry.ts';

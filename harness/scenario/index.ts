@@ -5,18 +5,10 @@ export { ScenarioError, formatIssue, type ScenarioIssue } from './errors.ts';
 export { evaluateExpectations, effectiveParams, parseExpectation, METRICS } from './expectations.ts';
 export { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
 export { cellId, cellLabel, expandMatrix } from './matrix.ts';
-export {
-  DEFAULT_SETTINGS,
-  SETTINGS,
-  SETTING_NAMES,
-  flushPolicy,
-  logConfig,
-  type Acks,
-  type ResolvedSettings,
-  type SettingValue,
-} from './settings.ts';
+export { DEFAULT_SETTINGS, logConfig, type ResolvedSettings } from '../model/settings.ts';
+export { SETTINGS, SETTING_NAMES, flushPolicy, type Acks, type SettingValue } from './settings.ts';
 export { compileScenario, parseOverrideFlags } from './validate.ts';
-export { formatDurationMs, formatSize, parseDuration, parseSize } from './units.ts';
+export { formatDurationMs, formatSize, parseDuration, parseSize } from '../model/units.ts';
 export type {
   ClusterSpec,
   CompareOp,
@@ -32,4 +24,4 @@ export type {
   Target,
   VmOptions,
   WorkloadSpec,
-} from './types.ts';
+} from '../model/scenario.ts';

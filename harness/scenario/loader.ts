@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import { repoRootAbove } from '../../engine/common/repo-root.ts';
 import { suggest } from './errors.ts';
-import { overlaySettings, resolveSettings, type ResolvedSettings } from './settings.ts';
-import type { MatrixCell, Scenario } from './types.ts';
+import { overlaySettings, resolveSettings, type ResolvedSettings } from '../model/settings.ts';
+import type { MatrixCell, Scenario } from '../model/scenario.ts';
 import { compileScenario } from './validate.ts';
 
 const EXTENSIONS = ['.yaml', '.yml'];

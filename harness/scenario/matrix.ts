@@ -3,7 +3,7 @@
 // params in a fixed order, so the same file always yields the same ids.
 
 import { SETTINGS, type SettingValue } from './settings.ts';
-import type { MatrixCell } from './types.ts';
+import type { MatrixCell } from '../model/scenario.ts';
 
 export const MAX_CELLS = 1000;
 

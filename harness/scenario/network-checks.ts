@@ -1,11 +1,11 @@
-// `scenario check`'s rule for cluster.network (cluster-network.ts): a cell that asks for
+// `scenario check`'s rule for cluster.network (harness/model/cluster-network.ts): a cell that asks for
 // namespaces on a target that cannot start its nodes in them is refused, naming the target and why.
 import type { ScenarioIssue } from './errors.ts';
 import type { SourceFile } from './source.ts';
 import type { SettingValue } from './settings.ts';
-import type { MatrixCell } from './types.ts';
+import type { MatrixCell } from '../model/scenario.ts';
 import { cellTargetKind } from './target-axis.ts';
-import { cellNetwork, type ClusterNetwork } from './cluster-network.ts';
+import { cellNetwork, type ClusterNetwork } from '../model/cluster-network.ts';
 import { capabilitiesOf, type TargetKind } from '../targets/registry.ts';
 
 export interface LabNetworkCheckInput {

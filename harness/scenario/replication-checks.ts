@@ -5,7 +5,7 @@
 import type { ScenarioIssue } from './errors.ts';
 import type { SourceFile } from './source.ts';
 import type { SettingValue } from './settings.ts';
-import type { MatrixCell } from './types.ts';
+import type { MatrixCell } from '../model/scenario.ts';
 import { cellTargetKind } from './target-axis.ts';
 import { capabilitiesOf, type TargetKind } from '../targets/registry.ts';
 

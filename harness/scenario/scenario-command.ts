@@ -6,9 +6,9 @@ import { formatFlushPolicy } from '../../engine/settings/index.ts';
 import { ScenarioError } from './errors.ts';
 import { cellSettings, defaultScenariosDir, listScenarios, loadScenario } from './loader.ts';
 import { SETTINGS } from './settings.ts';
-import type { Scenario } from './types.ts';
+import type { Scenario } from '../model/scenario.ts';
 import { parseOverrideFlags } from './validate.ts';
-import { formatDurationMs, formatSize } from './units.ts';
+import { formatDurationMs, formatSize } from '../model/units.ts';
 
 const HELP = `usage: durolab scenario <list | check [name|file ...] | show <name|file>> [options]
 

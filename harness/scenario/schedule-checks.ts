@@ -5,7 +5,7 @@
 // (the first heal would end the other early).
 import { FAULTS } from '../faults/registry.ts';
 import { describeWhen } from '../faults/schedule.ts';
-import type { Fault, FaultVictims } from './types.ts';
+import type { Fault, FaultVictims } from '../model/scenario.ts';
 
 export interface ScheduleIssue {
   /** Under `faults:`. */
@@ -46,7 +46,7 @@ export function checkSchedule(items: ReadonlyArray<Fault | undefined>, loadSec: 
         found: `${f.duration} s`,
       });
     }
-    if (FAULTS[f.kind].runCell && items.length > 1) {
+    if (FAULTS[f.kind].ownCell && items.length > 1) {
       out.push({ path: [i, 'kind'], expected: `a ${f.kind} fault alone in faults: (its cell is its own trial: one recorded run, then its states)`, found: `'${f.kind}' among ${items.length} entries` });
     }
   }

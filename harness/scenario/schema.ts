@@ -5,17 +5,17 @@
 
 import * as z from 'zod';
 import { SETTINGS, SETTING_NAMES, type SettingValue } from './settings.ts';
-import type { FaultVictims, FaultWhen } from './types.ts';
+import type { FaultVictims, FaultWhen } from '../model/scenario.ts';
 import { FAULTS, FAULT_KINDS, faultKindSchema, isLasting } from '../faults/registry.ts';
 import { DEFAULT_TARGET, targetKindSchema } from '../targets/registry.ts';
 import { DEFAULT_DRIVER, driverNameSchema } from '../drivers/registry.ts';
-import { parseDuration, parseSize } from './units.ts';
-import { kafkaProducerSchema } from '../drivers/kafka/producer-settings.ts';
-import { consumersSchema } from '../workload/consumer-spec.ts';
-import { externalSchema } from '../targets/external/external-spec.ts';
+import { parseDuration, parseSize } from '../model/units.ts';
+import { kafkaProducerSchema } from '../model/kafka-producer.ts';
+import { consumersSchema } from '../model/consumer-spec.ts';
+import { externalSchema } from '../model/external-spec.ts';
 import { TARGET_AXIS_VALUES, targetAxisSchema } from './target-axis.ts';
-import { diskSchema } from '../disk/disk-spec.ts';
-import { leaf } from './zod-leaf.ts';
+import { diskSchema } from '../model/disk-spec.ts';
+import { leaf } from '../model/zod-leaf.ts';
 import { CLUSTER_NETWORKS, CLUSTER_NETWORK_EXPECTED, type ClusterNetwork } from '../model/kinds.ts';
 
 
@@ -62,7 +62,7 @@ export const vmSchema = z.strictObject({
   mountOptions: leaf('ext4 mount options like commit=5,noatime', (v) =>
     typeof v === 'string' && /^(?:[a-z_][a-z0-9_]*(?:=[A-Za-z0-9_.:/-]+)?(?:,(?!$)|$))*$/.test(v) ? v : undefined,
   ).default(''),
-  /** The data disk: model file (default) or volatile-cache (the NBD disk); see harness/disk/disk-spec.ts and `durolab settings` (vm.disk.*). */
+  /** The data disk: model file (default) or volatile-cache (the NBD disk); see harness/model/disk-spec.ts and `durolab settings` (vm.disk.*). */
   disk: diskSchema.optional(),
 });
 
@@ -76,7 +76,7 @@ export const clusterSchema = z.strictObject({
   /** Defaults to the number of brokers (see validate.ts). */
   replicationFactor: intBetween(1, 9).optional(),
   minInsyncReplicas: intBetween(1, 9).default(1),
-  /** Each broker its own host (a network namespace) or all on loopback; see cluster-network.ts. */
+  /** Each broker its own host (a network namespace) or all on loopback; see harness/model/cluster-network.ts. */
   network: leaf<ClusterNetwork>(CLUSTER_NETWORK_EXPECTED, (v) => ((CLUSTER_NETWORKS as readonly unknown[]).includes(v) ? (v as ClusterNetwork) : undefined)).default('loopback'),
 });
 
@@ -98,7 +98,7 @@ export const workloadSchema = z.strictObject({
   extraTrials: intBetween(0, 20).default(2),
   driver: driverNameSchema.default(DEFAULT_DRIVER),
   producer: kafkaProducerSchema.optional(),
-  /** Consumers read while the producers write (harness/workload/consumer-spec.ts; driver kafka). */
+  /** Consumers read while the producers write (harness/model/consumer-spec.ts; driver kafka). */
   consumers: consumersSchema,
 });
 

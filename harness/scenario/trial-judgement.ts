@@ -3,7 +3,7 @@
 // which runs such a trial again within workload.extraTrials.
 import type { Trial } from '../results/types.ts';
 import type { SettingValue } from './settings.ts';
-import type { Fault } from './types.ts';
+import type { Fault } from '../model/scenario.ts';
 
 /** The fault a cell runs under (its schedule's first entry): the scenario's, except in a cell that measures throughput (measure: throughput). */
 export function faultOfCell(faults: readonly Fault[], values: Readonly<Record<string, SettingValue>>): Fault | undefined {

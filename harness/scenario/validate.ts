@@ -9,7 +9,7 @@ import type { ScenarioIssue } from './errors.ts';
 import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
 import { checkExpectations } from './expectation-checks.ts';
 import { checkFaults } from './fault-checks.ts';
-import { consumerSpecs } from '../workload/consumer-spec.ts';
+import { consumerSpecs } from '../model/consumer-spec.ts';
 import { checkConsumers } from './consumer-checks.ts';
 import { checkVmBlock } from './vm-block-checks.ts';
 import { batchBytes, checkDiskVolume } from './disk-volume-check.ts';
@@ -27,8 +27,8 @@ import { needsLabNetwork } from '../faults/registry.ts';
 import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
-import type { MatrixCell } from './types.ts';
-import type { Scenario } from './types.ts';
+import type { MatrixCell } from '../model/scenario.ts';
+import type { Scenario } from '../model/scenario.ts';
 
 export interface CompileOptions {
   /** Scenario name when the file has no `name:` (the file's stem). */

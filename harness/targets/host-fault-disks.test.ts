@@ -6,7 +6,7 @@ import { closeSync, existsSync, fdatasyncSync, mkdtempSync, openSync, rmSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_DISK_SPEC } from '../disk/disk-spec.ts';
+import { DEFAULT_DISK_SPEC } from '../model/disk-spec.ts';
 import { hostDiskPrerequisiteProblem } from '../disk/host-disk.ts';
 import { missingRequirement } from '../../test/requirements.ts';
 import { HostFaultDisks } from './host-fault-disks.ts';

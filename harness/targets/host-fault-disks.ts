@@ -7,9 +7,9 @@
 // A restart attaches the disk again (ext4 replays its journal) before the broker starts.
 import { statfsSync } from 'node:fs';
 import path from 'node:path';
-import { diskModelId, effectiveDiskSpec, type DiskSpec } from '../disk/disk-spec.ts';
+import { diskModelId, effectiveDiskSpec, type DiskSpec } from '../model/disk-spec.ts';
 import { hostDiskModelId } from '../results/disk-models.ts';
-import type { VmOptions } from '../scenario/types.ts';
+import type { VmOptions } from '../model/scenario.ts';
 import { HostDisk, type AttachTiming } from '../disk/host-disk.ts';
 import type { NbdDiskReport } from '../disk/nbd-disk.ts';
 import type { CutOutcome } from '../disk/volatile-cache.ts';

@@ -8,8 +8,8 @@ import { checkAfterFault } from '../checker/after-fault.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { LabNode } from '../net/lab-network.ts';
 import type { ClusterLabNetwork, TargetBroker } from './types.ts';
-import { AckLedger } from '../workload/ledger.ts';
-import { BatchFactory } from '../workload/batch-factory.ts';
+import { AckLedger } from '../history/ledger.ts';
+import { BatchFactory } from '../history/batch-factory.ts';
 
 /** The network namespace inode a process is in (/proc/PID/ns/net). */
 export function netnsInodeOfPid(pid: number): number {

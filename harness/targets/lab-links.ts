@@ -6,7 +6,7 @@
 // connection's own port never equals one, so a port-narrowed cut never catches a bystander.
 import net from 'node:net';
 import { LabNetwork } from '../net/lab-network.ts';
-import { cellNetwork, type ClusterNetwork } from '../scenario/cluster-network.ts';
+import { cellNetwork, type ClusterNetwork } from '../model/cluster-network.ts';
 import type { ClusterStartOptions } from './types.ts';
 
 /** The ports every node listens on in the lab network (durolab's HTTP API besides Kafka's three). */

@@ -1,9 +1,9 @@
 // The target registry's row for target `process`: durolab's broker as local processes.
-import { diskVariesByCell } from '../disk/disk-spec.ts';
+import { diskVariesByCell } from '../model/disk-spec.ts';
 import { settingDefault } from '../../engine/settings/index.ts';
 import { DUROLAB_BROKER_PARTITION_COST } from './partition-limits.ts';
 import { KAFKA_STYLE_LOG_FILES } from './log-files.ts';
-import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from './target-kind.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, type TargetKindSpec } from './target-kind.ts';
 
 export const PROCESS_KIND: TargetKindSpec = {
   summary: 'brokers as local processes, on loopback or each in its own network namespace (cluster.network)',
@@ -13,7 +13,7 @@ export const PROCESS_KIND: TargetKindSpec = {
   axisName: 'durolab',
   capabilities: {
     // cut-power: each broker's data on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
-    // record-write-log: that disk's NBD server records every request (crash states, harness/disk/crash-states/trial.ts);
+    // record-write-log: that disk's NBD server records every request (crash states, harness/runner/crash-states/trial.ts);
     // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
     // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
     // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
@@ -27,11 +27,11 @@ export const PROCESS_KIND: TargetKindSpec = {
     partitionCost: DUROLAB_BROKER_PARTITION_COST,
     baseSettings: {},
   },
-  load: async ({ scenario, log }) => {
-    await labNetworkReady(scenario);
+  load: async ({ scenario, wants, log }) => {
+    await labNetworkReady(wants);
     return (await import('./process-target.ts')).processTarget({
       ...(scenario.vm ? { vm: scenario.vm } : {}),
-      faultDisk: wantsFaultDisk(scenario),
+      faultDisk: wants.faultDisk,
       diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
       log: (line) => log(`[disk] ${line}`),
       netLog: (line) => log(`[net] ${line}`),

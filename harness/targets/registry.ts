@@ -13,7 +13,6 @@ import { KAFKA_KIND } from './kafka/kafka-kind.ts';
 import { EXTERNAL_KIND } from './external/external-kind.ts';
 import { NATS_KIND } from './nats/nats-kind.ts';
 export type { TargetCapabilities, TargetKindSpec, TargetLoadOptions };
-export { wantsFaultDisk, wantsLabNetwork } from './target-kind.ts';
 
 import { TARGET_KINDS, type TargetKind } from '../model/kinds.ts';
 export { TARGET_KINDS, type TargetKind };

@@ -5,7 +5,7 @@
 // equivalent for refused, or left out where the bench says it applies only where it can).
 import { parseChoice } from '../../engine/common/flags.ts';
 import type { SettingValue } from '../../engine/settings/index.ts';
-import { resolveSettings, type ResolvedSettings } from '../scenario/settings.ts';
+import { resolveSettings, type ResolvedSettings } from '../model/settings.ts';
 import { sideBenchSystems } from './registry.ts';
 import type { SideBenchName, SideBenchSpec, TargetKindSpec } from './target-kind.ts';
 import type { TargetKind } from '../model/kinds.ts';

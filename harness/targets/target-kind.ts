@@ -1,18 +1,27 @@
 // What one row of the target registry (harness/targets/registry.ts) declares: the system it starts,
 // its capabilities, how it loads, and how the side bench commands run it. Each row lives beside
 // its target's code (process-kind.ts, vm-kind.ts, kafka/kafka-kind.ts, external/external-kind.ts);
-// the registry lists them. The helpers the rows share to load (a fault disk wanted, the lab
-// network ready) live here once.
-import { FAULTS, needsLabNetwork, type FaultAction } from '../faults/registry.ts';
-import { diskVariesByCell } from '../disk/disk-spec.ts';
-import { cellNetwork } from '../scenario/cluster-network.ts';
-import type { DiskSpec } from '../disk/disk-spec.ts';
-import type { Scenario } from '../scenario/types.ts';
+// the registry lists them. The helpers the rows share to load (the lab network ready, a side
+// bench's disk) live here once; what a scenario wants of them is decided above and handed down.
+import type { DiskSpec } from '../model/disk-spec.ts';
+import type { Scenario } from '../model/scenario.ts';
 import type { DriverName } from '../model/kinds.ts';
 import type { Target, TargetCapabilities } from './types.ts';
 
+/**
+ * What the scenario wants of a host-route target, decided above the targets (harness/faults/
+ * scenario-wants.ts reads the fault registry) and handed to its loader.
+ */
+export interface TargetWants {
+  /** Brokers on the host route's fault disk: a fault cuts power, records a write log or fills the disk, or the scenario names a disk. */
+  faultDisk: boolean;
+  /** Some cell starts its nodes in the lab network (cluster.network: namespaces), or a fault acts on it. */
+  labNetwork: boolean;
+}
+
 export interface TargetLoadOptions {
   scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults' | 'cluster'>>;
+  wants: TargetWants;
   log: (line: string) => void;
 }
 
@@ -89,30 +98,9 @@ export const HOST_ROUTE_CAPABILITIES = {
   hostProcesses: true,
 } as const satisfies Partial<TargetCapabilities>;
 
-/** What a fault kind needs that only a fault disk gives: its power cut, its write log, its filesystem to fill. */
-const FAULT_DISK_ACTIONS: readonly FaultAction[] = ['cut-power', 'record-write-log', 'fill-disk'];
-
-/** A host-route target puts its brokers on the fault disk when a fault cuts power, records or fills it, or the scenario names a disk. */
-export function wantsFaultDisk(scenario: TargetLoadOptions['scenario']): boolean {
-  // A kill or a planned leader move needs no fault disk: plain data dirs (a power cut, a write log and a full disk do).
-  const cuts = (scenario.faults ?? []).some((f) => FAULT_DISK_ACTIONS.includes(FAULTS[f.kind].needs));
-  return cuts || scenario.vm?.disk !== undefined || diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {});
-}
-
-/**
- * Some cell of the scenario starts its nodes in the lab network (`cluster.network: namespaces`,
- * or a `network` setting or axis value), or a fault of the scenario acts on it (partition,
- * slow-link: the scenario's validation then sets cluster.network to namespaces).
- */
-export function wantsLabNetwork(scenario: TargetLoadOptions['scenario']): boolean {
-  if ((scenario.faults ?? []).some((f) => needsLabNetwork(f.kind))) return true;
-  const base = cellNetwork(scenario.cluster ?? {}, scenario.settings ?? {});
-  return base === 'namespaces' || (scenario.matrix ?? []).some((c) => cellNetwork(scenario.cluster ?? {}, { ...scenario.settings, ...c.params }) === 'namespaces');
-}
-
 /** Fails the load, before any cell, when the scenario wants the lab network and this machine cannot make one (root, ip, nft). */
-export async function labNetworkReady(scenario: TargetLoadOptions['scenario']): Promise<void> {
-  if (!wantsLabNetwork(scenario)) return;
+export async function labNetworkReady(wants: TargetWants): Promise<void> {
+  if (!wants.labNetwork) return;
   const why = (await import('../net/net-tools.ts')).labNetworkPrerequisiteProblem();
   if (why) throw new Error(`cluster.network: namespaces: ${why}`);
 }

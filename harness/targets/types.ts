@@ -3,12 +3,12 @@
 import type { LogFileNames } from './log-files.ts';
 import { SCENARIO_SETTINGS, isServerSetting, type SettingValue } from '../../engine/settings/index.ts';
 import type { ProbeSeries } from '../probes/index.ts';
-import type { ResolvedSettings } from '../scenario/settings.ts';
-import type { ClusterSpec } from '../scenario/types.ts';
+import type { ResolvedSettings } from '../model/settings.ts';
+import type { ClusterSpec } from '../model/scenario.ts';
 import type { DriverName, FaultAction, FaultKind, TargetKind } from '../model/kinds.ts';
-import type { Fault } from '../scenario/types.ts';
-import type { FaultScenarioIssue } from '../faults/registry.ts';
-import type { ExternalSpec } from './external/external-spec.ts';
+import type { Fault } from '../model/scenario.ts';
+import type { FaultScenarioIssue } from '../model/scenario-issue.ts';
+import type { ExternalSpec } from '../model/external-spec.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
 import type { FilledDisk, StorageFailure } from '../results/types.ts';
@@ -156,8 +156,20 @@ export interface BrokerRecovery {
   boot?: { bootMs: number; spawnToInitMs?: number; resumed?: boolean; resumeFallback?: string; setupMs?: number; brokerStartMs?: number };
   /** What the restart had to do besides starting the broker (e.g. format a node whose disk lost its format). */
   note?: string;
-  /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart). */
-  partitions: Array<{ topic: string; partition: number; cleanShutdown: boolean; bytesTruncated: number; /** Absent where the broker does not say (Kafka's log lines give bytes only). */ batchesTruncated?: number; durationMs: number }>;
+  /** The broker's own log-loading time for all its partitions, where it gives one figure and none per partition (Kafka's "Loaded N logs in X ms"); absent where it gives none. */
+  logLoadMs?: number;
+  /** Per partition, the engine's RecoveryReport (from GET /v1/health after restart), or what Kafka's files and log say. */
+  partitions: Array<{
+    topic: string;
+    partition: number;
+    cleanShutdown: boolean;
+    /** Absent where not measured (Kafka: the partition's log files were gone after the start), never 0. */
+    bytesTruncated?: number;
+    /** Absent where the broker does not say (Kafka's log lines give bytes only). */
+    batchesTruncated?: number;
+    /** Absent where the broker times its recovery per broker, not per partition (Kafka: logLoadMs), never 0. */
+    durationMs?: number;
+  }>;
 }
 
 export interface CutInfo {
@@ -311,4 +323,12 @@ export interface TargetCapabilities {
    * through the driver, as a real restart would (a system with no offline recovery tool: nats).
    */
   crashStateCheck?: 'offline' | 'boot';
+}
+
+/**
+ * Thrown by a target's start on crash-state images whose stores hold no copy of the topic (the
+ * state predates its creation): the state serves nothing, as a missing data dir does offline.
+ */
+export class TopicNotOnImageError extends Error {
+  override name = 'TopicNotOnImageError';
 }

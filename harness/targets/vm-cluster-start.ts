@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { startControllerServer, type ControllerServer } from '../../engine/server/controller-server.ts';
-import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
+import type { VmOptions as ScenarioVmOptions } from '../model/scenario.ts';
 import { ensureNoOrphans, findQemusMatching, prepareVmTemplate, type VmImage } from '../vm/index.ts';
 import { AGENT_GUEST_PORT } from './vm-network.ts';
 import type { ClusterStartOptions, ClusterStartSteps } from './types.ts';
@@ -16,7 +16,7 @@ import { VmCluster, type VmStartTimings } from './vm-cluster.ts';
 import type { VmTargetOptions } from './vm-target.ts';
 import { planNetwork } from './vm-network.ts';
 import { NbdDisk } from '../disk/nbd-disk.ts';
-import { effectiveDiskSpec } from '../disk/disk-spec.ts';
+import { effectiveDiskSpec } from '../model/disk-spec.ts';
 import { createDataDisk } from '../disk/nbd-disk.ts';
 import { FileDisk, type DataDisk } from '../vm/disk.ts';
 import { vmRecordingDisk, type VmRecordingDisk } from './vm-recorded-disk.ts';

@@ -8,7 +8,7 @@
 // guest is gone (seal).
 import path from 'node:path';
 import { NbdDisk } from '../disk/nbd-disk.ts';
-import type { DiskSpec } from '../disk/disk-spec.ts';
+import type { DiskSpec } from '../model/disk-spec.ts';
 import { BlkLogWritesDisk, convertDmLogWrites, LogWatcher } from '../disk/crash-states/blklogwrites.ts';
 import { createFileDisk, sparseCopy } from '../vm/index.ts';
 import type { DataDisk } from '../vm/disk.ts';

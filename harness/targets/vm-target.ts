@@ -4,13 +4,13 @@
 // restart = a new VM on the same disk. Networking stays on the host's loopback (vm-network.ts).
 // The cluster itself is vm-cluster.ts, its start sequence vm-cluster-start.ts.
 import path from 'node:path';
-import type { VmOptions as ScenarioVmOptions } from '../scenario/types.ts';
+import type { VmOptions as ScenarioVmOptions } from '../model/scenario.ts';
 import { buildVmImage, type VmImage } from '../vm/index.ts';
 import { repoRoot } from '../../engine/common/repo-root.ts';
 import type { ClusterStartOptions, Target } from './types.ts';
 import { capabilitiesOf } from './registry.ts';
-import { diskModelId, effectiveDiskSpec } from '../disk/disk-spec.ts';
-export { diskVariesByCell } from '../disk/disk-spec.ts';
+import { diskModelId, effectiveDiskSpec } from '../model/disk-spec.ts';
+export { diskVariesByCell } from '../model/disk-spec.ts';
 import { startVmCluster } from './vm-cluster-start.ts';
 import type { VmCluster } from './vm-cluster.ts';
 export type { VmCluster, VmCutInfo, VmStartTimings, VmTargetBroker } from './vm-cluster.ts';

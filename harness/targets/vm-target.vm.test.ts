@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { encodeBatch } from '../../engine/records/index.ts';
 import { request } from '../../engine/server/http-client.ts';
 import { readAllValues, waitFor } from '../../engine/server/test-support.ts';
-import { resolveSettings, type SettingValue } from '../scenario/settings.ts';
-import type { ClusterSpec } from '../scenario/types.ts';
+import { resolveSettings } from '../model/settings.ts';
+import { type SettingValue } from '../scenario/settings.ts';
+import type { ClusterSpec } from '../model/scenario.ts';
 import { buildVmImage, ensureNoOrphans, findQemusMatching, type VmImage } from '../vm/index.ts';
 import { isAlive } from '../vm/process-registry.ts';
 import { GUEST_CLI_ENTRY, vmTarget, type VmCluster, type VmTargetOptions } from './vm-target.ts';

@@ -22,7 +22,7 @@ import { findExecutable, findQboot, requireExecutable } from './prerequisites.ts
 import { trackQemu, untrackQemu } from './process-registry.ts';
 import { acceleratorCandidates } from './accelerator.ts';
 import { buildQemuArgs, DEFAULT_MEMORY_MIB } from './qemu-args.ts';
-import type { VmOptions } from './vm.ts';
+import type { VmOptions } from './vm-types.ts';
 
 export interface TemplateSpec {
   image: VmImage;

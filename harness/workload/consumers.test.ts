@@ -3,7 +3,7 @@
 // runs them against durolab's broker and Apache Kafka.
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient, ServedBatch, TailOptions } from '../drivers/types.ts';
-import { AckLedger } from './ledger.ts';
+import { AckLedger } from '../history/ledger.ts';
 import { ConsumerGroups } from './consumers.ts';
 
 function ledgerOf(batches: number): AckLedger {

@@ -7,8 +7,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrokerProcess, tempDir, type BrokerProcess } from '../../engine/server/test-support.ts';
-import { BatchFactory } from './batch-factory.ts';
-import { AckLedger } from './ledger.ts';
+import { BatchFactory } from '../history/batch-factory.ts';
+import { AckLedger } from '../history/ledger.ts';
 import { loadDriver } from '../drivers/registry.ts';
 import type { ProduceResult } from '../drivers/types.ts';
 

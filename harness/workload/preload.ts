@@ -13,8 +13,8 @@ import { statfsSync } from 'node:fs';
 import { execa } from 'execa';
 import { formatSize } from '../../engine/units.ts';
 import type { ClusterClient } from '../drivers/types.ts';
-import { BatchFactory } from './batch-factory.ts';
-import { AckLedger } from './ledger.ts';
+import { BatchFactory } from '../history/batch-factory.ts';
+import { AckLedger } from '../history/ledger.ts';
 
 export const PRELOAD_RECORD_BYTES = 64 * 1024;
 export const PRELOAD_RECORDS_PER_BATCH = 8;

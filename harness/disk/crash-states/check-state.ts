@@ -10,7 +10,7 @@ import type { LogConfig, RecoveryReport } from '../../../engine/storage/index.ts
 import { splitBatches } from '../../drivers/record-batches.ts';
 import type { PartitionLog } from '../../drivers/types.ts';
 import { checkLedger, type CheckReport } from '../../checker/checker.ts';
-import { AckLedger } from '../../workload/ledger.ts';
+import { AckLedger } from '../../history/ledger.ts';
 import { extractDirs } from './extract.ts';
 import { requireExecutable } from '../../vm/prerequisites.ts';
 
@@ -46,7 +46,7 @@ export interface StateTimings {
 export interface StateCheck {
   report: CheckReport;
   recoveries: Array<{ partition: number; recovery: RecoveryReport | null; logEndOffset: number }>;
-  /** e2fsck's exit code (0 clean, 1 fixed: the replay itself counts); 0 for a booted state (its mount replayed the journal: boot-check.ts). */
+  /** e2fsck's exit code (0 clean, 1 fixed: the replay itself counts); 0 for a booted state (its mount replayed the journal: harness/runner/crash-states/boot-check.ts). */
   journalExit: number;
   /** No partition directory existed in this state (the crash came before the broker made them). */
   noDataDir: boolean;

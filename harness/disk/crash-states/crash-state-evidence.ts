@@ -8,7 +8,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '../../../engine/common/atomic-file.ts';
 import { LEDGER_FILE } from '../../results/trial-files.ts';
 import type { CrashStatesResult } from '../../results/types.ts';
-import type { AckLedger } from '../../workload/ledger.ts';
+import type { AckLedger } from '../../history/ledger.ts';
 import { cutSeedOf } from './plan.ts';
 import { keepImageMove } from '../disk-evidence.ts';
 

@@ -8,14 +8,14 @@ import path from 'node:path';
 import type { LogConfig } from '../../../engine/storage/index.ts';
 import { median } from '../../../engine/common/stats.ts';
 import type { CrashStatesResult, CrashStateRow } from '../../results/types.ts';
-import type { AckLedger } from '../../workload/ledger.ts';
+import type { AckLedger } from '../../history/ledger.ts';
 import { sparseCopy } from '../../vm/disk.ts';
 import { readWriteLog, requireComplete, type WriteLogRecord } from '../write-log.ts';
 import { checkState, type CheckStateOptions, type StateCheck, type StoredBatchReader } from './check-state.ts';
 import { RunningImage } from './materialise.ts';
 import { planCrashStates, type CrashStatePlan, type OnCutPolicy } from './plan.ts';
 import { seededRandom } from '../../common/seeded-random.ts';
-import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { ResolvedSettings } from '../../model/settings.ts';
 
 export interface CrashStatesOptions {
   /** The disk as it was when the trial started (never modified). */

@@ -14,8 +14,8 @@ import { addAgreementTo, replicaAgreement, replicaLine } from '../../runner/tria
 import { replicaAgreementOf } from '../../checker/replica-bytes.ts';
 import type { Trial } from '../../results/types.ts';
 import { waitForReplicasCaughtUp } from '../../checker/replicas.ts';
-import { BatchFactory } from '../../workload/batch-factory.ts';
-import { AckLedger } from '../../workload/ledger.ts';
+import { BatchFactory } from '../../history/batch-factory.ts';
+import { AckLedger } from '../../history/ledger.ts';
 import type { ReplicaReadingClient as ClusterClient } from '../types.ts';
 import { kafkaClient } from './driver.ts';
 import { currentLeader } from './leader.ts';

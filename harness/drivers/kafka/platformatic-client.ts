@@ -2,7 +2,7 @@
 // recordsPerBatch messages per ledger batch, its answer's base offset acknowledging it (an answer
 // without the partition's offset still acknowledges it, with acks >= 1: baseOffset -1).
 import { Producer } from '@platformatic/kafka';
-import type { KafkaClientLibrary, KafkaOpenOptions, KafkaProducerHandle, KafkaRecordOut } from './libraries.ts';
+import type { KafkaClientLibrary, KafkaOpenOptions, KafkaProducerHandle, KafkaRecordOut } from './library-types.ts';
 import { ID_HEADER } from './identity.ts';
 
 const ID_HEADER_KEY = Buffer.from(ID_HEADER);

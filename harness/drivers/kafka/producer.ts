@@ -14,8 +14,10 @@ import type { DriverCluster, ProduceLedger, ProduceOptions, ProduceResult } from
 import { runClosedLoops, type LoadTurn } from '../closed-loop-load.ts';
 import { elapsedUs } from '../load-meter.ts';
 import { encodeIdentity } from './identity.ts';
-import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES, type KafkaProducerHandle, type KafkaRecordOut, type KafkaSendResult } from './libraries.ts';
-import { DEFAULT_PRODUCER, type KafkaProducerSettings } from './producer-settings.ts';
+import { DEFAULT_KAFKA_LIBRARY, KAFKA_LIBRARIES } from '../../model/kafka-libraries.ts';
+import { loadKafkaLibrary } from './libraries.ts';
+import { type KafkaProducerHandle, type KafkaRecordOut, type KafkaSendResult } from './library-types.ts';
+import { DEFAULT_PRODUCER, type KafkaProducerSettings } from '../../model/kafka-producer.ts';
 
 /** A producer closing after a load that ended normally: what it still queues gets this long. */
 const CLOSE_FLUSH_MS = 2000;
@@ -73,7 +75,7 @@ export async function runKafkaLoad(cluster: DriverCluster, opts: ProduceOptions)
       `kafka driver: enable.idempotence: true with library ${libraryName} needs max.in.flight <= ${spec.idempotentMaxInFlight} (workload.producer max.in.flight, or workload.pipelining when unset), this cell has ${inFlight}: ${spec.idempotentWhy}`,
     );
   }
-  const library = await spec.load();
+  const library = await loadKafkaLibrary(libraryName);
   const partitions = [...opts.leaders.keys()].sort((a, b) => a - b);
   const value = Buffer.alloc(opts.factory.recordBytes, 0x61);
 

@@ -20,8 +20,8 @@
 import { loadRdkafka, type RdkafkaModule } from '../../../engine/common/rdkafka.ts';
 import { kafkaErrorName } from '../../../engine/protocol/error-codes.ts';
 import { ID_HEADER } from './identity.ts';
-import { ACKED_WITHOUT_OFFSET, RECORD_NOT_ACKED } from '../../workload/ledger.ts';
-import type { KafkaClientLibrary, KafkaOpenOptions, KafkaProducerHandle, KafkaRecordOut, KafkaSendResult } from './libraries.ts';
+import { ACKED_WITHOUT_OFFSET, RECORD_NOT_ACKED } from '../../history/ledger.ts';
+import type { KafkaClientLibrary, KafkaOpenOptions, KafkaProducerHandle, KafkaRecordOut, KafkaSendResult } from './library-types.ts';
 
 type RdProducer = InstanceType<RdkafkaModule['Producer']>;
 

@@ -7,7 +7,7 @@
 // into HdrHistogram; errors counted by name, apart once the fault is under way.
 import { headers } from '@nats-io/transport-node';
 import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
-import { RECORD_NOT_ACKED } from '../../workload/ledger.ts';
+import { RECORD_NOT_ACKED } from '../../history/ledger.ts';
 import type { DriverCluster, ProduceOptions, ProduceResult } from '../types.ts';
 import { runClosedLoops, type LoadTurn } from '../closed-loop-load.ts';
 import { elapsedUs } from '../load-meter.ts';

@@ -4,8 +4,7 @@
 // the stream's current replicas from the leader's stream info. Kafka's HW is the sequence after
 // the last message (a JetStream replica applies only what its Raft group committed).
 import type { BrokerMetrics, DriverCluster, ReplicaDigest, ReplicaLog } from '../types.ts';
-import { monitorOf, streamReplicaOn } from '../../targets/nats/monitor.ts';
-import { natsServerId } from '../../targets/nats/nats-node.ts';
+import { monitorOf, natsServerId, streamReplicaOn } from './monitor.ts';
 import { connectNats, jetstreamManager, natsStreamInfo, natsStreamName, onlyPartition, type StreamInfo } from './stream.ts';
 import { readStoredStream, storedBatchOf, storedDigest, type StoredStream } from './store-files.ts';
 

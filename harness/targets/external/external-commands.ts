@@ -1,4 +1,4 @@
-// Running one of the scenario's command templates (external-spec.ts) for one broker: filled in,
+// Running one of the scenario's command templates (harness/model/external-spec.ts) for one broker: filled in,
 // run without a shell of ours (execa, argv as given), under external.commandTimeoutSec, stdin
 // closed, stdout and stderr kept apart and quoted in the error when it exits non-zero, times out
 // or cannot start. And the one refusal no scenario can lift: a powerCut template aimed at a host
@@ -8,7 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import { execa } from 'execa';
-import { fillArgv, type ExternalSpec, type TemplateName, type TemplateValues } from './external-spec.ts';
+import { fillArgv, type ExternalSpec, type TemplateName, type TemplateValues } from '../../model/external-spec.ts';
 
 export interface TemplateRun {
   argv: string[];

@@ -1,14 +1,14 @@
 // How target external delivers each fault kind: through the scenario's command templates
-// (external-spec.ts), the kind's own delivery over the Kafka protocol (a planned leader move), or
+// (harness/model/external-spec.ts), the kind's own delivery over the Kafka protocol (a planned leader move), or
 // not at all. A Record over FaultKind: a new kind is a type error here until it says which. The
 // target's capabilities (harness/targets/registry.ts) and `scenario check` read this table; the
 // cluster (external-target.ts) runs what it names. Also: the other side of a partition, as the
 // {from} placeholder fills it in.
 import type { FaultAction, FaultKind } from '../../model/kinds.ts';
-import type { FaultScenarioIssue } from '../../faults/registry.ts';
-import type { Fault } from '../../scenario/types.ts';
-import { parseFrom, peerText, type PartitionPeer } from '../../faults/partition-checks.ts';
-import { EXTERNAL_LINKS, type ExternalLink, type ExternalSpec, type TemplateName } from './external-spec.ts';
+import type { FaultScenarioIssue } from '../../model/scenario-issue.ts';
+import type { Fault } from '../../model/scenario.ts';
+import { parseFrom, peerText, type PartitionPeer } from '../../net/partition-peers.ts';
+import { EXTERNAL_LINKS, type ExternalLink, type ExternalSpec, type TemplateName } from '../../model/external-spec.ts';
 
 export type ExternalDelivery =
   /** start runs per victim at the entry's moment; heal (lasting kinds) `duration` later; restart: the victims are down until recovery runs it. */

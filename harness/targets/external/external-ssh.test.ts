@@ -19,7 +19,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { compileScenario } from '../../scenario/index.ts';
 import { runScenario } from '../../runner/run-scenario.ts';
 import { loadTarget } from '../registry.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { scenarioWants } from '../../faults/scenario-wants.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { isAlive } from '../../vm/process-registry.ts';
 import { stoppedProcesses } from '../../faults/pause.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
@@ -116,7 +117,7 @@ expectations:
       writeFileSync(file, yaml);
       const scenario = compileScenario(yaml, file, { defaultName: 'external-ssh' });
       const lines: string[] = [];
-      const target = await loadTarget(scenario.target, { scenario, log: (l) => lines.push(l) });
+      const target = await loadTarget(scenario.target, { scenario, wants: scenarioWants(scenario), log: (l) => lines.push(l) });
       const watcher = watch(pids, nodeNetns);
       const t0 = Date.now();
       const out = await runScenario({ scenario, target, resultsDir: path.join(work, 'results'), allowHostSysctl: false, signal: new AbortController().signal, log: (l) => lines.push(l) }).finally(() => watcher.stop());

@@ -9,9 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ScenarioError, compileScenario } from '../../scenario/index.ts';
 import { runScenario } from '../../runner/run-scenario.ts';
 import { loadTarget } from '../registry.ts';
+import { scenarioWants } from '../../faults/scenario-wants.ts';
 import { isAlive } from '../../vm/process-registry.ts';
 import { metadataFromAny } from '../../drivers/kafka/wire.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { freePort } from '../../../engine/common/free-port.ts';
 import { KAFKA_JVM_MARKER, formatNode, jvmFlags, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from '../kafka/kafka-node.ts';
 import { kafkaBrokerConfigs } from '../kafka/settings-map.ts';
@@ -82,7 +83,7 @@ expectations:
 `,
     );
     const scenario = compileScenario(readFileSync(file, 'utf8'), file, { defaultName: 'external' });
-    const target = await loadTarget(scenario.target, { scenario, log: () => undefined });
+    const target = await loadTarget(scenario.target, { scenario, wants: scenarioWants(scenario), log: () => undefined });
     const lines: string[] = [];
     const out = await runScenario({ scenario, target, resultsDir: path.join(work, 'results'), allowHostSysctl: false, signal: new AbortController().signal, log: (l) => lines.push(l) });
     const cell = out.run.cells[0]!;

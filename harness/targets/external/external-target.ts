@@ -9,11 +9,11 @@ import { mkdirSync } from 'node:fs';
 import { Admin } from '@platformatic/kafka';
 import type { BrokerRecovery, ClusterStartOptions, CutInfo, FaultableCluster, OwnFaultDelivery, Target, TargetBroker } from '../types.ts';
 import type { FaultKind } from '../../model/kinds.ts';
-import type { Fault } from '../../scenario/types.ts';
+import type { Fault } from '../../model/scenario.ts';
 import { capabilitiesOf } from '../registry.ts';
 import { KafkaWire, metadataFromAny, type ClusterMetadata } from '../../drivers/kafka/wire.ts';
 import { kafkaTopicConfigs } from '../kafka/settings-map.ts';
-import type { ExternalSpec, TemplateValues } from './external-spec.ts';
+import type { ExternalSpec, TemplateValues } from '../../model/external-spec.ts';
 import { EXTERNAL_FAULTS, linkPorts, partitionSide } from './external-faults.ts';
 import { runTemplate } from './external-commands.ts';
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { formatNode, randomClusterId, writeNodeFiles, type KafkaNodeSpec } from './kafka-node.ts';
 import { requireKafka } from './kafka-requirements.ts';
 import { externalSettingRefusal, kafkaBrokerConfigs, kafkaFeatureLevels } from './settings-map.ts';

@@ -1,8 +1,8 @@
 // The target registry's row for target `kafka`: Apache Kafka 4 as N KRaft JVMs this lab starts.
-import { diskVariesByCell, DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
+import { diskVariesByCell, DEFAULT_DISK_SPEC } from '../../model/disk-spec.ts';
 import type { PartitionCost } from '../partition-limits.ts';
 import { KAFKA_STYLE_LOG_FILES } from '../log-files.ts';
-import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, type TargetKindSpec } from '../target-kind.ts';
 import { kafkaSettingRefusal } from './settings-map.ts';
 
 /**
@@ -38,12 +38,12 @@ export const KAFKA_KIND: TargetKindSpec = {
     baseSettings: KAFKA_BASE_SETTINGS,
     refuseSetting: kafkaSettingRefusal,
   },
-  load: async ({ scenario, log }) => {
-    await labNetworkReady(scenario);
+  load: async ({ scenario, wants, log }) => {
+    await labNetworkReady(wants);
     return (await import('./kafka-target.ts')).kafkaTarget({
       log: (line) => log(`[kafka] ${line}`),
       ...(scenario.vm ? { vm: scenario.vm } : {}),
-      faultDisk: wantsFaultDisk(scenario),
+      faultDisk: wants.faultDisk,
       diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
     });
   },

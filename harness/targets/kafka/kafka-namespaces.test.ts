@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { kafkaDriver } from '../../drivers/kafka/driver.ts';
 import { metadataFromAny } from '../../drivers/kafka/wire.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { cutReplicationAndHeal, expectBrokersInTheirNamespaces, expectLoadReadBackThenFullIsr, interruptedStartLeavesNothing, onLabCluster } from '../lab-cluster-test-helpers.ts';
 import { requireKafka } from './kafka-requirements.ts';
 import { startKafkaCluster } from './kafka-target.ts';

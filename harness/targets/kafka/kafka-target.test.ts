@@ -8,12 +8,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { kafkaDriver } from '../../drivers/kafka/driver.ts';
 import { checkAfterFault } from '../../checker/after-fault.ts';
 import { recoverAfterFault } from '../../faults/recover.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
-import { AckLedger } from '../../workload/ledger.ts';
-import { BatchFactory } from '../../workload/batch-factory.ts';
+import { resolveSettings } from '../../model/settings.ts';
+import { AckLedger } from '../../history/ledger.ts';
+import { BatchFactory } from '../../history/batch-factory.ts';
 import { findProcessesMatching } from '../../vm/process-registry.ts';
 import { KAFKA_JVM_MARKER } from './kafka-node.ts';
-import { startKafkaCluster } from './kafka-target.ts';
+import { kafkaLogRecovery, startKafkaCluster } from './kafka-target.ts';
 import { requireKafka } from './kafka-requirements.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-kafka-target-'));
@@ -84,4 +84,30 @@ describe('target: kafka', () => {
     }
     expect(findProcessesMatching(`${KAFKA_JVM_MARKER}${work}`)).toEqual([]);
   }, 180_000);
+});
+
+describe("a Kafka node's log recovery after a restart", () => {
+  it('keeps the node\'s one log-loading time apart from its partitions, and leaves out what was not measured, never 0', () => {
+    const before = new Map([
+      [0, 4096],
+      [1, 2048],
+      [2, 1024],
+    ]);
+    // Partition 1 lost a torn tail; partition 2's log files were gone after the start (not a truncation that was measured).
+    const after = new Map([
+      [0, 4096],
+      [1, 1500],
+    ]);
+    const r = kafkaLogRecovery('t', before, after, false, { ms: 3100 });
+    expect(r.logLoadMs).toBe(3100);
+    expect(r.partitions).toEqual([
+      { topic: 't', partition: 0, cleanShutdown: false, bytesTruncated: 0 },
+      { topic: 't', partition: 1, cleanShutdown: false, bytesTruncated: 548 },
+      { topic: 't', partition: 2, cleanShutdown: false },
+    ]);
+    // No partition carries a time of its own: Kafka gives one for the node.
+    expect(r.partitions.some((p) => 'durationMs' in p)).toBe(false);
+    // No "Loaded N logs" line in the node's log: no log-loading time (not the restart's).
+    expect(kafkaLogRecovery('t', before, after, true, null)).not.toHaveProperty('logLoadMs');
+  });
 });

@@ -11,7 +11,7 @@ import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { BrokerRecovery, ClusterLabNetwork, ClusterStartOptions, CrashStateChecker, CutInfo, FaultableCluster, Target, TargetBroker } from '../types.ts';
-import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { ResolvedSettings } from '../../model/settings.ts';
 import { ensureRecoveryCheck, KafkaRecoveryChecker } from './recovery-check.ts';
 import { kafkaStateChecker } from './kafka-check-state.ts';
 import { kafkaBrokerDefaults, kafkaFormatFeatures } from './kafka-defaults.ts';
@@ -50,6 +50,30 @@ function logBytes(dataDir: string, topic: string): Map<number, number> {
     out.set(Number(m[1]), sum);
   }
   return out;
+}
+
+/**
+ * One Kafka node's log recovery after a start, from its files and its log: per partition, the
+ * bytes its .log files lost between the kill and the start (Kafka's recovery truncates a torn
+ * tail of the unflushed segments); for the node, Kafka's own log-loading time ("Loaded N logs in
+ * X ms", `loaded`), one figure for all its partitions and none per partition. A partition whose
+ * files were gone after the start, and a node whose log has no such line, measured nothing:
+ * absent, never 0 (nor the restart's time in its place).
+ */
+export function kafkaLogRecovery(
+  topic: string,
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+  cleanShutdown: boolean,
+  loaded: { ms: number } | null,
+): Pick<BrokerRecovery, 'partitions' | 'logLoadMs'> {
+  return {
+    ...(loaded ? { logLoadMs: loaded.ms } : {}),
+    partitions: [...before].map(([partition, bytes]) => {
+      const left = after.get(partition);
+      return { topic, partition, cleanShutdown, ...(left !== undefined ? { bytesTruncated: Math.max(0, bytes - left) } : {}) };
+    }),
+  };
 }
 
 export class KafkaCluster extends HostProcessCluster<KafkaNodeProcess> implements FaultableCluster {
@@ -219,15 +243,7 @@ export class KafkaCluster extends HostProcessCluster<KafkaNodeProcess> implement
           ...(reformatted ? { note: reformatted } : {}),
           // After a power cut: the disk's export and mount (journal replay), then the JVM to serving.
           ...(attach ? { boot: { bootMs: restartMs, setupMs: attach.exportMs + attach.mountMs, brokerStartMs: Date.now() - tStart } } : {}),
-          // Kafka's recovery truncates a torn tail of the unflushed segments: bytes gone between kill and start.
-          // The node's one figure sits on its first partition (run.json sums a broker's partitions).
-          partitions: [...before].map(([partition, bytes], i) => ({
-            topic: this.topic,
-            partition,
-            cleanShutdown: clean,
-            bytesTruncated: Math.max(0, bytes - (after.get(partition) ?? 0)),
-            durationMs: i > 0 ? 0 : loaded ? loaded.ms : restartMs,
-          })),
+          ...kafkaLogRecovery(this.topic, before, after, clean, loaded),
         };
       }),
     );

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileScenario } from '../../scenario/index.ts';
 import { scenarioRefusal } from '../../scenario/scenario-test-helpers.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { kafkaBrokerConfigs, kafkaTopicConfigs } from './settings-map.ts';
 
 const compile = (text: string) => compileScenario(text, 'k.yaml', { defaultName: 'k' });

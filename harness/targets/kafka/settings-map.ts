@@ -4,7 +4,7 @@
 // silently ignored). Small and free of JVM code: the scenario validator reads it through the
 // target registry's capabilities.
 import type { SettingValue } from '../../../engine/settings/index.ts';
-import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { ResolvedSettings } from '../../model/settings.ts';
 
 /** Kafka 4's LogConfig: segment.bytes at least 1 MiB. */
 export const KAFKA_MIN_SEGMENT_BYTES = 1024 * 1024;

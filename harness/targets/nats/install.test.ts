@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { requireNats } from '../../../test/requirements.ts';
 import { ensureNats, natsInstallProblem, natsServerPath } from './install.ts';
 import { natsTarget } from './nats-target.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-install-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -7,8 +7,8 @@
 import type { BrokerRecovery, ClusterLabNetwork, FaultableCluster, TargetBroker } from '../types.ts';
 import type { HostFaultDisks } from '../host-fault-disks.ts';
 import { HostProcessCluster } from '../host-process-cluster.ts';
-import { NatsNodeProcess, natsServerId } from './nats-node.ts';
-import { metaLeaderOf } from './monitor.ts';
+import { NatsNodeProcess } from './nats-node.ts';
+import { metaLeaderOf, natsServerId } from '../../drivers/nats/monitor.ts';
 import { NATS_PARTITION, connectNats, createNatsStream, jetstreamManager, natsStreamInfo, type JetStreamManager, type NatsConnection, type NatsStreamSpec } from '../../drivers/nats/stream.ts';
 
 const START_TIMEOUT_MS = 30_000;

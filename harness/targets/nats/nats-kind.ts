@@ -1,8 +1,8 @@
 // The target registry's row for target `nats`: NATS JetStream (nats-server v2.12.1, `make nats`)
 // as N nodes this lab starts, with routes between them and one file-storage stream.
-import { diskVariesByCell } from '../../disk/disk-spec.ts';
-import { DEFAULT_DISK_SPEC } from '../../disk/disk-spec.ts';
-import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, wantsFaultDisk, type TargetKindSpec } from '../target-kind.ts';
+import { diskVariesByCell } from '../../model/disk-spec.ts';
+import { DEFAULT_DISK_SPEC } from '../../model/disk-spec.ts';
+import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, type TargetKindSpec } from '../target-kind.ts';
 import { natsSettingRefusal } from './settings-map.ts';
 
 export const NATS_KIND: TargetKindSpec = {
@@ -14,7 +14,7 @@ export const NATS_KIND: TargetKindSpec = {
     // cut-power: each node's store_dir on the host route's fault disk (a scenario that cuts power or names a disk model gets it);
     // pause-broker-process: SIGSTOP/SIGCONT of nats-server; shape-lab-network: its nodes in the lab network's namespaces (routes carry replication and the meta group);
     // fill-disk: a filler file on its host fault disk; record-write-log: that disk's NBD server records every request (crash states,
-    // harness/disk/crash-states/trial.ts), each state checked by booting nats-server on it (crashStateCheck). Not elect-preferred-leader.
+    // harness/runner/crash-states/trial.ts), each state checked by booting nats-server on it (crashStateCheck). Not elect-preferred-leader.
     faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
     // NATS has no offline recovery tool apart from the server: every crash state is booted (one nats-server on the state's
     // image recovers its stream as a real start does) and read back through driver nats; no stored-batch decoding is needed.
@@ -33,12 +33,12 @@ export const NATS_KIND: TargetKindSpec = {
     refuseSetting: natsSettingRefusal,
     refuseCluster: (c) => (c.partitions !== 1 ? `cluster.partitions ${c.partitions}: target nats runs the topic as one JetStream stream, one sequence (partitions: 1)` : null),
   },
-  load: async ({ scenario, log }) => {
-    await labNetworkReady(scenario);
+  load: async ({ scenario, wants, log }) => {
+    await labNetworkReady(wants);
     return (await import('./nats-target.ts')).natsTarget({
       log: (line) => log(`[nats] ${line}`),
       ...(scenario.vm ? { vm: scenario.vm } : {}),
-      faultDisk: wantsFaultDisk(scenario),
+      faultDisk: wants.faultDisk,
       diskVariesByCell: diskVariesByCell(scenario.matrix ?? [], scenario.settings ?? {}),
     });
   },

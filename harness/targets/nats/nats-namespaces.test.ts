@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { natsDriver } from '../../drivers/nats/driver.ts';
 import { requireLabNetwork } from '../../net/net-test-helpers.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { requireNats } from '../../../test/requirements.ts';
 import { cutReplicationAndHeal, expectBrokersInTheirNamespaces, expectLoadReadBackThenFullIsr, onLabCluster } from '../lab-cluster-test-helpers.ts';
 import { startNatsCluster } from './nats-target.ts';

@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HostNodeProcess, type HostNodeProcessShape } from '../host-node-process.ts';
+import { natsServerName } from '../../drivers/nats/monitor.ts';
 
 /** The NATS cluster's name in every node's cluster block. */
 export const NATS_CLUSTER_NAME = 'durolab';
@@ -26,16 +27,6 @@ export interface NatsNodeSpec {
   routePort: number;
   /** Monitoring listener (/healthz, /jsz): how the harness learns the meta leader. */
   httpPort: number;
-}
-
-/** Server name of node `id` (the stream's cluster info names its leader and replicas by it). */
-export function natsServerName(id: number): string {
-  return `n${id}`;
-}
-
-export function natsServerId(name: string): number | null {
-  const m = /^n(\d+)$/.exec(name);
-  return m ? Number(m[1]) : null;
 }
 
 /** nats-server's config for one node of `all` (routes to every node; none with one node). */

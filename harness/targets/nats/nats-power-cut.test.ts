@@ -12,7 +12,7 @@ import { hostDiskPrerequisiteProblem } from '../../disk/host-disk.ts';
 import { missingRequirement, requireNats } from '../../../test/requirements.ts';
 import { runScenarioHere } from '../../runner/run-scenario-test-helpers.ts';
 import { findProcessesMatching } from '../../vm/process-registry.ts';
-import { cycleSummary } from '../../cli/trial-summary.ts';
+import { cycleSummary } from '../../report/trial-summary.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-power-cut-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

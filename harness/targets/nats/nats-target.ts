@@ -17,7 +17,7 @@ import { ensureNats, type NatsInstall } from './install.ts';
 import { NatsNodeProcess, natsNodeConfig, type NatsNodeSpec } from './nats-node.ts';
 import { NatsCluster } from './nats-cluster.ts';
 import { natsStreamLimits, natsSyncInterval } from './settings-map.ts';
-import { TopicNotOnImageError } from '../../disk/crash-states/boot-check.ts';
+import { TopicNotOnImageError } from '../types.ts';
 
 export type NatsClusterStartOptions = HostClusterStartOptions;
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileScenario } from '../../scenario/index.ts';
 import { scenarioRefusal } from '../../scenario/scenario-test-helpers.ts';
-import { resolveSettings } from '../../scenario/settings.ts';
+import { resolveSettings } from '../../model/settings.ts';
 import { natsSettingRefusal, natsStreamLimits, natsSyncInterval } from './settings-map.ts';
 import { natsNodeConfig, type NatsNodeSpec } from './nats-node.ts';
 

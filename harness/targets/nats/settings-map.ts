@@ -5,7 +5,7 @@
 // through the target registry's capabilities.
 import { tryParseFlushPolicy, type FlushPolicy } from '../../../engine/settings/values.ts';
 import type { SettingValue } from '../../../engine/settings/index.ts';
-import type { ResolvedSettings } from '../../scenario/settings.ts';
+import type { ResolvedSettings } from '../../model/settings.ts';
 
 /** nats-server's default sync_interval (2 minutes), what flush: never leaves in place. */
 export const NATS_DEFAULT_SYNC_INTERVAL_MS = 120_000;
