@@ -133,8 +133,9 @@ export function cellFigure(cell: CellResult, name: FigureName): Figure | null {
       return trials.length ? band(trials.map((t) => t.fault!.predicted!.beyond), 'trials') : null;
     }
     case 'lossWindowSec': {
-      const trials = judgedTrials(cell);
-      return trials.length ? band(trials.map((t) => t.fault?.lossWindowSec ?? 0), 'trials') : null;
+      // Fault trials only; a checked one that lost nothing has an empty loss window, 0 s (the check measured it).
+      const trials = judgedTrials(cell).filter((t) => t.fault);
+      return trials.length ? band(trials.map((t) => t.fault!.lossWindowSec ?? 0), 'trials') : null;
     }
     // Not reported by the brokers nor counted from files: not measured (null), never 0.
     case 'segments':

@@ -498,8 +498,9 @@ export interface CrashStateRow {
   offsetChanged: number;
   /** Records the recovered log serves. */
   served: number;
-  recoveryBytesTruncated: number;
-  recoveryBatchesTruncated: number;
+  /** What the recovery of this state reports truncating, summed over its partitions; absent where it reports none (a booted state; Kafka gives no batch count). */
+  recoveryBytesTruncated?: number;
+  recoveryBatchesTruncated?: number;
   /** The broker's data dir did not exist yet in this state. */
   noDataDir: boolean;
   /** Set for states also booted in a VM: what the real broker served, and whether it agrees with the host check. */

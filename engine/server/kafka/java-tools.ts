@@ -44,7 +44,8 @@ export interface WitnessResult {
 
 /** Runs test/java/KafkaWitness.java: n records with acks=all + idempotence, consumed back by assign() or a group. */
 export async function runJavaWitness(classpath: string, bootstrap: string, topic: string, n: number, mode: 'assign' | 'group' = 'assign'): Promise<WitnessResult> {
-  const r = await execa('java', ['-cp', classpath, path.join(JAVA_DIR, 'KafkaWitness.java'), bootstrap, topic, String(n), mode], { reject: false, timeout: 180_000 });
+  // The source holds non-ASCII characters: compiled as UTF-8 whatever the locale (a shell without LANG reads it as ASCII).
+  const r = await execa('java', ['-Dfile.encoding=UTF-8', '-cp', classpath, path.join(JAVA_DIR, 'KafkaWitness.java'), bootstrap, topic, String(n), mode], { reject: false, timeout: 180_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
   if (!line) throw new Error(`KafkaWitness exited ${r.exitCode} without its result line: ${r.stderr.slice(-3000)}`);
   return JSON.parse(line) as WitnessResult;

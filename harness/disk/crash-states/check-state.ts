@@ -45,7 +45,8 @@ export interface StateTimings {
 
 export interface StateCheck {
   report: CheckReport;
-  recoveries: Array<{ partition: number; recovery: RecoveryReport | null; logEndOffset: number }>;
+  /** Per partition the recovery read: its log end and what it reports truncating (absent: that recovery does not report it, as Kafka's gives no batch count). */
+  recoveries: Array<{ partition: number; logEndOffset: number; bytesTruncated?: number; batchesTruncated?: number }>;
   /** e2fsck's exit code (0 clean, 1 fixed: the replay itself counts); 0 for a booted state (its mount replayed the journal: harness/runner/crash-states/boot-check.ts). */
   journalExit: number;
   /** No partition directory existed in this state (the crash came before the broker made them). */
@@ -130,7 +131,7 @@ export async function checkState(o: CheckStateOptions): Promise<StateCheck> {
       if (extracted.get(guestDirs[i]!) === null) return; // not made yet at this point: serves nothing
       const r = recoverAndRead(path.join(extractTo, path.basename(guestDirs[i]!)), partition, o.logConfig, o.servedFromStored);
       logs.push(r.log);
-      recoveries.push({ partition, recovery: r.recovery, logEndOffset: r.logEndOffset });
+      recoveries.push({ partition, logEndOffset: r.logEndOffset, bytesTruncated: r.recovery.bytesTruncated, batchesTruncated: r.recovery.batchesTruncated });
     });
   });
   const found = logs.length > 0;

@@ -189,8 +189,8 @@ export async function buildAndCheckCrashStates(o: CrashStatesOptions): Promise<C
             outOfOrder: c.report.outOfOrder,
             offsetChanged: c.report.offsetChanged,
             served: c.report.perPartition.reduce((a, p) => a + p.served, 0),
-            recoveryBytesTruncated: c.recoveries.reduce((a, r) => a + (r.recovery?.bytesTruncated ?? 0), 0),
-            recoveryBatchesTruncated: c.recoveries.reduce((a, r) => a + (r.recovery?.batchesTruncated ?? 0), 0),
+            ...reportedSum('recoveryBytesTruncated', c.recoveries.map((r) => r.bytesTruncated)),
+            ...reportedSum('recoveryBatchesTruncated', c.recoveries.map((r) => r.batchesTruncated)),
             noDataDir: c.noDataDir,
           };
           rows.push(row);
@@ -290,4 +290,10 @@ export function chooseBooted(plans: CrashStatePlan[], n: number, seed: number): 
     }
   }
   return out;
+}
+
+/** `{ [key]: sum }` over the partitions whose recovery reported the figure; {} when none did (a booted state, Kafka's batch count): not measured, not 0. */
+function reportedSum<K extends string>(key: K, values: ReadonlyArray<number | undefined>): Partial<Record<K, number>> {
+  const reported = values.filter((v): v is number => v !== undefined);
+  return reported.length ? ({ [key]: reported.reduce((a, v) => a + v, 0) } as Partial<Record<K, number>>) : {};
 }

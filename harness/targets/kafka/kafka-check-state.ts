@@ -60,26 +60,11 @@ export function kafkaStateChecker(k: KafkaStateCheckerOptions): (o: CheckStateOp
       const served = (o.servedFromStored ?? servedByIdentity)(bytes);
       // A batch Kafka keeps below its recovery point without checking its CRC is served as it is: the checker counts it corrupt.
       logs.push({ partition, batches: served.batches, corrupt: served.corrupt });
+      // Kafka's recovery reports the bytes it truncated, not the batches: those stay absent (not measured).
       recoveries.push({
         partition,
-        // Kafka's answer in the engine's report shape; what Kafka does not report (batches, segments scanned) is 0.
-        recovery: {
-          cleanShutdown: a.hadCleanShutdown === true,
-          recoveryPoint: a.recoveryPoint ?? 0,
-          segmentsScanned: 0,
-          batchesValidated: 0,
-          bytesTruncated: Math.max(0, a.truncatedBytes ?? 0),
-          batchesTruncated: 0,
-          segmentsDeleted: 0,
-          indexesRebuilt: 0,
-          strayFiles: [],
-          logEndOffset: a.logEndOffset ?? 0,
-          durationMs: a.recoveryMs ?? 0,
-          segments: a.segments ?? 0,
-          zeroTailBytes: 0,
-          deletedFiles: [],
-        },
         logEndOffset: a.logEndOffset ?? 0,
+        ...(a.truncatedBytes !== undefined ? { bytesTruncated: Math.max(0, a.truncatedBytes) } : {}),
       });
     }
     const [report, checkMs] = await timed(() => checkLedger(ledgerAsOf(o.ledger, o.cutMs), logs, { cutMs: o.cutMs }));

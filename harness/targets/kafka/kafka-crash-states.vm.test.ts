@@ -61,6 +61,9 @@ describe("target: kafka crash states checked by Kafka's recovery", () => {
     expect(Math.max(...served)).toBeGreaterThan(0);
     expect(new Set(served).size).toBeGreaterThan(3);
     expect(r.perState.find((s) => s.kind === 'end')!.served).toBeGreaterThanOrEqual(t.ackedAtCut);
+    // Kafka's recovery reports truncated bytes, not batches: the batch count is absent (not measured), never 0.
+    expect(r.perState.filter((s) => s.noDataDir === false && s.recoveryBatchesTruncated !== undefined)).toEqual([]);
+    expect(r.perState.some((s) => s.recoveryBytesTruncated !== undefined)).toBe(true);
     expect(r.verification).toEqual({ booted: 3, agreed: 3 });
     expect(t.disagreements).toEqual([]);
     expect(t.booted.every((b) => b.booted!.served === b.served)).toBe(true);
