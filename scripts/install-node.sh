@@ -22,7 +22,7 @@ fi
 if ! command -v npm >/dev/null 2>&1; then
   # Any npm fetches the package; Debian's brings one (and an older node that only runs it).
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; } >&2
   else
     echo "install-node: npm is needed once to fetch node-linux-$arch@$version from the npm registry: install npm (apt-get install npm) and run make again" >&2
     exit 1
