@@ -18,6 +18,11 @@ import type { LogConfig } from '../../engine/storage/types.ts';
 
 const SYSCTL_NAMES: ReadonlySet<string> = new Set(SCENARIO_SETTINGS.filter((s) => isSysctlSetting(s)).map((s) => s.name));
 
+/** Whether a setting is a kernel sysctl (vm.dirty_*): the registry's; no client setting is one. */
+export function isSysctlName(name: string): boolean {
+  return SYSCTL_NAMES.has(name);
+}
+
 /**
  * Engine, topic and producer defaults from the registry. Sysctls have none: the host's apply.
  * min.insync.replicas comes from the cluster; vm.disk.* from the scenario's vm.disk: block
@@ -68,7 +73,7 @@ export function overlaySettings(...layers: Array<Record<string, SettingValue>>):
 export function resolveSettings(params: Record<string, SettingValue>, minInsyncReplicas: number): ResolvedSettings {
   const p: Record<string, SettingValue> = { ...DEFAULT_SETTINGS, 'min.insync.replicas': minInsyncReplicas, ...params };
   const sysctls: Record<string, number> = {};
-  for (const [name, value] of Object.entries(p)) if (SYSCTL_NAMES.has(name)) sysctls[name] = Number(value);
+  for (const [name, value] of Object.entries(p)) if (isSysctlName(name)) sysctls[name] = Number(value);
   return {
     io: p.io as IoMode,
     flush: parseFlushPolicy(String(p.flush)),

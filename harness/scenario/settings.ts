@@ -14,6 +14,7 @@ import {
 } from '../../engine/settings/index.ts';
 import { formatSize, parseSize } from '../../engine/units.ts';
 import { CLUSTER_NETWORKS, CLUSTER_NETWORK_EXPECTED, DRIVER_NAMES } from '../model/kinds.ts';
+import { isSysctlName } from '../model/settings.ts';
 import { isKafkaLibraryName, KAFKA_LIBRARIES, KAFKA_LIBRARY_NAMES } from '../model/kafka-libraries.ts';
 
 export type { Acks, SettingValue };
@@ -190,9 +191,8 @@ export function isClientSetting(name: string): boolean {
 
 export const SETTING_NAMES: readonly string[] = Object.keys(SETTINGS);
 
-export function isSysctl(name: string): boolean {
-  return SETTINGS[name]?.sysctl === true;
-}
+/** Whether a setting is a kernel sysctl: one answer, harness/model/settings.ts's (resolveSettings collects them by it). */
+export const isSysctl = isSysctlName;
 
 /**
  * The host-global kernel knob a setting value writes (a sysctl's own name, or what a client
