@@ -101,9 +101,13 @@ describe('produce through the http driver', () => {
     });
     expect(r.correctedLatencyUs).not.toBeNull();
     expect(r.correctedLatencyUs!.totalCount).toBeGreaterThanOrEqual(r.latencyUs.totalCount);
+    // autocannon's limiter lets each connection send its share once per wall-clock second
+    // bucket, and a 3 s run can open a fourth bucket just before it stops: at most
+    // rate x (duration + 1) requests over at least the duration (261/s was measured once).
     const perSec = r.measuredRequests / r.measuredSec;
     expect(perSec).toBeGreaterThan(120);
-    expect(perSec).toBeLessThan(260);
+    expect(r.measuredRequests).toBeLessThanOrEqual(200 * (3 + 1));
+    expect(perSec).toBeLessThanOrEqual((200 * (3 + 1)) / 3);
   }, 30_000);
 
   it('refused produces are marked failed in the ledger, counted by name, and kept out of the latency', async () => {
