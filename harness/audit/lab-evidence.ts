@@ -79,6 +79,7 @@ function normalized(params: Record<string, unknown>): Record<string, SettingValu
 function victimText(t: unknown): string {
   if (t === 'leader' || t === 'all') return t;
   if (t && typeof t === 'object' && 'broker' in t) return `broker ${String((t as { broker: unknown }).broker)}`;
+  if (t && typeof t === 'object' && 'brokers' in t) return `brokers ${String((t as { brokers: unknown }).brokers)}`;
   return String(t ?? 'all');
 }
 

@@ -57,6 +57,21 @@ export function compareStoredBatches(
   return { compared, divergence: null, endOffset: null };
 }
 
+/**
+ * A follower's stored batches, or, when its broker cannot read them (it answers a storage error:
+ * a bad block, bytes rewritten under it), a divergence at the offset its answer names (else at
+ * 0): its copy differs from the leader's, whatever it would have held. null: it holds no replica.
+ */
+async function readOrUnreadable(source: ReplicaByteSource, brokerId: number, topic: string, p: number, upTo: number): Promise<{ batches: StoredBatch[] } | { unreadable: { offset: number; why: string } } | null> {
+  try {
+    return await source.readReplicaLog(brokerId, topic, p, upTo);
+  } catch (err) {
+    const message = (err as Error).message;
+    const at = /offset (\d+)/.exec(message);
+    return { unreadable: { offset: at ? Number(at[1]) : 0, why: `replica unreadable: ${message.slice(0, 300)}` } };
+  }
+}
+
 export async function compareReplicaBytes(source: ReplicaByteSource, topic: string, partitions: number[]): Promise<PartitionBytes[]> {
   const out: PartitionBytes[] = [];
   for (const p of partitions) {
@@ -81,10 +96,10 @@ export async function compareReplicaBytes(source: ReplicaByteSource, topic: stri
     };
     for (const b of source.brokers) {
       if (b.id === leader) continue;
-      const log = await source.readReplicaLog(b.id, topic, p, upTo);
-      if (!log) continue;
+      const read = await readOrUnreadable(source, b.id, topic, p, upTo);
+      if (!read) continue;
       part.followers.push(b.id);
-      const c = compareStoredBatches(leaderLog.batches, log.batches);
+      const c = 'unreadable' in read ? { compared: 0, divergence: read.unreadable, endOffset: null } : compareStoredBatches(leaderLog.batches, read.batches);
       part.compared += c.compared;
       if (c.divergence) {
         part.divergent.push({ brokerId: b.id, ...c.divergence });

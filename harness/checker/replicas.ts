@@ -80,6 +80,8 @@ export interface PartitionAgreement {
   hashes: Record<number, string>;
   /** null: not evaluated (the driver reads no replica digests). */
   agree: boolean | null;
+  /** Replicas whose bytes below upTo their broker could not read, with what it answered (they do not agree). */
+  unreadable?: Record<number, string>;
 }
 
 export async function checkReplicaAgreement(source: ReplicaSource, topic: string, partitions: number[]): Promise<PartitionAgreement[]> {
@@ -89,10 +91,23 @@ export async function checkReplicaAgreement(source: ReplicaSource, topic: string
     const first = await replicaStates(source, topic, p, 0);
     if (first.length === 0) throw new Error(`log-hash ${topic}-${p}: no broker holds a replica`);
     const upTo = Math.min(...first.map((s) => s.hw));
-    const states = await replicaStates(source, topic, p, upTo);
-    const hashes = Object.fromEntries(states.map((s) => [s.brokerId, s.hash]));
+    // A replica whose bytes below upTo cannot be read (its broker answers a storage error: a bad
+    // block, a file rewritten under it) does not agree: it is named with what its broker said.
+    const hashes: Record<number, string> = {};
+    const unreadable: Record<number, string> = {};
+    await Promise.all(
+      first.map(async (s) => {
+        try {
+          const d = await source.replicaDigest(s.brokerId, topic, p, upTo);
+          if (d) hashes[s.brokerId] = d.hash;
+        } catch (err) {
+          unreadable[s.brokerId] = (err as Error).message;
+          hashes[s.brokerId] = `unreadable: ${(err as Error).message.slice(0, 200)}`;
+        }
+      }),
+    );
     const leaderHw = first.find((s) => s.brokerId === leader)?.hw ?? -1;
-    out.push({ partition: p, leader, upTo, leaderHw, hashes, agree: new Set(states.map((s) => s.hash)).size <= 1 });
+    out.push({ partition: p, leader, upTo, leaderHw, hashes, agree: new Set(Object.values(hashes)).size <= 1, ...(Object.keys(unreadable).length ? { unreadable } : {}) });
   }
   return out;
 }

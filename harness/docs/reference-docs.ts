@@ -2,6 +2,7 @@
 // schema-fields.ts, and SCENARIO_FIELD_HELP), the settings tables (engine/settings and the client
 // settings), the fault kinds and the target systems (their registries). Each is a block between
 // markers in a hand-written page (docs-command.ts writes them; docs.test.ts checks they are fresh).
+import { DATA_FILE_SETS, type DataFileSets } from '../targets/data-files.ts';
 import { FAULTS, FAULT_KINDS, canDeliver, isLasting } from '../faults/registry.ts';
 import { TARGETS, TARGET_KINDS, capabilitiesOf } from '../targets/registry.ts';
 import { SCENARIO_SETTINGS } from '../../engine/settings/registry.ts';
@@ -82,6 +83,14 @@ function refusals(kind: (typeof TARGET_KINDS)[number]): string[] {
 }
 
 /** One section per target kind, from its registry row. */
+/** One line per named file set: what it is on this system, or why it has none. */
+function dataFileLines(files: DataFileSets): string[] {
+  return DATA_FILE_SETS.map((n) => {
+    const set = files.sets[n];
+    return set ? `- \`${n}\`: ${set.describe}` : `- \`${n}\`: none (${files.lacks[n] ?? 'no equivalent'})`;
+  });
+}
+
 export function systemsMarkdown(): string {
   return TARGET_KINDS.map((k) => {
     const t = TARGETS[k];
@@ -102,6 +111,7 @@ export function systemsMarkdown(): string {
       ...(c.crashStateCheck ? [`- crash states checked: ${c.crashStateCheck === 'boot' ? 'by booting the system on every state' : 'offline, by its own recovery code on the host'}`] : []),
       ...(t.notInMainSuite ? [`- tests: ${t.notInMainSuite}`] : []),
       ...(lacks.length ? ['', 'What it cannot be asked:', '', ...lacks] : []),
+      ...(c.dataFiles ? ['', "Its data files as a file fault's `files:` names them:", '', ...dataFileLines(c.dataFiles)] : []),
       ...(refused.length ? ['', 'Settings it refuses (`scenario check` names the field and why):', '', ...refused] : []),
     ].join('\n');
   }).join('\n\n');

@@ -15,6 +15,7 @@ import { FROM_EXPECTED, LINKS_EXPECTED, parseFrom, parseLinks } from '../net/par
 import { partitionScenarioIssues } from './partition-checks.ts';
 import { LOSS_EXPECTED, RATE_EXPECTED, parseLoss, parseRate, slowLinkScenarioIssues } from './slow-link-checks.ts';
 import { ON_CUT_POLICIES } from '../disk/on-cut.ts';
+import { FILE_KIND_ROWS } from './file-faults/file-kinds.ts';
 
 import { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind } from '../model/kinds.ts';
 export { FAULT_ACTIONS, FAULT_KINDS, type FaultAction, type FaultKind };
@@ -68,6 +69,11 @@ export interface FaultKindSpec {
   ownCell?: boolean;
   /** It acts on the lab network (each broker its own host): a scenario with it runs its cells in namespaces (cluster.network). */
   needsLabNetwork?: boolean;
+  /**
+   * What this kind asks of the cell's target beyond the action (a file fault's `files:` must name a
+   * set the system has); `system`: the target's kind, as the refusal names it.
+   */
+  checkTarget?(fault: Record<string, unknown>, target: TargetCapabilities, system: string): FaultScenarioIssue[];
   /** The run's disk model id (run.json diskModel) when this kind decides it, from the target's fault disk and the scenario's disk model. */
   diskModel?(faultDisk: 'guest' | 'host' | null, vmDiskModel: string | undefined): string;
 }
@@ -224,6 +230,7 @@ export const FAULTS: Record<FaultKind, FaultKindSpec> = {
     deliver: async (cluster, ids) => (await import('./disk-full.ts')).fillDisks(cluster, ids),
     heal: async (_cluster, _ids, { cut }) => (await import('./disk-full.ts')).freeDisks(cut!),
   },
+  ...FILE_KIND_ROWS,
 };
 
 /** The kind acts on the lab network: its scenario's cells run in namespaces. */

@@ -5,11 +5,11 @@
 // so a name without a spec is a type error there.
 
 /** harness/faults/registry.ts: what a scenario's `faults:` entry can be. */
-export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states', 'move-leader', 'pause', 'partition', 'slow-link', 'disk-full'] as const;
+export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states', 'move-leader', 'pause', 'partition', 'slow-link', 'disk-full', 'corrupt-file', 'truncate-file', 'lost-write'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** harness/faults/registry.ts: what a target's clusters can do to a broker; a fault kind names the one it needs. */
-export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'] as const;
+export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'] as const;
 export type FaultAction = (typeof FAULT_ACTIONS)[number];
 
 /** harness/targets/registry.ts: how brokers are started. */
@@ -29,3 +29,7 @@ export const CLUSTER_NETWORKS = ['loopback', 'namespaces'] as const;
 export type ClusterNetwork = (typeof CLUSTER_NETWORKS)[number];
 /** What a `cluster.network` (or `network` setting) value must be, for error messages. */
 export const CLUSTER_NETWORK_EXPECTED = 'loopback | namespaces (namespaces: each broker its own host, a network namespace on a lab bridge)';
+
+/** harness/targets/data-files.ts: the named sets of a broker's data files a file fault's `files:` can say; each target maps them to its system's names. */
+export const DATA_FILE_SETS = ['newest-segment', 'older-segment', 'index', 'checkpoint', 'metadata'] as const;
+export type DataFileSetName = (typeof DATA_FILE_SETS)[number];

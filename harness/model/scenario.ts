@@ -65,7 +65,12 @@ export interface WorkloadSpec {
 }
 
 /** `followers`: the in-sync followers of partition 0's leader at the moment of the fault (harness/faults/victims.ts). */
-export type FaultVictims = { broker: number } | 'leader' | 'followers' | 'all';
+/**
+ * Whom a fault hits: a broker index, a list of them, or a role at the fault's moment (harness/faults/victims.ts):
+ * leader, followers (its in-sync followers), one (one in-sync follower), minority (floor((n-1)/2) brokers, followers
+ * first), majority (floor(n/2)+1: the leader and its followers first), all.
+ */
+export type FaultVictims = { broker: number } | { brokers: number[] } | 'leader' | 'followers' | 'one' | 'minority' | 'majority' | 'all';
 
 export type FaultWhen =
   /** Seconds since the load started (warm-up included). */

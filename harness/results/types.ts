@@ -207,6 +207,43 @@ export interface FaultOutcome {
   storageFailures?: StorageFailure[];
   /** disk-full: per broker id, its fault disk as the filler left it and as the heal gave it back (harness/faults/disk-full.ts). */
   filledDisks?: Record<string, FilledDisk>;
+  /** corrupt-file, truncate-file, lost-write: what the fault changed in the victims' data files (harness/faults/file-faults/). */
+  fileFault?: FileFaultRecord;
+}
+
+/** One change a file fault made to one data file, exactly: read back, the bytes at [offset, offset + length) hash to newSha256. */
+export interface FileChange {
+  broker: number;
+  /** The file, relative to the broker's data dir. */
+  file: string;
+  offset: number;
+  length: number;
+  sizeBefore: number;
+  sizeAfter: number;
+  /** SHA-256 (hex) of the bytes there before and after the change (a truncation: the bytes removed, and of nothing). */
+  oldSha256: string;
+  newSha256: string;
+  how: 'bit-flip' | 'truncate' | 'lost-write';
+}
+
+/** What a file fault did on its victims (harness/faults/file-faults/file-fault.ts). */
+export interface FileFaultRecord {
+  /** `files:` as written (a named set or a glob). */
+  files: string;
+  phase: 'running' | 'stopped';
+  /** phase stopped: how the victims were stopped before their files changed. */
+  stop?: 'clean' | 'kill';
+  /** The seed of the chunks' offsets and bits. */
+  seed: number;
+  changes: FileChange[];
+  /** Per victim, the files the selector matched at the fault's moment (relative paths). */
+  matched: Record<string, string[]>;
+  /** Victims on which the fault changed nothing (no file matched, or only empty ones): on them it did not fire. */
+  unchanged: number[];
+  /** lost-write: when the chunks were saved (ms since the epoch); the changes are the heal's. */
+  savedAtMs?: number;
+  /** lost-write: why its saved chunks were released without being put back (Ctrl-C). */
+  released?: string;
 }
 
 /** One broker's fault disk filled by fault disk-full: a filler file on the disk's root, outside the broker's data dir. */

@@ -16,6 +16,7 @@ import { healFault, injectFault } from '../faults/inject.ts';
 import { type FaultContext } from '../faults/fault-context.ts';
 import { FAULTS } from '../faults/registry.ts';
 import { recordHwBeforeFault } from '../checker/after-fault.ts';
+import type { DataFileSets } from '../targets/data-files.ts';
 
 export interface FiredFault {
   plan: FaultPlan;
@@ -50,6 +51,8 @@ export interface ScheduleOptions {
   signal: AbortSignal;
   /** The client driver: the HW before the trial's main entry (a driver whose produce answers carry it reads nothing), `followers` victims' ISR. */
   client?: Pick<ClusterClient, 'highWatermarks' | 'inSyncReplicas'>;
+  /** The target's data files (capabilities.dataFiles), for file faults. */
+  dataFiles?: DataFileSets;
   /** Just before the first entry is delivered (marks later produce failures as after the fault). */
   atFirst?: () => void;
   /** Just before the main entry (mainEntry()) is delivered: figures a restart would reset. */
@@ -143,7 +146,7 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       let cut: CutInfo;
       let targets: number[] = [];
       // One per entry: its start and its heal share it (what the heal undoes).
-      const fctx: FaultContext = { topic: opts.topic, fault: plan.fault, ...(opts.client ? { isr: opts.client } : {}), held: {} };
+      const fctx: FaultContext = { topic: opts.topic, fault: plan.fault, ...(opts.client ? { isr: opts.client } : {}), held: {}, seed: entrySeed(opts.seed, i), signal: opts.signal, ...(opts.dataFiles ? { dataFiles: opts.dataFiles } : {}) };
       try {
         targets = await resolveVictims(plan.fault.target, opts.cluster, opts.topic, opts.client);
         if (i === main) await Promise.all([opts.beforeMain?.(), opts.client ? recordHwBeforeFault(opts.client, opts.topic, opts.ledger) : undefined]);

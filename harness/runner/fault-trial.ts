@@ -132,6 +132,12 @@ export function suspicions(fired: FiredFault, acks: AckFigures, recovery: Recove
     if (full) out.push(full);
   }
   out.push(...fullDiskFindings(fired.cut, filledOnPurpose));
+  // A file fault that changed nothing on a victim did not fire there: the trial measured a restart, not the fault.
+  const ff = fired.cut.fileFault;
+  if (ff?.released) out.push(`${fired.plan.fault.kind}: ${ff.released}`);
+  else if (ff?.unchanged.length) {
+    out.push(`${fired.plan.fault.kind} did not fire on broker ${ff.unchanged.join(', ')}: files ${ff.files} matched ${ff.unchanged.map((id) => (ff.matched[String(id)] ?? []).length).join('/')} file(s) there and changed no byte`);
+  }
   const clean = recovery.recoveries.filter((r) => r.partitions.length > 0 && r.partitions.every((p) => p.cleanShutdown));
   if (clean.length) out.push(`broker ${clean.map((r) => r.brokerId).join(', ')} reported a clean shutdown after the kill (did the fault land?)`);
   if (recovery.caughtUp === false) out.push(`replicas had not caught up when checked: ${recovery.lagging}`);
@@ -184,6 +190,7 @@ export function faultTrial(args: {
       ...(fired.cut.diskAtCut ? { diskAtCut: fired.cut.diskAtCut } : {}),
       ...(fired.cut.storageFailures?.length ? { storageFailures: fired.cut.storageFailures } : {}),
       ...(fired.cut.filledDisks ? { filledDisks: fired.cut.filledDisks } : {}),
+      ...(fired.cut.fileFault ? { fileFault: fired.cut.fileFault } : {}),
     },
     // What a restart had to do (format a node whose disk kept nothing, create the topic again) is the
     // fault's measured consequence, said beside the result; a suspicion is doubt about the result.

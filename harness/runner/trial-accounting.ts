@@ -1,6 +1,7 @@
 // The honest-accounting parts of a trial, beside the checker's verdicts: the ledger's requests
 // by state (pending vs never sent), errors before and after the fault, replica agreement from
 // bytes (RF > 1), and the device's own flush count beside the brokers' self-reported one.
+import { fileFaultText } from '../faults/file-faults/file-fault.ts';
 import type { ClusterClient } from '../drivers/types.ts';
 import type { BrokerSummary, FilledDisk, ReplicaAgreement, Trial } from '../results/types.ts';
 import type { AckLedger } from '../history/ledger.ts';
@@ -86,7 +87,8 @@ export function faultLine(t: Trial): string {
     ? `restart ${sec(s.restartMs)}, leaders ${sec(s.electionMs)}, caught up ${sec(s.catchUpMs)}, ${s.isrMs === null ? `ISR short: ${s.isrShort ?? ''}` : `ISR whole ${sec(s.isrMs)} later`}; `
     : '';
   const filled = Object.entries(f.filledDisks ?? {}).map(([id, d]) => `; ${filledDiskText(Number(id), d)}`);
-  return `${window}; recovery ${f.recoverMs === undefined ? '-' : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}${filled.join('')}`;
+  const files = f.fileFault ? `; ${f.kind} changed ${fileFaultText(f.fileFault)}` : '';
+  return `${window}; recovery ${f.recoverMs === undefined ? '-' : sec(f.recoverMs)} (${stages}${rec})${extra.length ? `; ${extra.join(', ')}` : ''}${filled.join('')}${files}`;
 }
 
 /** "broker 1's disk filled: 1862.4 MiB filler (fallocate) in 0.3 s, 0.0 MiB left free of 1958.1 MiB; healed: 1863.0 MiB free" */

@@ -36,6 +36,7 @@ export async function driveTrialFault(ctx: CellContext, rep: number, setup: Tria
     stopLoad: () => res.stopLoad.abort(),
     signal: opts.signal,
     client: setup.client,
+    ...(ctx.caps.dataFiles ? { dataFiles: ctx.caps.dataFiles } : {}),
     atFirst: () => load.faultMark.abort(),
     beforeMain: async () => {
       // The load's step ends where the load stops (a kill, a cut); it runs through the others.

@@ -53,15 +53,21 @@ export function checkFaults(input: FaultChecksInput): ScenarioIssue[] {
         );
       }
     }
+    for (const target of kinds ?? []) {
+      if (!canDeliver(f.kind, capabilitiesOf(target).faultActions)) continue;
+      for (const x of FAULTS[f.kind].checkTarget?.(f as unknown as Record<string, unknown>, capabilitiesOf(target), target) ?? []) issues.push(src.issue(['faults', i, ...x.path], x.expected, x.found));
+    }
     // The kind's own demands on the scenario (e.g. crash states: one broker, one partition).
     for (const x of FAULTS[f.kind].checkScenario?.(f as unknown as Record<string, unknown>, cluster) ?? []) {
       issues.push(src.issue(x.topLevel ? x.path : ['faults', i, ...x.path], x.expected, x.found));
     }
-    if (typeof f.target === 'object' && cluster && f.target.broker >= cluster.brokers) {
-      issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${cluster.brokers - 1} | leader | followers | all`, String(f.target.broker)));
+    if (typeof f.target === 'object' && cluster) {
+      for (const b of 'broker' in f.target ? [f.target.broker] : f.target.brokers) {
+        if (b >= cluster.brokers) issues.push(src.issue(['faults', i, 'target'], `a broker id from 0 to ${cluster.brokers - 1} | leader | followers | one | minority | majority | all`, String(b)));
+      }
     }
-    if (f.target === 'followers' && cluster && (cluster.replicationFactor ?? cluster.brokers) < 2) {
-      issues.push(src.issue(['faults', i, 'target'], 'leader | all | a broker id with replicationFactor 1 (followers: the leader has none)', 'followers'));
+    if ((f.target === 'followers' || f.target === 'one') && cluster && (cluster.replicationFactor ?? cluster.brokers) < 2) {
+      issues.push(src.issue(['faults', i, 'target'], `leader | all | a broker id with replicationFactor 1 (${f.target}: the leader has none)`, f.target));
     }
     if (load) {
       const loadSec = load.warmupSec + load.durationSec;

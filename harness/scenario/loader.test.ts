@@ -551,7 +551,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause\|partition\|slow-link\|disk-full$/,
+    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause\|partition\|slow-link\|disk-full\|corrupt-file\|truncate-file\|lost-write$/,
     found: "'freeze'",
   },
   {
@@ -569,7 +569,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 5,
     column: 35,
     path: 'faults[0].target',
-    expected: /^a broker id from 0 to 2 \| leader \| followers \| all$/,
+    expected: /^a broker id from 0 to 2 \| leader \| followers \| one \| minority \| majority \| all$/,
     found: '3',
   },
   {

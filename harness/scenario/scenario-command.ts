@@ -45,7 +45,7 @@ function describe(s: Scenario): string {
     );
   }
   for (const f of s.faults) {
-    const target = typeof f.target === 'object' ? `broker ${f.target.broker}` : f.target;
+    const target = typeof f.target !== 'object' ? f.target : 'broker' in f.target ? `broker ${f.target.broker}` : `brokers ${f.target.brokers.join(', ')}`;
     const when =
       'at' in f.when ? `at ${f.when.at} s` : 'between' in f.when ? `between ${f.when.between[0]} and ${f.when.between[1]} s` : `after ${f.when.afterAcked} acked records`;
     lines.push(`fault: ${f.kind} of ${target}, ${when}${f.duration !== undefined ? `, for ${f.duration} s` : ''}`);

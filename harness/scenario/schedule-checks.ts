@@ -22,13 +22,17 @@ function startWindow(f: Fault): [number, number] | null {
 }
 
 function victimsText(t: FaultVictims): string {
-  return typeof t === 'object' ? `broker ${t.broker}` : t;
+  if (typeof t !== 'object') return t;
+  return 'broker' in t ? `broker ${t.broker}` : `brokers ${t.brokers.join(', ')}`;
 }
 
 /** Whether two targets may name one broker at once (leader and followers never do). */
 function mayShare(a: FaultVictims, b: FaultVictims): boolean {
   if (a === 'all' || b === 'all') return true;
-  if (typeof a === 'object' && typeof b === 'object') return a.broker === b.broker;
+  if (typeof a === 'object' && typeof b === 'object') {
+    const of = (t: typeof a) => ('broker' in t ? [t.broker] : t.brokers);
+    return of(a).some((x) => of(b).includes(x));
+  }
   if (typeof a === 'string' && typeof b === 'string') return a === b;
   return true; // leader or followers beside a broker index: it may be that broker
 }

@@ -102,9 +102,11 @@ export const workloadSchema = z.strictObject({
   consumers: consumersSchema,
 });
 
-const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | leader | followers | all', (v) => {
-  if (v === 'leader' || v === 'followers' || v === 'all') return v;
-  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return { broker: v };
+const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const faultTarget = leaf<FaultVictims>('a broker id (integer >= 0) | a list of them | leader | followers | one | minority | majority | all', (v) => {
+  if (v === 'leader' || v === 'followers' || v === 'one' || v === 'minority' || v === 'majority' || v === 'all') return v;
+  if (isIndex(v)) return { broker: v };
+  if (Array.isArray(v) && v.length > 0 && v.every(isIndex) && new Set(v).size === v.length) return { brokers: v };
   return undefined;
 });
 

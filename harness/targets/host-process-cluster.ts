@@ -146,6 +146,17 @@ export abstract class HostProcessCluster<Node extends HostNodeProcess> {
     return { brokerIds, atMs, liveAtCut, ...(await this.afterKill()) };
   }
 
+  /** A node's own shutdown (SIGTERM), SIGKILL after this long (a file fault's `stop: clean`). */
+  static readonly CLEAN_STOP_GRACE_MS = 30_000;
+
+  async stopCleanly(brokerIds: number[]): Promise<CutInfo> {
+    const { nodes, liveAtCut, atMs } = this.hit(brokerIds);
+    const how = await Promise.all(nodes.map((n) => n.stop(HostProcessCluster.CLEAN_STOP_GRACE_MS)));
+    const killed = brokerIds.filter((_, i) => how[i] === 'killed');
+    if (killed.length) this.log(`broker ${killed.join(', ')} did not stop within ${HostProcessCluster.CLEAN_STOP_GRACE_MS / 1000} s of SIGTERM: killed`);
+    return { brokerIds, atMs, liveAtCut };
+  }
+
   async pause(brokerIds: number[]): Promise<CutInfo> {
     const { nodes, liveAtCut, atMs } = this.hit(brokerIds);
     for (const n of nodes) n.freeze();

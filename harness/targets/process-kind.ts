@@ -3,6 +3,7 @@ import { diskVariesByCell } from '../model/disk-spec.ts';
 import { settingDefault } from '../../engine/settings/index.ts';
 import { DUROLAB_BROKER_PARTITION_COST } from './partition-limits.ts';
 import { KAFKA_STYLE_LOG_FILES } from './log-files.ts';
+import { DUROLAB_DATA_FILES } from './durolab-data-files.ts';
 import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, type TargetKindSpec } from './target-kind.ts';
 
 export const PROCESS_KIND: TargetKindSpec = {
@@ -17,9 +18,11 @@ export const PROCESS_KIND: TargetKindSpec = {
     // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
     // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
     // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
-    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'],
     ...HOST_ROUTE_CAPABILITIES,
     logFiles: KAFKA_STYLE_LOG_FILES,
+    // change-data-files: its data dirs are host directories (corrupt-file, truncate-file, lost-write; harness/faults/file-faults/).
+    dataFiles: DUROLAB_DATA_FILES,
     recoveryTimeoutMs: 30_000,
     drivers: ['http', 'kafka'],
     // durolab's fetch.max.bytes: the most its broker answers in one fetch.

@@ -135,7 +135,12 @@ class ProcessCluster implements FaultableCluster {
     return this.signalAll(brokerIds, 'SIGSTOP');
   }
 
-  private async signalAll(brokerIds: number[], signal: 'SIGKILL' | 'SIGSTOP'): Promise<CutInfo> {
+  /** The broker's own shutdown (SIGTERM: its logs closed, checkpoints and the clean-shutdown marker written). */
+  stopCleanly(brokerIds: number[]): Promise<CutInfo> {
+    return this.signalAll(brokerIds, 'SIGTERM');
+  }
+
+  private async signalAll(brokerIds: number[], signal: 'SIGKILL' | 'SIGSTOP' | 'SIGTERM'): Promise<CutInfo> {
     for (const id of brokerIds) this.cluster.broker(id); // unknown id: throw before signalling anything
     const liveAtCut = Object.fromEntries(brokerIds.map((id) => [id, this.cluster.broker(id).running]));
     const atMs = Date.now();

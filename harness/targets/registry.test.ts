@@ -13,7 +13,7 @@ import { TARGETS, TARGET_KINDS, capabilitiesOf, loadTarget } from './registry.ts
 const EXTERNAL = { bootstrap: ['127.0.0.1:9092'], kill: ['true'], restart: ['true'], pause: ['true'], resume: ['true'], partition: ['true'], heal: ['true'], powerCut: ['true'], commandTimeoutSec: 5 };
 // A planned move needs followers to move to: 3 brokers and the leader as its target; a lasting kind its duration.
 const faultScenario = (target: string, kind: string) =>
-  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}${kind === 'move-leader' || kind === 'partition' ? 'cluster: { brokers: 3 }\n' : ''}faults:\n  - { kind: ${kind}, target: ${kind === 'move-leader' || kind === 'partition' ? 'leader' : 'all'}, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''}${kind === 'slow-link' ? ', rate: 8mbit' : ''}${isLasting(kind as FaultKind) ? ', duration: 1s' : ''} }\n`;
+  `question: q\ntarget: ${target}\n${target === 'external' ? `external: ${JSON.stringify(EXTERNAL)}\n` : ''}${kind === 'move-leader' || kind === 'partition' ? 'cluster: { brokers: 3 }\n' : ''}faults:\n  - { kind: ${kind}, target: ${kind === 'move-leader' || kind === 'partition' ? 'leader' : 'all'}, when: { at: 2 }${kind === 'crash-states' ? ', states: 10' : ''}${kind === 'slow-link' ? ', rate: 8mbit' : ''}${kind === 'truncate-file' ? ', bytes: 1' : ''}${isLasting(kind as FaultKind) ? ', duration: 1s' : ''} }\n`;
 
 describe('fault and target registries', () => {
   it('every fault kind is delivered by at least one target', () => {

@@ -11,12 +11,13 @@ import type { FaultScenarioIssue } from '../model/scenario-issue.ts';
 import type { ExternalSpec } from '../model/external-spec.ts';
 import type { TrialStepDetail, TrialStepKey } from '../results/trial-steps.ts';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
-import type { FilledDisk, StorageFailure } from '../results/types.ts';
+import type { FileFaultRecord, FilledDisk, StorageFailure } from '../results/types.ts';
 import type { HostFaultDiskStart, RecordedDisk } from './host-fault-disks.ts';
 import type { CheckStateOptions, StateCheck } from '../disk/crash-states/check-state.ts';
 import type { LabNetwork } from '../net/lab-network.ts';
 import type { Endpoint } from '../net/partition.ts';
 import type { PartitionCost } from './partition-limits.ts';
+import type { DataFileSets } from './data-files.ts';
 
 export interface TargetBroker {
   id: number;
@@ -192,6 +193,8 @@ export interface CutInfo {
   storageFailures?: StorageFailure[];
   /** disk-full: per broker, its fault disk filled (the heal adds what it gave back). */
   filledDisks?: Record<number, FilledDisk>;
+  /** corrupt-file, truncate-file, lost-write: the bytes changed in the victims' data files (a lost write's heal adds its changes). */
+  fileFault?: FileFaultRecord;
 }
 
 /**
@@ -213,6 +216,12 @@ export interface FaultableCluster extends RunningCluster {
    * directories (harness/faults/disk-full.ts fills that filesystem).
    */
   faultDiskRoot?(brokerId: number): string | null;
+  /**
+   * Only on targets whose capabilities.faultActions include change-data-files: stops the brokers
+   * cleanly (SIGTERM: the system's own shutdown, flushes and checkpoints; SIGKILL after a grace)
+   * and waits until they are gone; restart() brings them back.
+   */
+  stopCleanly?(brokerIds: number[]): Promise<CutInfo>;
   /** Brings the brokers back on the same disks / data dirs (a broker still running is stopped first); waits until they serve. */
   /**
    * A cluster that delivers this kind itself instead of through the kind's own hooks
@@ -273,6 +282,8 @@ export interface TargetCapabilities {
   closedLoopDiskMBps?: number;
   /** The client drivers that can talk to its brokers (`workload.driver`). */
   drivers: readonly DriverName[];
+  /** Its brokers' data files as the file faults' named sets (harness/targets/data-files.ts); absent: no file fault can name them. */
+  dataFiles?: DataFileSets;
   /** How its brokers name their log segment and index files in a data dir (counted where dataOnHost); absent: not counted (harness/targets/log-files.ts). */
   logFiles?: LogFileNames;
   /** Its brokers are processes of this host (a kill leaves the host's page cache intact; no accelerator applies). */

@@ -27,6 +27,12 @@ export const EXTERNAL_FAULTS: Record<FaultKind, ExternalDelivery> = {
   'disk-full': { by: 'none', why: "its brokers' disks are not this host's: the lab cannot fill them" },
   'move-leader': { by: 'protocol', needs: 'elect-preferred-leader' },
   'crash-states': { by: 'none', why: "its brokers' disks are not this host's: no write log to build crash states from" },
+  ...Object.fromEntries(
+    (['corrupt-file', 'truncate-file', 'lost-write'] as const).map((k) => [
+      k,
+      { by: 'none', why: "its brokers' data dirs are on hosts the lab did not start, and no command template (e.g. a corruptFile over ssh) changes their files yet" } as const,
+    ]),
+  ) as Record<'corrupt-file' | 'truncate-file' | 'lost-write', ExternalDelivery>,
 };
 
 /** The fault actions target external offers: those of every kind the table delivers. */

@@ -2,6 +2,7 @@
 import { diskVariesByCell, DEFAULT_DISK_SPEC } from '../../model/disk-spec.ts';
 import type { PartitionCost } from '../partition-limits.ts';
 import { KAFKA_STYLE_LOG_FILES } from '../log-files.ts';
+import { KAFKA_DATA_FILES } from './kafka-data-files.ts';
 import { HOST_ROUTE_CAPABILITIES, hostBenchDisk, labNetworkReady, type TargetKindSpec } from '../target-kind.ts';
 import { kafkaSettingRefusal } from './settings-map.ts';
 
@@ -28,9 +29,11 @@ export const KAFKA_KIND: TargetKindSpec = {
     // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
     // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM;
     // shape-lab-network: its nodes in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
-    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk'],
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'],
     ...HOST_ROUTE_CAPABILITIES,
     logFiles: KAFKA_STYLE_LOG_FILES,
+    // change-data-files: its log dirs are host directories (corrupt-file, truncate-file, lost-write; harness/faults/file-faults/).
+    dataFiles: KAFKA_DATA_FILES,
     recoveryTimeoutMs: 60_000,
     drivers: ['kafka'],
     fetchLimit: KAFKA_FETCH_LIMIT,
