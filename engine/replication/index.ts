@@ -1,6 +1,6 @@
 // engine/replication: the replication logic (no HTTP). engine/server wraps it in processes and HTTP.
 export * from './types.ts';
-export { BrokerError, brokerErrorFromStorage, ERROR_STATUS, type KafkaErrorName } from './errors.ts';
+export { BrokerError, asBrokerError, brokerErrorFromStorage, ERROR_STATUS, type KafkaErrorName } from './errors.ts';
 export { Partition } from './partition.ts';
 export type {
   PartitionOptions,

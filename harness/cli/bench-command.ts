@@ -47,9 +47,10 @@ options:
   --list                list the shipped scenarios and the question each answers
   -h, --help            this text
 
-Faults (the scenario's faults:, a schedule applied in order within each trial; each entry has
-kind, target (leader, followers, all or a broker index), when (at, between or afterAcked, from
-the load's start) and, for a lasting kind, duration): each repetition of a cell is one trial on
+Faults (the scenario's faults:, a schedule applied in order within each trial, or the entry of
+faultSets: a cell's \`faults\` setting names; each entry has kind, target (leader, followers,
+one, minority, majority, all, a broker index or a list of them), when (at, between or afterAcked,
+from the load's start) and, for a lasting kind, duration): each repetition of a cell is one trial on
 a fresh cluster. The load runs through faults that leave brokers up and stops at a kill or a
 cut; every lasting fault is healed after its duration; the hit brokers are restarted on the
 same disks, recover, and the checker compares every acknowledged record with what they serve.

@@ -14,7 +14,19 @@ export interface InjectedError {
   length: number;
 }
 
+/** A byte range of the disk whose reads fail (fault kind read-error): EIO, or flipped bytes handed back while the stored ones stay. */
+export interface ReadErrorRange {
+  /** Bytes from the start of the disk, [from, to). */
+  from: number;
+  to: number;
+  mode: 'eio' | 'wrong-bytes';
+  /** Reads that touched it so far. */
+  hits: number;
+}
+
 export class DiskFaults {
+  /** Ranges whose reads fail now (set and cleared by the harness: fault kind read-error). */
+  private readErrors: ReadErrorRange[] = [];
   private writes = 0;
   private flushes = 0;
   /** data-write rules: matching writes seen so far, per rule. */
@@ -45,6 +57,24 @@ export class DiskFaults {
   /** Disarms every rule (tests: let the guest boot again after a sticky error). */
   clearRules(): void {
     this.errors.length = 0;
+  }
+
+  /** Arms read errors over these ranges (replacing any armed before); an empty list disarms them. Returns the ranges as armed. */
+  setReadErrors(ranges: ReadonlyArray<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>>): ReadErrorRange[] {
+    this.readErrors = ranges.map((r) => ({ from: r.from, to: r.to, mode: r.mode, hits: 0 }));
+    return this.readErrors;
+  }
+
+  /** The armed ranges with their hit counts so far. */
+  readErrorHits(): ReadErrorRange[] {
+    return this.readErrors.map((r) => ({ ...r }));
+  }
+
+  /** The first armed range a READ of [offset, offset + length) touches (counted as a hit), or null. */
+  readFault(offset: number, length: number): ReadErrorRange | null {
+    const r = this.readErrors.find((x) => offset < x.to && offset + length > x.from);
+    if (r) r.hits++;
+    return r ?? null;
   }
 
   /** Counts a WRITE (or TRIM/WRITE_ZEROES) and says whether it fails with EIO. */

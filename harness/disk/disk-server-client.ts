@@ -1,6 +1,7 @@
 // The harness's side of `durolab disk-server` (disk-server-command.ts): starts the process
 // under pdeathsig and in the process registry, waits for its ready line, and sends it the
 // disk's requests (cut, clean shutdown, report, close) as JSON lines.
+import type { ReadErrorRange } from './disk-faults.ts';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { hostClockOffsetUs } from '../../engine/common/clock.ts';
@@ -126,13 +127,23 @@ export class DiskServerProcess {
     else w.reject(new Error(`${this.name}: disk server: ${a.error ?? 'failed'}`));
   }
 
-  private request<T>(op: string): Promise<T> {
+  private request<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
     if (this.exited) return Promise.reject(new Error(`${this.name}: the disk server has exited`));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.child.stdin!.write(`${JSON.stringify({ id, op })}\n`);
+      this.child.stdin!.write(`${JSON.stringify({ id, op, ...args })}\n`);
     });
+  }
+
+  /** Arms read errors over these byte ranges of the disk (replacing earlier ones; [] disarms them): fault kind read-error. */
+  setReadErrors(ranges: ReadonlyArray<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>>): Promise<ReadErrorRange[]> {
+    return this.request('readErrors', { ranges });
+  }
+
+  /** The armed ranges and the reads that hit each so far. */
+  readErrorHits(): Promise<ReadErrorRange[]> {
+    return this.request('readErrorHits');
   }
 
   /** The NBD client is gone: apply the onCut policy to the volatile cache. */

@@ -12,6 +12,7 @@
 // Its write log is stamped on the harness's host clock: it adopts the harness's clock offset
 // (config clockOffsetUs) before the disk exists, so crash states compare those stamps with the
 // ack ledger's times with no offset between two processes in between (engine/common/clock.ts).
+import type { ReadErrorRange } from './disk-faults.ts';
 import { adoptHostClockOffset } from '../../engine/common/clock.ts';
 import { NbdDisk, type NbdDiskOptions } from './nbd-disk.ts';
 
@@ -90,9 +91,9 @@ export async function main(argv: string[]): Promise<number> {
         buf = buf.slice(nl + 1);
         if (!line) continue;
         queue = queue.then(async () => {
-          let req: { id?: number; op?: string };
+          let req: { id?: number; op?: string; ranges?: Array<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>> };
           try {
-            req = JSON.parse(line) as { id?: number; op?: string };
+            req = JSON.parse(line) as typeof req;
           } catch {
             send({ ok: false, error: `not JSON: ${line.slice(0, 80)}` });
             return;
@@ -103,11 +104,13 @@ export async function main(argv: string[]): Promise<number> {
               await disk.afterCleanShutdown();
               send({ id: req.id, ok: true });
             } else if (req.op === 'report') send({ id: req.id, ok: true, result: { report: disk.report(), summary: disk.summaryLine(), writeLogFull: disk.server.writeLogFull?.message ?? null } });
+            else if (req.op === 'readErrors') send({ id: req.id, ok: true, result: disk.faults.setReadErrors(req.ranges ?? []) });
+            else if (req.op === 'readErrorHits') send({ id: req.id, ok: true, result: disk.faults.readErrorHits() });
             else if (req.op === 'close') {
               await disk.close();
               send({ id: req.id, ok: true });
               resolve(0);
-            } else send({ id: req.id, ok: false, error: `unknown op ${JSON.stringify(req.op)} (cut | cleanShutdown | report | close)` });
+            } else send({ id: req.id, ok: false, error: `unknown op ${JSON.stringify(req.op)} (cut | cleanShutdown | report | readErrors | readErrorHits | close)` });
           } catch (err) {
             send({ id: req.id, ok: false, error: (err as Error).message });
           }

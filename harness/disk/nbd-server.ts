@@ -239,10 +239,16 @@ export class NbdServer {
               bad(`exceeds the ${MAX_REQUEST_BYTES}-byte request limit`);
               break;
             }
+            const failed = faults.readFault(req.offset, req.length);
+            if (failed?.mode === 'eio') {
+              reply(NBD_ERR.EIO);
+              break;
+            }
             const data = store.read(req.offset, req.length);
             this.counters.reads++;
             this.counters.bytesRead += req.length;
-            reply(0, data);
+            // wrong-bytes: the stored bytes stay; the reader gets every byte of the range with its lowest bit flipped.
+            reply(0, failed ? flipRange(data, req.offset, failed) : data);
             break;
           }
           case CMD.WRITE:
@@ -304,4 +310,13 @@ export class NbdServer {
     const lie = this.opts.store.liesAboutFlush && (e.op === 'flush' || e.fua);
     this.opts.writeLog?.append({ ...e, data: e.op === 'write' ? e.data : null, completeUs: hostClockUs(), ...(lie ? { notHonoured: true as const } : {}) });
   }
+}
+
+/** A copy of `data` (read at `offset`) with the bytes inside [r.from, r.to) each XORed with 1. */
+function flipRange(data: Buffer, offset: number, r: { from: number; to: number }): Buffer {
+  const out = Buffer.from(data);
+  const a = Math.max(0, r.from - offset);
+  const b = Math.min(out.length, r.to - offset);
+  for (let i = a; i < b; i++) out[i] = out[i]! ^ 1;
+  return out;
 }

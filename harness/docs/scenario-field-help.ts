@@ -110,7 +110,13 @@ export const SCENARIO_FIELD_HELP: Readonly<Record<string, string>> = {
   'faults[].chunks': 'corrupt-file, lost-write: chunks per matching file, 1-10000, default 1',
   'faults[].chunkBytes': 'corrupt-file (default 64), lost-write (default 4096): bytes per chunk, 1 B-16 MiB',
   'faults[].bytes': 'truncate-file: bytes cut off the end of each matching file (or fraction:)',
+  'faults[].mode': 'read-error: eio (default: the read fails) or wrong-bytes (flipped bytes handed back, the stored ones unchanged)',
+  'faults[].blocks': 'read-error: 4 KiB blocks of each matching file that fail, at seeded places; default all of them',
   'faults[].fraction': 'truncate-file: the fraction of each matching file cut off its end, 0 < F <= 1 (1: to zero bytes)',
+  targetSettings:
+    "settings for one target's cells only, by the matrix's target axis value (e.g. durolab: { segment.bytes: 1MiB } where NATS has no equivalent); merged into that target's cells",
+  faultSets:
+    "named fault schedules, each a list as faults: is; a cell runs the one its `faults` setting names (matrix: faults: [a, b] compares them in one run), a cell that names none runs faults:",
   expectations: 'what must hold, e.g. "ackedLost == 0 where flush == per-batch in every trial": each ends PASS, FAIL or NOT EVALUATED',
   requiresRoot: 'the scenario writes host sysctls (vm.*) and needs root and --allow-host-sysctl',
 };

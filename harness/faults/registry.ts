@@ -46,6 +46,11 @@ export interface FaultKindSpec {
    * Idempotent and quiet about brokers that are gone. `cut`: what its deliver returned (the heal may add to it).
    */
   heal?(cluster: FaultableCluster, brokerIds: number[], ctx: FaultContext): Promise<void>;
+  /**
+   * A lasting kind whose `duration` may be left out: its heal then runs when the trial ends (after
+   * recovery and the check: a read-error's bad blocks stay bad through them), Ctrl-C included.
+   */
+  healOptional?: boolean;
   /** The load keeps running through the fault; false: the load stops at the delivery (a cut: requests to a dead broker only fail). */
   loadRunsThrough: boolean;
   /** The hit brokers are down afterwards: recovery restarts them before the check (false: it waits for leaders, catch-up and the ISR only). */
@@ -241,6 +246,11 @@ export function needsLabNetwork(kind: FaultKind): boolean {
 /** A kind that lasts (has a heal phase): its entries need `duration:`. */
 export function isLasting(kind: FaultKind): boolean {
   return FAULTS[kind].heal !== undefined;
+}
+
+/** A lasting kind whose entries may leave out `duration` (healed at the trial's end). */
+export function healsAtTrialEnd(kind: FaultKind): boolean {
+  return FAULTS[kind].healOptional === true;
 }
 
 export const faultKindSchema = z.enum(FAULT_KINDS);

@@ -5,11 +5,11 @@
 // so a name without a spec is a type error there.
 
 /** harness/faults/registry.ts: what a scenario's `faults:` entry can be. */
-export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states', 'move-leader', 'pause', 'partition', 'slow-link', 'disk-full', 'corrupt-file', 'truncate-file', 'lost-write'] as const;
+export const FAULT_KINDS = ['power-cut', 'process-kill', 'crash-states', 'move-leader', 'pause', 'partition', 'slow-link', 'disk-full', 'corrupt-file', 'truncate-file', 'lost-write', 'read-error'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** harness/faults/registry.ts: what a target's clusters can do to a broker; a fault kind names the one it needs. */
-export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'] as const;
+export const FAULT_ACTIONS = ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files', 'fail-disk-reads'] as const;
 export type FaultAction = (typeof FAULT_ACTIONS)[number];
 
 /** harness/targets/registry.ts: how brokers are started. */

@@ -135,9 +135,16 @@ export interface Scenario {
   /** target: external: the cluster's bootstrap servers and fault commands. */
   external?: ExternalSpec;
   faults: Fault[];
+  /** Named fault schedules (`faultSets:`): a cell whose `faults` setting names one runs it instead of `faults`. */
+  faultSets: Record<string, Fault[]>;
   expectations: Expectation[];
   /** Set on the process target when cells write host-global sysctls: the runner must be told it may. */
   requiresRoot?: boolean;
   /** The file's content as parsed YAML, for run.json. */
   raw: unknown;
+}
+
+/** Every fault entry a scenario may run: its `faults:` and every schedule of `faultSets:` (what its targets must be ready for). */
+export function everyFaultEntry(s: { faults?: readonly Fault[]; faultSets?: Readonly<Record<string, readonly Fault[]>> }): Fault[] {
+  return [...(s.faults ?? []), ...Object.values(s.faultSets ?? {}).flat()];
 }

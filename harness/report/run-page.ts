@@ -13,6 +13,7 @@ import { environmentTable, expectationsTable, lossTable, summaryTable } from './
 import { cycleSection } from './cycle-section.ts';
 import { hasFaultTrials, lossDistributionTable, lossWindowChart } from './loss-section.ts';
 import { recountTable } from './recount-section.ts';
+import { fileFaultTable } from './file-fault-section.ts';
 import { recoveryTable } from './recovery-section.ts';
 import { predictionTable } from './prediction-section.ts';
 import { frontierCharts, frontierSection } from './frontier-section.ts';
@@ -177,6 +178,7 @@ A cell's row gives its whole ledger; with several trials, its loss window, recov
 <h3>Integrity and accounting</h3>
 <p class="muted">Replicas are compared on the host from their stored bytes (offset, size, CRC of every batch below the leader's HW). Flushes: the brokers' own counter beside the device's (/proc/diskstats). Errors after a fault (refused connections, mostly) are counted apart; a request is pending only once written to a connected socket.</p>
 <div class="table-wrap">${accountingTable(run)}</div>
+${fileFaultTable(run)}
 ${lossFigures(run, lossChart)}
 </section>
 ${crashStatesSection(run, crashCharts.map(chartBlock))}

@@ -1,4 +1,5 @@
 // The terminal summary at the end of a bench: one row per cell, then the expectations.
+import { FILE_FAULT_CAPTION, FILE_FAULT_HEADERS, fileFaultCells, fileFaultRows } from '../results/file-fault-outcomes.ts';
 import { renderTable } from '../../engine/common/text-table.ts';
 import type { RunResult } from '../results/types.ts';
 import { STATE_LABEL, expectationState } from '../results/verdict.ts';
@@ -66,6 +67,8 @@ export function summaryTable(run: RunResult): string {
   if (corrected) out.push('', corrected);
   const accounting = accountingLines(run);
   if (accounting.length) out.push('', ...accounting);
+  const rotten = fileFaultRows(run);
+  if (rotten.length) out.push('', `bad blocks: ${FILE_FAULT_CAPTION}.`, renderTable([...FILE_FAULT_HEADERS], rotten.map(fileFaultCells), () => false));
   const ramps = run.cells.filter((c) => c.steadiness?.state === 'ramping').map((c) => `  ${c.id}: ${c.steadiness!.reason}`);
   if (ramps.length) out.push('', 'not steady (the figures above average a ramp, not a steady state; harness/results/steady-state.ts):', ...ramps);
   const notes = run.cells.filter((c) => c.note).map((c) => `  ${c.id}: ${c.note}`);

@@ -242,9 +242,32 @@ export interface FileFaultRecord {
   unchanged: number[];
   /** lost-write: when the chunks were saved (ms since the epoch); the changes are the heal's. */
   savedAtMs?: number;
+  /** read-error: the disk ranges that fail their reads, per victim and file. */
+  readErrors?: ReadErrorRecord[];
+  /** read-error: per victim, the reads that hit its failing ranges (read after the check, or at the heal). */
+  readHits?: Record<string, number>;
   /** lost-write: why its saved chunks were released without being put back (Ctrl-C). */
   released?: string;
+  /**
+   * Each change read back from the victim's file after recovery and the check: still as the fault
+   * left it, rewritten by the system (refetched, repaired), cut off or gone (its recovery truncated
+   * or deleted the file). What the system did about the bad bytes, beside what the check found.
+   */
+  afterCheck?: Array<{ broker: number; file: string; offset: number; state: FileChangeState }>;
 }
+
+/** One range of a victim's disk that fails its reads (fault kind read-error): the file's bytes at fileOffset, the disk's [deviceFrom, deviceTo). */
+export interface ReadErrorRecord {
+  broker: number;
+  file: string;
+  fileOffset: number;
+  deviceFrom: number;
+  deviceTo: number;
+  mode: 'eio' | 'wrong-bytes';
+}
+
+/** A changed range after recovery: as the fault left it, rewritten, cut off (the file ends before it), or the file gone. */
+export type FileChangeState = 'as-changed' | 'rewritten' | 'cut-off' | 'gone';
 
 /** One broker's fault disk filled by fault disk-full: a filler file on the disk's root, outside the broker's data dir. */
 export interface FilledDisk {

@@ -158,7 +158,12 @@ export async function driveSchedule(opts: ScheduleOptions): Promise<ScheduleOutc
       } finally {
         if (!spec.loadRunsThrough) opts.stopLoad();
       }
-      if (spec.heal) {
+      if (spec.heal && plan.fault.duration === undefined && spec.healOptional) {
+        // No duration: it lasts through recovery and the check; the attempt's release heals it (Ctrl-C included).
+        let healed: Promise<void> | null = null;
+        const entry = entries[i]!;
+        opts.onLasting?.(() => (healed ??= healFault(plan.fault, opts.cluster, targets, fctx).then(() => void (entry.healedAtMs = Date.now()))));
+      } else if (spec.heal) {
         const entry = entries[i]!;
         const pending = new PendingHeal(() => healFault(plan.fault, opts.cluster, targets, fctx), cut.atMs + (plan.fault.duration ?? 0) * 1000, opts.signal, (at) => (entry.healedAtMs = at));
         heals.push(pending);

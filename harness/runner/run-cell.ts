@@ -42,7 +42,7 @@ export async function runCell(
   const cellDir = store.cellDir(index, cell.id);
   // A fault kind whose cell is its own trial (crash states) runs it through the same target and driver.
   // measure: throughput (a frontier's performance cell) runs without the scenario's fault.
-  const cellFaults = faultsOfCell(scenario.faults, settings.values);
+  const cellFaults = faultsOfCell(scenario, settings.values);
   const cellFault = cellFaults[0];
   // A kind with its own cell is alone in its schedule (scenario check: schedule-checks.ts).
   const ownCell = cellFault && FAULTS[cellFault.kind].ownCell ? ownCellRunner(cellFault.kind) : undefined;

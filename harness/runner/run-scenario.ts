@@ -3,7 +3,7 @@
 // interrupted run keeps what finished.
 import { randomInt } from 'node:crypto';
 import { execa } from 'execa';
-import type { Scenario, MatrixCell } from '../model/scenario.ts';
+import { everyFaultEntry, type Scenario, type MatrixCell } from '../model/scenario.ts';
 import type { ResolvedSettings } from '../model/settings.ts';
 import { hostGlobalWrite } from '../scenario/settings.ts';
 import { cellSettings, evaluateExpectations } from '../scenario/index.ts';
@@ -62,6 +62,7 @@ export async function runScenario(opts: RunOptions): Promise<RunOutcome> {
       workload: scenario.workload,
       cluster: scenario.cluster,
       ...(scenario.faults.length ? { faults: scenario.faults, faultSeed: baseSeed } : {}),
+      ...(Object.keys(scenario.faultSets).length ? { faultSets: scenario.faultSets, faultSeed: baseSeed } : {}),
       ...(scenario.vm ? { vm: scenario.vm } : {}),
     },
     target: opts.target.kind,
@@ -160,7 +161,7 @@ function cellDriverName(settings: ResolvedSettings, workloadDriver: DriverName):
 
 /** Trials that keep disk images (host-route fault disks under a fault that cuts power) and one trial's images at most. */
 function evidenceSpaceNeed(scenario: Scenario, defaultTarget: TargetKind): EvidenceSpaceNeed {
-  const fault = scenario.faults.find((f) => FAULTS[f.kind].needs === 'cut-power');
+  const fault = everyFaultEntry(scenario).find((f) => FAULTS[f.kind].needs === 'cut-power');
   if (!fault || FAULTS[fault.kind].ownCell) return { trials: 0, perTrialBytes: 0 };
   let trials = 0;
   let perTrialBytes = 0;

@@ -16,6 +16,8 @@ import { brokerFigures, type FiguresReading } from './broker-figures.ts';
 import { addAgreementTo, replicaAgreement, withDeviceFlushes } from './trial-accounting.ts';
 import { predictTrialLoss } from './loss-window.ts';
 import { TrialUnavailableError } from './unavailable-trial.ts';
+import { afterCheckText, readBackChanges } from '../faults/file-faults/file-fault.ts';
+import { recordReadHits } from '../faults/file-faults/read-error.ts';
 import { ClusterUnavailableError } from '../faults/recover.ts';
 import { CHECK_FILE, LEDGER_FILE, writeFailedCheck, writeLedger, type TrialEvidence } from './trial-evidence.ts';
 import type { TrialClock } from './trial-clock.ts';
@@ -83,6 +85,13 @@ export async function checkFaultTrial(ctx: CellContext, i: CheckInputs, schedule
     throw new Error(`rep ${rep + 1}: recovery or check after the fault failed (${message}); evidence kept in ${repDir} (${LEDGER_FILE}, ${CHECK_FILE}, broker logs, disk images)`);
   });
   const agreement = await replicaAgreement(client, scenario.cluster.topic, ledger.partitions(), rf, caps.dataOnHost);
+  // What the system did about a file fault's bad bytes: each changed range read back from the victim's file.
+  if (fired.cut.fileFault) {
+    // Read errors still armed (no duration): the reads that hit them up to now; a healed entry recorded its own.
+    if (fired.cut.fileFault.readErrors && !fired.cut.fileFault.readHits) await recordReadHits(i.cluster as FaultableCluster, fired.cut.fileFault);
+    readBackChanges(i.cluster, fired.cut.fileFault);
+    log(`rep ${rep + 1}: ${fired.plan.fault.kind} after recovery: ${afterCheckText(fired.cut.fileFault)}`);
+  }
   // The device's flushes over the window the brokers' counters cover: up to the reading's answer.
   ctx.figures.broker = beforeFault
     ? withDeviceFlushes(

@@ -123,7 +123,9 @@ function checkFaultDriverNeeds(src: SourceFile, input: ClientSettingsInput, cell
     const needs: Array<[keyof DriverCapabilities, PropertyKey, string, (kind: TargetKind | null) => boolean]> = [];
     const spec = FAULTS[f.kind];
     if (spec?.needsDriver) needs.push([spec.needsDriver, 'kind', `fault ${f.kind}`, (kind) => kind === null || (spec.needsDriverOn?.(capabilitiesOf(kind)) ?? true)]);
-    if (f.target === 'followers') needs.push(['isr', 'target', "target followers (the leader's in-sync followers)", () => true]);
+    if (f.target === 'followers' || f.target === 'one' || f.target === 'minority' || f.target === 'majority') {
+      needs.push(['isr', 'target', `target ${f.target} (read from the leader's in-sync replicas)`, () => true]);
+    }
     for (const [need, field, what, appliesOn] of needs) {
       const lacking = [...new Set(pairs.filter((p) => appliesOn(p.kind) && isDriverName(p.driver) && !DRIVERS[p.driver].capabilities[need]).map((p) => p.driver))];
       if (lacking.length === 0) continue;

@@ -9,6 +9,7 @@
 // is what the target's fault disk takes at most (capabilities.closedLoopDiskMBps, an upper bound).
 // Load seconds: to the latest moment of the fault when it stops the load (a cut, a kill), the
 // whole warm-up + duration otherwise; a crash-states trial loads closed-loop until its cut.
+import { faultsOfCell } from './trial-judgement.ts';
 import { cellCluster } from './cell-cluster.ts';
 import { capabilitiesOf } from '../targets/registry.ts';
 import { wantsFaultDisk } from '../faults/scenario-wants.ts';
@@ -47,7 +48,7 @@ export function estimateDiskVolume(s: Scenario, cell: MatrixCell): DiskVolumeEst
   if (!onFaultDisk || caps.closedLoopDiskMBps === undefined) return null;
   const w = s.workload;
   // The entry that stops the load (a cut, a kill); the load runs through the others (a pause, a full disk) to its end.
-  const fault = s.faults.find((f) => !FAULTS[f.kind].loadRunsThrough);
+  const fault = faultsOfCell(s, { ...s.settings, ...cell.params }).find((f) => !FAULTS[f.kind].loadRunsThrough);
   const crashStates = fault?.kind === 'crash-states';
   const lastMoment = fault && 'at' in fault.when ? fault.when.at : fault && 'between' in fault.when ? fault.when.between[1] : null;
   const loadSec = crashStates && lastMoment !== null ? lastMoment : Math.min(w.warmupSec + w.durationSec, lastMoment ?? Infinity);

@@ -211,7 +211,7 @@ function evaluateOne(scenario: Scenario, e: Expectation, cells: CellResult[]): E
   // A cell that measures throughput runs without the scenario's fault: its trials have none to miss.
   const withParams = cells.map((cell) => {
     const params = paramsOfResult(scenario, cell);
-    return { cell, params, hasFault: faultOfCell(scenario.faults, params) !== undefined };
+    return { cell, params, hasFault: faultOfCell(scenario, params) !== undefined };
   });
   const leftCells = withParams.filter((c) => matchesWhere(c.params, e.left.where));
 

@@ -20,6 +20,9 @@ const SHIPPED = [
   'nats-power-cut-late',
   'planned-leader-move',
   'disk-full',
+  'corrupt-minority',
+  'cords-table',
+  'nats-meta-emptied',
   'durability-frontier',
   'lagging-consumer',
   'zero-copy',
@@ -217,6 +220,16 @@ describe('shipped scenarios', () => {
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
         expect(s.faults[0]).toMatchObject({ kind: 'disk-full', target: 'leader', duration: 5 });
         expect(s.expectations.map((e) => e.expression)).toEqual(expect.arrayContaining(['lostBeyondPrediction == 0 in every trial', 'corrupt == 0 in every trial']));
+      } else if (name === 'corrupt-minority' || name === 'cords-table') {
+        // Bad blocks on the three systems, each through its own driver; a row per fault schedule (faultSets:).
+        expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka', 'nats']);
+        for (const c of s.matrix) expect(c.params.driver, c.id).toBe(c.params.target === 'nats' ? 'nats' : 'kafka');
+        expect(s.matrix.every((c) => typeof c.params.faults === 'string' && s.faultSets[c.params.faults as string])).toBe(true);
+        expect(s.expectations.map((e) => e.expression)).toContain('corrupt == 0 in every trial');
+      } else if (name === 'nats-meta-emptied') {
+        expect(s.target).toBe('nats');
+        expect(s.faults[0]).toMatchObject({ kind: 'truncate-file', target: 'all', files: { set: 'metadata' }, fraction: 1, stop: 'clean' });
+        expect(s.expectations.map((e) => e.expression)).toContain('ackedLost == 0 in every trial');
       } else if (LASTING_FAULT_SCENARIOS.includes(name)) {
         // Both engines through the same Kafka client; a partition runs them in namespaces; nothing may be corrupt.
         expect([...new Set(s.matrix.map((c) => c.params.target))].sort()).toEqual(['durolab', 'kafka']);
@@ -305,7 +318,7 @@ describe('shipped scenarios', () => {
 describe('finding files', () => {
   it('an unknown name lists the available scenarios', () => {
     expect(() => loadScenario('acks-al', { scenariosDir: SCENARIOS })).toThrow(
-      /unknown scenario 'acks-al' \(no .*acks-al\.yaml\); did you mean 'acks-all'\?; available: acks-all, crash-states-io-modes, dirty-writeback,/,
+      /unknown scenario 'acks-al' \(no .*acks-al\.yaml\); did you mean 'acks-all'\?; available: acks-all, cords-table, corrupt-minority, crash-states-io-modes, dirty-writeback,/,
     );
     expect(() => loadScenario('zzz', { scenariosDir: SCENARIOS })).toThrow(/unknown scenario 'zzz' \(no .*\); available: /);
   });
@@ -551,7 +564,7 @@ const MALFORMED: Array<{ name: string; text: string; line: number; column: numbe
     line: 3,
     column: 13,
     path: 'faults[0].kind',
-    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause\|partition\|slow-link\|disk-full\|corrupt-file\|truncate-file\|lost-write$/,
+    expected: /^power-cut\|process-kill\|crash-states\|move-leader\|pause\|partition\|slow-link\|disk-full\|corrupt-file\|truncate-file\|lost-write\|read-error$/,
     found: "'freeze'",
   },
   {

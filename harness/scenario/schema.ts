@@ -163,7 +163,7 @@ export const faultSchema = z
     ...kindFields,
   })
   .superRefine((f, ctx) => {
-    if (isLasting(f.kind) && f.duration === undefined) {
+    if (isLasting(f.kind) && f.duration === undefined && !FAULTS[f.kind].healOptional) {
       ctx.addIssue({ code: 'custom', message: `expected duration: S with a ${f.kind} fault (how long it lasts before its heal)`, path: ['duration'], input: undefined, params: { found: 'none' } });
     }
     if (!isLasting(f.kind) && f.duration !== undefined) {
@@ -194,7 +194,11 @@ export const SECTION_SCHEMAS = {
   settings: settingsSchema.prefault({}),
   matrix: matrixSchema.optional(),
   workload: workloadSchema.prefault({}),
+  /** Settings for one target's cells only (a setting another target of the axis has no equivalent for). */
+  targetSettings: z.partialRecord(z.enum(TARGET_AXIS_VALUES), settingsSchema).optional(),
   faults: faultsSchema,
+  /** Named fault schedules a cell picks with the `faults` setting (a matrix axis over fault schedules). */
+  faultSets: z.record(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'a name of lowercase letters, digits, . _ -'), z.array(faultSchema).min(1)).optional(),
   expectations: expectationsSchema,
   requiresRoot: z.boolean().optional(),
 } as const;
@@ -222,6 +226,10 @@ export function knownKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[]
       return [...SETTING_NAMES, 'target', 'include', 'exclude'];
     case 'faults':
       return rest[1] === 'when' ? WHEN_KEYS : Object.keys(faultSchema.shape);
+    case 'targetSettings':
+      return rest.length === 0 ? [...TARGET_AXIS_VALUES] : SETTING_NAMES;
+    case 'faultSets':
+      return rest.length < 2 ? [] : rest[2] === 'when' ? WHEN_KEYS : Object.keys(faultSchema.shape);
     default:
       return [];
   }

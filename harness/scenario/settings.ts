@@ -73,6 +73,19 @@ export const CLIENT_SETTINGS: Readonly<Record<string, ClientSettingSpec>> = {
     label: (v) => (v === 'throughput' ? 'throughput run' : 'loss run'),
   },
   /**
+   * Which fault schedule the cell runs: the name of an entry of the scenario's `faultSets:`, so one
+   * run compares fault schedules cell by cell (scenarios/corrupt-minority.yaml). A cell that
+   * names none runs the scenario's `faults:`.
+   */
+  faults: {
+    defaultText: "none: the cell runs the scenario's faults:",
+    help: "which of the scenario's faultSets: the cell's trials run, by name (a matrix axis over fault schedules)",
+    expected: 'the name of an entry of faultSets: (lowercase letters, digits, . _ -)',
+    parse: (v) => (typeof v === 'string' && /^[a-z0-9][a-z0-9._-]*$/.test(v) ? v : undefined),
+    display: (v) => String(v),
+    label: (v) => String(v),
+  },
+  /**
    * The page cache under the workload's consumers: cold drops it (sync, then vm.drop_caches=1)
    * before each consumer group starts, so a group that starts behind reads from the device. On a
    * target whose page cache is the host's it needs --allow-host-sysctl, as the vm.* sysctls do.

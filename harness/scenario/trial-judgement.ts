@@ -6,13 +6,26 @@ import type { SettingValue } from './settings.ts';
 import type { Fault } from '../model/scenario.ts';
 
 /** The fault a cell runs under (its schedule's first entry): the scenario's, except in a cell that measures throughput (measure: throughput). */
-export function faultOfCell(faults: readonly Fault[], values: Readonly<Record<string, SettingValue>>): Fault | undefined {
-  return faultsOfCell(faults, values)[0];
+export function faultOfCell(scenario: CellFaultSource, values: Readonly<Record<string, SettingValue>>): Fault | undefined {
+  return faultsOfCell(scenario, values)[0];
 }
 
-/** The fault schedule a cell runs under: the scenario's `faults:`, none in a cell that measures throughput. */
-export function faultsOfCell(faults: readonly Fault[], values: Readonly<Record<string, SettingValue>>): readonly Fault[] {
-  return values.measure === 'throughput' ? [] : faults;
+/** What a cell's schedule is chosen from. */
+export type CellFaultSource = { faults: readonly Fault[]; faultSets?: Readonly<Record<string, readonly Fault[]>> };
+
+/**
+ * The fault schedule a cell runs under: the `faultSets:` entry its `faults` setting names, else
+ * the scenario's `faults:`; none in a cell that measures throughput.
+ */
+export function faultsOfCell(scenario: CellFaultSource, values: Readonly<Record<string, SettingValue>>): readonly Fault[] {
+  if (values.measure === 'throughput') return [];
+  const named = values.faults;
+  if (typeof named === 'string') {
+    const set = scenario.faultSets?.[named];
+    if (!set) throw new Error(`faults: ${named}: no such entry of faultSets: (${Object.keys(scenario.faultSets ?? {}).join(', ') || 'none'})`);
+    return set;
+  }
+  return scenario.faults;
 }
 
 /** Why a trial's figures cannot judge an expectation (its cell's fault did not fire in it, it is suspect), or null when they can. */

@@ -9,6 +9,8 @@ import type { ScenarioIssue } from './errors.ts';
 import { ScenarioError, describeFound, unknownKeyExpected } from './errors.ts';
 import { checkExpectations } from './expectation-checks.ts';
 import { checkFaults } from './fault-checks.ts';
+import { checkFaultSets } from './fault-set-checks.ts';
+import { applyTargetSettings } from './target-settings.ts';
 import { consumerSpecs } from '../model/consumer-spec.ts';
 import { checkConsumers } from './consumer-checks.ts';
 import { checkVmBlock } from './vm-block-checks.ts';
@@ -28,7 +30,7 @@ import { DRIVER_NAMES } from '../drivers/registry.ts';
 import { checkClientSettings } from './client-settings-checks.ts';
 import type { TargetKind } from '../targets/registry.ts';
 import type { MatrixCell } from '../model/scenario.ts';
-import type { Scenario } from '../model/scenario.ts';
+import { everyFaultEntry, type Scenario } from '../model/scenario.ts';
 
 export interface CompileOptions {
   /** Scenario name when the file has no `name:` (the file's stem). */
@@ -223,6 +225,14 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     cells = [{ id: 'base', label: 'base settings', params: {} }];
   }
 
+  // Settings of one target's cells only (targetSettings:), merged into them.
+  if (cells !== undefined || s.targetSettings) {
+    const applied = applyTargetSettings(src, s.targetSettings as Record<string, Record<string, SettingValue | undefined>> | undefined, cells ?? [], axisTargets ?? null, axes.map(([n]) => n));
+    if (cells !== undefined) cells = applied.cells;
+    issues.push(...applied.issues);
+    layers.push(...applied.layers);
+  }
+
   // Settings the target has no equivalent for (target: kafka: io direct/dsync, sync fdatasync, ...).
   // With the cells known, a value counts for a target only when one of that target's cells has
   // it (an exclude: entry naming the target takes the value away from it).
@@ -263,7 +273,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
   if (s.cluster) issues.push(...checkReplicationFactor({ src, cluster: s.cluster, target, baseSettings: s.settings as Record<string, SettingValue> | undefined, cells }));
 
   // A partition or slow-link fault acts on the lab network: its cells run in namespaces.
-  const labFault = (s.faults ?? []).find((f) => needsLabNetwork(f.kind));
+  const labFault = everyFaultEntry(s).find((f) => needsLabNetwork(f.kind));
   if (labFault) issues.push(...checkImpliedNamespaces(src, labFault.kind, doc, cells));
   issues.push(
     ...checkLabNetwork({
@@ -310,7 +320,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       pipelining: s.workload?.pipelining,
       baseSettings: s.settings as Record<string, SettingValue> | undefined,
       cells,
-      ...(Array.isArray(s.faults) ? { faults: s.faults } : {}),
+      ...(Array.isArray(s.faults) ? { faults: everyFaultEntry(s) } : {}),
     }),
   );
   if (producer?.acks !== undefined) {
@@ -355,6 +365,17 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
       load: workload && { warmupSec: workload.warmupSec, durationSec: workload.durationSec, durationFromCommandLine: opts.durationSec !== undefined },
     }),
   );
+  // A schedule of faultSets: is checked on the targets of the cells that run it.
+  const runsSet = (name: string, k: TargetKind) => (cells ?? []).some((c) => (c.params.faults ?? (s.settings as Record<string, SettingValue> | undefined)?.faults) === name && cellTargetKind(c.params, target) === k);
+  issues.push(...checkFaultSets(src, doc, s, cells, (rawFaults, at, name) => checkFaults({
+      src,
+      rawFaults,
+      at,
+      kinds: targetKnown ? kinds.filter((k) => runsSet(name, k)) : null,
+      cluster: s.cluster && { ...s.cluster, replicationFactor: Math.min(...cellReplicationFactors(s.cluster, s.settings as Record<string, SettingValue> | undefined, cells)) },
+      external: s.external,
+      load: workload && { warmupSec: workload.warmupSec, durationSec: workload.durationSec, durationFromCommandLine: opts.durationSec !== undefined },
+    })));
   const checked = checkExpectations({ src, texts: s.expectations, cells, minInsyncReplicas: s.cluster?.minInsyncReplicas, settings: s.settings as Record<string, SettingValue> | undefined });
   issues.push(...checked.issues);
 
@@ -384,6 +405,7 @@ export function compileScenario(text: string, file: string, opts: CompileOptions
     matrix: cells!,
     workload: workload!,
     faults: s.faults!,
+    faultSets: s.faultSets ?? {},
     expectations: checked.expectations,
     ...(s.requiresRoot ? { requiresRoot: true } : {}),
     raw,

@@ -5,6 +5,7 @@
 //   SIGKILL the brokers -> detach the disks (the page cache of their filesystems dies) ->
 //   each disk applies its onCut policy to its volatile cache.
 // A restart attaches the disk again (ext4 replays its journal) before the broker starts.
+import type { ReadErrorRange } from '../disk/disk-faults.ts';
 import { statfsSync } from 'node:fs';
 import path from 'node:path';
 import { diskModelId, effectiveDiskSpec, type DiskSpec } from '../model/disk-spec.ts';
@@ -178,6 +179,16 @@ export class HostFaultDisks {
   /** Where broker `id`'s data lives (a directory on its mounted disk). */
   dataDirOf(id: number): string {
     return path.join(this.rootOf(id), HOST_DISK_DATA_DIR);
+  }
+
+  /** Arms read errors over byte ranges of broker `id`'s disk ([] disarms them): fault kind read-error. */
+  setReadErrors(id: number, ranges: ReadonlyArray<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>>): Promise<ReadErrorRange[]> {
+    return this.disk(id).server.setReadErrors(ranges);
+  }
+
+  /** Broker `id`'s armed read-error ranges and the reads that hit them. */
+  readErrorHits(id: number): Promise<ReadErrorRange[]> {
+    return this.disk(id).server.readErrorHits();
   }
 
   /** The root of broker `id`'s disk where it is mounted (its data dir is below it). */

@@ -4,6 +4,7 @@
 // their disks' page caches die together: host-fault-disks.ts), the leader poller's timer, the
 // disks' evidence, and a stop of nodes, then disks, then the lab network. How leaders are
 // learnt, how a node restarts, what a broker's URL is stay with each system's cluster.
+import type { ReadErrorRange } from '../disk/disk-faults.ts';
 import type { BrokerDiskEvidence } from '../disk/disk-evidence.ts';
 import type { LabNetwork } from '../net/lab-network.ts';
 import { HostFaultDisks, cellFaultDisk, runDiskModel, type HostDiskVm, type HostFaultDiskConfig, type RecordedDisk } from './host-fault-disks.ts';
@@ -165,6 +166,15 @@ export abstract class HostProcessCluster<Node extends HostNodeProcess> {
 
   async resume(brokerIds: number[]): Promise<void> {
     for (const id of brokerIds) this.node(id).thaw();
+  }
+
+  setReadErrors(brokerId: number, ranges: ReadonlyArray<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>>): Promise<ReadErrorRange[]> {
+    if (!this.disks) return Promise.reject(new Error(`read errors on broker ${brokerId}: it runs on a plain directory, not on a fault disk; the scenario's faults put the brokers on the fault disk at start`));
+    return this.disks.setReadErrors(brokerId, ranges);
+  }
+
+  readErrorHits(brokerId: number): Promise<ReadErrorRange[]> {
+    return this.disks ? this.disks.readErrorHits(brokerId) : Promise.resolve([]);
   }
 
   faultDiskRoot(brokerId: number): string | null {

@@ -18,9 +18,10 @@ export const PROCESS_KIND: TargetKindSpec = {
     // elect-preferred-leader: the brokers' Kafka listeners serve AlterPartitionReassignments and ElectLeaders (move-leader);
     // pause-broker-process: SIGSTOP/SIGCONT of the broker child (engine/server/cluster.ts);
     // shape-lab-network: its brokers in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
-    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'],
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files', 'fail-disk-reads'],
     ...HOST_ROUTE_CAPABILITIES,
     logFiles: KAFKA_STYLE_LOG_FILES,
+    // fail-disk-reads: its host fault disk's NBD server fails reads of the blocks under chosen files (read-error).
     // change-data-files: its data dirs are host directories (corrupt-file, truncate-file, lost-write; harness/faults/file-faults/).
     dataFiles: DUROLAB_DATA_FILES,
     recoveryTimeoutMs: 30_000,

@@ -11,6 +11,7 @@
 // crash, not a power failure). On the lab's fault disk (host-fault-disks.ts: each broker's
 // data dir on its own NBD disk mounted on the host) it cuts power too: the broker and its
 // disk's page cache die together, and the disk keeps what its model says.
+import type { ReadErrorRange } from '../disk/disk-faults.ts';
 import { defaultBrokerCommand, startCluster, type Cluster, type ClusterOptions } from '../../engine/server/cluster.ts';
 import { findExecutable } from '../vm/prerequisites.ts';
 import type { BrokerRecovery, ClusterLabNetwork, ClusterStartOptions, ClusterStartSteps, CutInfo, FaultableCluster, Target, TargetBroker } from './types.ts';
@@ -153,6 +154,15 @@ class ProcessCluster implements FaultableCluster {
   async resume(brokerIds: number[]): Promise<void> {
     // killBroker leaves a broker that is not running alone (a killed one; a restarted one is not paused).
     await Promise.all(brokerIds.filter((id) => this.cluster.broker(id).paused).map((id) => this.cluster.killBroker(id, 'SIGCONT')));
+  }
+
+  setReadErrors(brokerId: number, ranges: ReadonlyArray<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>>): Promise<ReadErrorRange[]> {
+    if (!this.disks) return Promise.reject(new Error(`read errors on broker ${brokerId}: it runs on a plain directory, not on a fault disk; the scenario's faults put the brokers on the fault disk at start`));
+    return this.disks.setReadErrors(brokerId, ranges);
+  }
+
+  readErrorHits(brokerId: number): Promise<ReadErrorRange[]> {
+    return this.disks ? this.disks.readErrorHits(brokerId) : Promise.resolve([]);
   }
 
   faultDiskRoot(brokerId: number): string | null {

@@ -20,7 +20,7 @@ export interface TargetWants {
 }
 
 export interface TargetLoadOptions {
-  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults' | 'cluster'>>;
+  scenario: Pick<Scenario, 'vm' | 'external'> & Partial<Pick<Scenario, 'matrix' | 'settings' | 'faults' | 'faultSets' | 'cluster'>>;
   wants: TargetWants;
   log: (line: string) => void;
 }

@@ -1,5 +1,6 @@
 // A target is how brokers are started (Jepsen's "db" + "os"): local processes now, QEMU VMs
 // for power cuts. The runner, the faults and the checker see only this interface.
+import type { ReadErrorRange } from '../disk/disk-faults.ts';
 import type { LogFileNames } from './log-files.ts';
 import { SCENARIO_SETTINGS, isServerSetting, type SettingValue } from '../../engine/settings/index.ts';
 import type { ProbeSeries } from '../probes/index.ts';
@@ -222,6 +223,13 @@ export interface FaultableCluster extends RunningCluster {
    * and waits until they are gone; restart() brings them back.
    */
   stopCleanly?(brokerIds: number[]): Promise<CutInfo>;
+  /**
+   * Only on targets whose capabilities.faultActions include fail-disk-reads: arms read errors over
+   * byte ranges of broker `brokerId`'s host fault disk ([] disarms them; harness/faults/file-faults/read-error.ts).
+   */
+  setReadErrors?(brokerId: number, ranges: ReadonlyArray<Pick<ReadErrorRange, 'from' | 'to' | 'mode'>>): Promise<ReadErrorRange[]>;
+  /** The armed ranges of the broker's disk and the reads that hit each. */
+  readErrorHits?(brokerId: number): Promise<ReadErrorRange[]>;
   /** Brings the brokers back on the same disks / data dirs (a broker still running is stopped first); waits until they serve. */
   /**
    * A cluster that delivers this kind itself instead of through the kind's own hooks

@@ -11,6 +11,7 @@ export const VM_KIND: TargetKindSpec = {
     // record-write-log: QEMU's blklogwrites (or the NBD disk) records every request to the data disk.
     faultActions: ['kill-broker-process', 'cut-power', 'record-write-log'],
     lacksFaultAction: {
+      'fail-disk-reads': "where a file's blocks lie on the guest's disk is known only inside the guest (its ext4): the guest agent has no command to report a file's extents",
       'change-data-files': "its brokers' data dirs are ext4 inside QEMU guests: a file fault would go through the guest agent, which has no command to change a file's bytes (targets process, kafka and nats change their host data dirs)",
       'fill-disk': "its brokers' disks are ext4 inside QEMU guests, mounted by the guest: a filler would have to be written by the guest agent, which has no such command (targets process and kafka fill their host fault disk)",
     },

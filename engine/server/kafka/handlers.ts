@@ -4,7 +4,9 @@
 // broker received with its last heartbeat (leaders, replicas, ISR, leader epochs, Kafka ports).
 import { createHash } from 'node:crypto';
 import { recordsOf } from '../../records/index.ts';
-import { BrokerError, type Acks, type Partition, type PartitionAssignment } from '../../replication/index.ts';
+import { BrokerError, asBrokerError, type Acks, type Partition, type PartitionAssignment } from '../../replication/index.ts';
+import { StorageError } from '../../storage/errors.ts';
+import { CorruptBatchError } from '../../records/errors.ts';
 import { kafkaErrorCode, type ProtocolErrorName } from '../../protocol/error-codes.ts';
 import { API_VERSIONS } from '../../protocol/messages.ts';
 import type { Struct } from '../../protocol/schema.ts';
@@ -39,6 +41,13 @@ export interface Failure {
 
 export function failure(err: unknown): Failure {
   if (err instanceof BrokerError) return { code: kafkaErrorCode(err.code), message: err.message, name: err.code };
+  // A storage failure (the storage layer's own errors, a corrupt stored batch, an errno from the
+  // file system: EIO on a read of a bad block) is answered as the HTTP API answers it, mapped once
+  // (engine/replication/errors.ts asBrokerError): KAFKA_STORAGE_ERROR, CORRUPT_MESSAGE, ...
+  if (err instanceof StorageError || err instanceof CorruptBatchError || /^E[A-Z0-9]+$/.test(String((err as NodeJS.ErrnoException | null)?.code ?? ''))) {
+    const be = asBrokerError(err, 'storage');
+    return { code: kafkaErrorCode(be.code), message: be.message, name: be.code };
+  }
   const message = err instanceof Error ? err.message : String(err);
   return { code: kafkaErrorCode('UNKNOWN_SERVER_ERROR'), message, name: 'UNKNOWN_SERVER_ERROR' };
 }

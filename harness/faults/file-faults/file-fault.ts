@@ -8,12 +8,14 @@
 // back at its heal, `duration` later (Jepsen's snapshot-file-chunks). Every change is recorded
 // exactly (CutInfo.fileFault); a victim on which nothing matched is named as unchanged, and the
 // trial is then not judged (harness/runner/fault-trial.ts): a fault that did not fire is no pass.
-import type { FileChange, FileFaultRecord } from '../../results/types.ts';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import path from 'node:path';
+import type { FileChange, FileChangeState, FileFaultRecord } from '../../results/types.ts';
 import type { CutInfo, FaultableCluster } from '../../targets/types.ts';
 import { matchDataFiles, describeSelector, type DataFile, type DataFileSets, type FilesSelector } from '../../targets/data-files.ts';
 import { seededRandom } from '../../common/seeded-random.ts';
 import type { FaultContext } from '../fault-context.ts';
-import { flipBits, restoreChunk, saveChunks, truncateEnd, type SavedChunk } from './file-edits.ts';
+import { flipBits, restoreChunk, saveChunks, sha256, truncateEnd, type SavedChunk } from './file-edits.ts';
 
 export const FILE_FAULT_PHASES = ['stopped', 'running'] as const;
 export const FILE_FAULT_STOPS = ['kill', 'clean'] as const;
@@ -132,9 +134,55 @@ export async function saveForLostWrite(cluster: FaultableCluster, ids: number[],
   return { brokerIds: ids, atMs, fileFault: rec };
 }
 
+/** What is at a change's range in the file now (the victim's data dir). */
+export function changeStateNow(dataDir: string, c: FileChange): FileChangeState {
+  const file = path.join(dataDir, c.file);
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    throw err;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (c.how === 'truncate') return size > c.offset ? 'rewritten' : 'as-changed';
+    if (size < c.offset + c.length) return 'cut-off';
+    const buf = Buffer.alloc(c.length);
+    readSync(fd, buf, 0, c.length, c.offset);
+    return sha256(buf) === c.newSha256 ? 'as-changed' : 'rewritten';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Every change of the record read back from its victim's data dir (after recovery and the check): record.afterCheck. */
+export function readBackChanges(cluster: { brokers: ReadonlyArray<{ id: number; dataDir: string }> }, rec: FileFaultRecord): void {
+  rec.afterCheck = rec.changes.map((c) => {
+    const b = cluster.brokers.find((x) => x.id === c.broker);
+    return { broker: c.broker, file: c.file, offset: c.offset, state: b ? changeStateNow(b.dataDir, c) : 'gone' };
+  });
+}
+
 /** Text of a file fault's changes for the terminal: `broker 1: 00000000000000000000.log @1,234 +64 (bit-flip)`. */
 export function fileFaultText(r: FileFaultRecord): string {
   const changes = r.changes.map((c) => `broker ${c.broker}: ${c.file} @${c.offset.toLocaleString('en-US')} +${c.length} (${c.how})`);
+  const fails = r.readErrors?.length
+    ? [`reads failing (${r.readErrors[0]!.mode}) on ${[...new Set(r.readErrors.map((x) => `broker ${x.broker}: ${x.file}`))].join(', ')}: ${r.readErrors.length} range(s), ${r.readErrors.reduce((a, x) => a + x.deviceTo - x.deviceFrom, 0).toLocaleString('en-US')} bytes of disk`]
+    : [];
   const none = r.unchanged.length ? [`nothing changed on broker ${r.unchanged.join(', ')} (${r.files} matched ${r.unchanged.map((id) => (r.matched[String(id)] ?? []).length).join('/')} file(s))`] : [];
-  return [...changes, ...none].join('; ');
+  return [...changes, ...fails, ...none].join('; ');
+}
+
+/** The read-back in one line: `broker 1: 2 as-changed, 2 rewritten`. */
+export function afterCheckText(r: FileFaultRecord): string {
+  const per = new Map<number, Map<string, number>>();
+  for (const a of r.afterCheck ?? []) {
+    const m = per.get(a.broker) ?? new Map<string, number>();
+    m.set(a.state, (m.get(a.state) ?? 0) + 1);
+    per.set(a.broker, m);
+  }
+  const hits = Object.entries(r.readHits ?? {}).map(([b, n]) => `broker ${b}: ${n} read(s) hit the failing blocks`);
+  if (per.size === 0) return hits.join('; ') || 'no change to read back';
+  return [...per].map(([b, m]) => `broker ${b}: ${[...m].map(([s, n]) => `${n} ${s}`).join(', ')}`).join('; ');
 }

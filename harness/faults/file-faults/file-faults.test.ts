@@ -12,9 +12,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileScenario } from '../../scenario/validate.ts';
 import { requireKafka } from '../../targets/kafka/kafka-requirements.ts';
-import { requireNats } from '../../../test/requirements.ts';
 import { runScenarioHere } from '../../runner/run-scenario-test-helpers.ts';
 import type { CellResult } from '../../results/types.ts';
+import { hostDiskPrerequisiteProblem } from '../../disk/host-disk.ts';
+import { missingRequirement, requireNats } from '../../../test/requirements.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-file-faults-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -96,6 +97,52 @@ faults:
     expect(tb.ff.changes[0]).toMatchObject({ how: 'truncate', offset: 0, sizeAfter: 0 });
     expect(tb.ff.changes[0]!.length).toBeGreaterThan(0);
     expect(b.out).toMatch(/truncate-file changed broker \d+: rot3-0\/\d{20}\.log @0 \+[\d,]+ \(truncate\)/);
+  }, 180_000);
+});
+
+describe('fault read-error on the host fault disk', () => {
+  it("on durolab's broker writing with O_DIRECT: a late consumer's reads of the failing blocks reach the NBD disk, fail there and are answered KAFKA_STORAGE_ERROR; healed, nothing acknowledged is lost", async (ctx) => {
+    const why = hostDiskPrerequisiteProblem();
+    if (why) missingRequirement(ctx, why);
+    const scenario = compileScenario(
+      `question: q?
+cluster: { brokers: 1, topic: bad, partitions: 1, replicationFactor: 1, minInsyncReplicas: 1 }
+settings: { io: direct, sync: fsync, acks: all, flush: per-batch }
+vm: { diskMiB: 256 }
+workload:
+  driver: kafka
+  recordBytes: 1KiB
+  recordsPerBatch: 16
+  connections: 2
+  pipelining: 1
+  rate: 300
+  warmup: 0s
+  duration: 6s
+  repetitions: 1
+  extraTrials: 0
+  consumers:
+    - { name: late, start: earliest, startAt: 2.5s }
+faults:
+  - { kind: read-error, target: 0, when: { at: 2s }, duration: 2.5s, files: newest-segment }
+`,
+      're.yaml',
+      { defaultName: 're' },
+    );
+    const { run, out } = await runScenarioHere(scenario, path.join(work, 're'));
+    const c = run.cells[0]!;
+    const { t, ff } = trialOf(c);
+    console.log(out.split('\n').filter((l) => /consumers late/.test(l)).join('\n'));
+    console.log(`read-error: acked ${t.ledger.acked}, lost ${t.ledger.ackedLost}; ranges ${ff.readErrors!.length}, hits ${JSON.stringify(ff.readHits)}; failures ${JSON.stringify(t.fault!.storageFailures?.map((x) => [x.errno, x.file]))}`);
+    expect(ff.readErrors!.length).toBeGreaterThan(0);
+    expect(ff.readErrors!.every((r) => r.mode === 'eio' && r.deviceTo > r.deviceFrom && r.file.endsWith('.log'))).toBe(true);
+    expect(ff.unchanged).toEqual([]);
+    // Reads reached the disk's failing blocks (each answered EIO by the NBD server).
+    expect(ff.readHits!['1'] ?? 0, out).toBeGreaterThan(0);
+    expect(t.ledger.acked).toBeGreaterThan(0);
+    expect(t.ledger.ackedLost, out).toBe(0);
+    // The broker answered the consumer's fetch of the bad blocks as Kafka does: KAFKA_STORAGE_ERROR (not an unknown error).
+    expect(out).toMatch(/consumers late .*errors: bad-0: Fetch bad-0@\d+ on [\d.:]+: KAFKA_STORAGE_ERROR/);
+    expect(out).toMatch(/read-error changed reads failing \(eio\) on broker 1: bad-0\/\d{20}\.log: \d+ range\(s\)/);
   }, 180_000);
 });
 

@@ -8,6 +8,7 @@ import type { TargetCapabilities } from '../../targets/types.ts';
 import { FILES_EXPECTED, parseFilesSelector, selectorRefusal, type FilesSelector } from '../../targets/data-files.ts';
 import type { FaultKindSpec } from '../registry.ts';
 import { DEFAULT_FILES, FILE_FAULT_PHASES, FILE_FAULT_STOPS } from './file-fault.ts';
+import { READ_ERROR_MODES } from './read-error.ts';
 
 const MAX_CHUNK_BYTES = 16 * 2 ** 20;
 
@@ -51,7 +52,7 @@ const COMMON = {
   checkTarget: checkFilesOnTarget,
 } as const;
 
-export const FILE_KIND_ROWS: Record<'corrupt-file' | 'truncate-file' | 'lost-write', FaultKindSpec> = {
+export const FILE_KIND_ROWS: Record<'corrupt-file' | 'truncate-file' | 'lost-write' | 'read-error', FaultKindSpec> = {
   'corrupt-file': {
     ...COMMON,
     summary:
@@ -91,5 +92,25 @@ export const FILE_KIND_ROWS: Record<'corrupt-file' | 'truncate-file' | 'lost-wri
     deliver: async (cluster, ids, ctx) => (await import('./file-fault.ts')).saveForLostWrite(cluster, ids, ctx),
     heal: async (_cluster, _ids, ctx) => ctx.held.heal?.(),
     checkScenario: phaseIssues,
+  },
+  'read-error': {
+    summary:
+      "read errors (CORDS's model): on the victims' host fault disks the NBD server fails every read of the blocks under their `files:` with EIO (`mode: wrong-bytes`: hands back flipped bytes, the stored ones unchanged), " +
+      'O_DIRECT reads included; `blocks:` narrows it to N 4 KiB blocks per file; `duration` later, or without one when the trial ends (the bad blocks stay bad through recovery and the check); the load runs through it',
+    fields: {
+      files: FILE_FIELDS.files,
+      /** eio (default) or wrong-bytes. */
+      mode: z.enum(READ_ERROR_MODES),
+      /** 4 KiB blocks per matching file that fail, at seeded places; default: all of them. */
+      blocks: z.int().min(1).max(1_000_000),
+    },
+    needs: 'fail-disk-reads',
+    losesPageCache: false,
+    loadRunsThrough: true,
+    restartsBrokers: true,
+    healOptional: true,
+    checkTarget: checkFilesOnTarget,
+    deliver: async (cluster, ids, ctx) => (await import('./read-error.ts')).armReadErrors(cluster, ids, ctx),
+    heal: async (_cluster, _ids, ctx) => ctx.held.heal?.(),
   },
 };

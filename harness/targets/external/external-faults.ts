@@ -17,6 +17,8 @@ export type ExternalDelivery =
   | { by: 'protocol'; needs: FaultAction }
   | { by: 'none'; why: string };
 
+const NO_FILE_TEMPLATE = "its brokers' data dirs are on hosts the lab did not start, and no command template (e.g. a corruptFile over ssh) changes their files yet";
+
 export const EXTERNAL_FAULTS: Record<FaultKind, ExternalDelivery> = {
   'process-kill': { by: 'templates', start: 'kill', restart: 'restart', needs: 'kill-broker-process' },
   // An OS crash without a sync (sysrq b): the host's page cache is lost as in a power cut.
@@ -27,12 +29,10 @@ export const EXTERNAL_FAULTS: Record<FaultKind, ExternalDelivery> = {
   'disk-full': { by: 'none', why: "its brokers' disks are not this host's: the lab cannot fill them" },
   'move-leader': { by: 'protocol', needs: 'elect-preferred-leader' },
   'crash-states': { by: 'none', why: "its brokers' disks are not this host's: no write log to build crash states from" },
-  ...Object.fromEntries(
-    (['corrupt-file', 'truncate-file', 'lost-write'] as const).map((k) => [
-      k,
-      { by: 'none', why: "its brokers' data dirs are on hosts the lab did not start, and no command template (e.g. a corruptFile over ssh) changes their files yet" } as const,
-    ]),
-  ) as Record<'corrupt-file' | 'truncate-file' | 'lost-write', ExternalDelivery>,
+  'corrupt-file': { by: 'none', why: NO_FILE_TEMPLATE },
+  'truncate-file': { by: 'none', why: NO_FILE_TEMPLATE },
+  'lost-write': { by: 'none', why: NO_FILE_TEMPLATE },
+  'read-error': { by: 'none', why: "its brokers' disks are not this host's: the lab cannot fail their reads" },
 };
 
 /** The fault actions target external offers: those of every kind the table delivers. */

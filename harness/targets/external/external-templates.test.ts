@@ -82,6 +82,10 @@ describe('target external: command templates', () => {
       'crash-states': [],
       'slow-link': [],
       'disk-full': [],
+      'corrupt-file': [],
+      'truncate-file': [],
+      'lost-write': [],
+      'read-error': [],
     });
     expect([...capabilitiesOf('external').faultActions].sort()).toEqual(externalFaultActions().sort());
     expect(capabilitiesOf('external').faultActions).not.toContain('record-write-log');

@@ -29,9 +29,10 @@ export const KAFKA_KIND: TargetKindSpec = {
     // record-write-log: its NBD server records every request; the states are checked by Kafka's own recovery (recovery-check/);
     // elect-preferred-leader: Kafka's Admin API (move-leader); pause-broker-process: SIGSTOP/SIGCONT of the broker's JVM;
     // shape-lab-network: its nodes in the lab network's namespaces, nft and tc there (partition, slow-link); fill-disk: a filler file on its host fault disk fills its filesystem (harness/faults/disk-full.ts).
-    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'],
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'elect-preferred-leader', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files', 'fail-disk-reads'],
     ...HOST_ROUTE_CAPABILITIES,
     logFiles: KAFKA_STYLE_LOG_FILES,
+    // fail-disk-reads: its host fault disk's NBD server fails reads of the blocks under chosen files (read-error).
     // change-data-files: its log dirs are host directories (corrupt-file, truncate-file, lost-write; harness/faults/file-faults/).
     dataFiles: KAFKA_DATA_FILES,
     recoveryTimeoutMs: 60_000,

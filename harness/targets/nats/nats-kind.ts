@@ -16,7 +16,7 @@ export const NATS_KIND: TargetKindSpec = {
     // pause-broker-process: SIGSTOP/SIGCONT of nats-server; shape-lab-network: its nodes in the lab network's namespaces (routes carry replication and the meta group);
     // fill-disk: a filler file on its host fault disk; record-write-log: that disk's NBD server records every request (crash states,
     // harness/runner/crash-states/trial.ts), each state checked by booting nats-server on it (crashStateCheck). Not elect-preferred-leader.
-    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files'],
+    faultActions: ['kill-broker-process', 'cut-power', 'record-write-log', 'pause-broker-process', 'partition-network', 'shape-lab-network', 'fill-disk', 'change-data-files', 'fail-disk-reads'],
     // NATS has no offline recovery tool apart from the server: every crash state is booted (one nats-server on the state's
     // image recovers its stream as a real start does) and read back through driver nats; no stored-batch decoding is needed.
     crashStateCheck: 'boot',
@@ -28,6 +28,7 @@ export const NATS_KIND: TargetKindSpec = {
     drivers: ['nats'],
     // JetStream's file store: message blocks <n>.blk in jetstream/<account>/streams/<stream>/msgs/, no index file per block
     // (the Raft groups under jetstream/$SYS/_js_/ keep blocks of the same name: not the stream's).
+    // fail-disk-reads: its host fault disk's NBD server fails reads of the blocks under chosen files (read-error).
     // change-data-files: its store dirs are host directories (corrupt-file, truncate-file, lost-write; harness/faults/file-faults/).
     dataFiles: NATS_DATA_FILES,
     logFiles: { segment: /^\d+\.blk$/, dir: /^jetstream\/[^/]+\/streams\/[^/]+\/msgs$/, maxDepth: 5 },
