@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
   const values = parseCommandFlags('docs', argv, { check: { type: 'boolean' }, findings: { type: 'string' } }, HELP)?.values;
   if (!values) return 0;
   const docsDir = path.join(repoRoot(), 'docs');
-  const findings = values.findings !== undefined ? await findingsMarkdown(values.findings) : null;
+  const findings = values.findings !== undefined ? await findingsMarkdown(values.findings, keepFindings(docsDir)()) : null;
   const stale = refreshDocs(docsDir, values.check === true, docBlocks(docsDir, findings));
   if (values.check) {
     for (const f of stale) console.log(`${f}: generated blocks are stale; run \`make docs\``);

@@ -31,4 +31,27 @@ describe('findings', () => {
     expect(md).not.toContain('/work/');
     expect(await findingsMarkdown(path.join(dir, 'none'))).toMatch(/^No complete run under /);
   });
+
+  it('puts the headlines first, each with its number, condition, run id and command; the raw tables follow as evidence', async () => {
+    const md = await findingsMarkdown(dir);
+    const headline = md.indexOf('### power-cut\n');
+    const evidence = md.indexOf('## The evidence: the newest run of each scenario');
+    expect(headline).toBeGreaterThanOrEqual(0);
+    expect(evidence).toBeGreaterThan(headline);
+    // The buffered cell lost 5,900 of 120,500 acknowledged over its 3 trials of a power cut of broker 0.
+    expect(md.slice(0, evidence)).toContain("- **durolab's broker, vm buffered acks=1: lost 5,900 of 120,500 acknowledged records** over 3 trial(s) of a power-cut of broker 0. Run `20261202-000000-bbbb`, `durolab bench power-cut`.");
+    expect(md.slice(0, evidence)).toContain("- **durolab's broker, vm fdatasync acks=1: lost none of 9,050 acknowledged records**");
+    expect(md.slice(evidence)).toMatch(/```text\ncell +records\/s/);
+  });
+
+  it('keeps an earlier section it has no run for, marked, with no headline; a throughput that is not steady is left out and says why', async () => {
+    const earlier = '## The evidence: the newest run of each scenario\n\n### acks-all\n\nOld question?\n\n```text\nold table\n```';
+    const md = await findingsMarkdown(dir, earlier);
+    const evidence = md.indexOf('## The evidence');
+    expect(md.slice(evidence)).toContain('### acks-all\n\n_Kept from an earlier regeneration: its run.json is not on the machine that regenerated this page');
+    expect(md.slice(evidence)).toContain('old table');
+    expect(md.slice(0, evidence)).not.toContain('### acks-all');
+    // The failed cell has no throughput to quote: left out, with its reason.
+    expect(md.slice(0, evidence)).toContain('Left out: vm fdatasync acks=all: throughput not quoted, status failed.');
+  });
 });

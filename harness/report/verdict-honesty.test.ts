@@ -36,6 +36,14 @@ describe('exit codes', () => {
     expect(EXIT.notEvaluated).not.toBe(EXIT.passed);
   });
 
+  it('names a split brain (two different records acknowledged at one offset) in the verdict line, whatever the expectations', () => {
+    const run = completeRun([PASS]);
+    run.cells[0]!.ledger.inconsistentOffsets = 3;
+    expect(runVerdict(run, false).line).toBe(`verdict: PASS (1 expectation(s)); exit 0; SPLIT BRAIN: two different records acknowledged at one offset in ${run.cells[0]!.id} (3 offset(s))`);
+    run.cells[0]!.ledger.inconsistentOffsets = 0;
+    expect(runVerdict(run, false).line).toBe('verdict: PASS (1 expectation(s)); exit 0');
+  });
+
   it('3 when nothing was measured, even with no expectation failing; run.json files without states still count', () => {
     const skipped = completeRun([PASS]);
     for (const c of skipped.cells) c.status = 'skipped';

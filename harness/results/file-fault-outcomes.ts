@@ -41,7 +41,7 @@ export interface FileFaultRow {
   /** Acknowledged records lost over the trials, and acknowledged in all. */
   lost: number;
   acked: number;
-  /** A crashed cell: what its note says. */
+  /** A failed cell: what its note says. */
   detail?: string;
 }
 
@@ -52,8 +52,10 @@ function worstOf(outcomes: readonly FileFaultOutcome[]): FileFaultOutcome {
 function rowOf(run: RunResult, c: CellResult): FileFaultRow | null {
   const trials = (c.trials ?? []).filter((t) => !t.replacedBy || t.ledger.ackedLost > 0);
   const file = trials.find((t) => t.fault?.fileFault);
-  const crashed = c.status === 'failed';
-  if (!file && !crashed && !(c.unavailableTrials ?? []).length) return null;
+  // A cell that failed in the recovery or check after its fault (a broker that could not be restarted): crashed.
+  const failed = c.status === 'failed';
+  const crashed = failed && /after the fault/.test(c.note ?? '');
+  if (!file && !failed && !(c.unavailableTrials ?? []).length) return null;
   const ff = file?.fault?.fileFault;
   const outcomes: FileFaultOutcome[] = [
     ...trials.flatMap((t) => trialFileOutcome(t) ?? []),
@@ -70,7 +72,7 @@ function rowOf(run: RunResult, c: CellResult): FileFaultRow | null {
     worst: worstOf(outcomes),
     lost: trials.reduce((a, t) => a + t.ledger.ackedLost, 0),
     acked: trials.reduce((a, t) => a + t.ledger.acked, 0),
-    ...(crashed && c.note ? { detail: c.note.slice(0, 300) } : {}),
+    ...(failed && c.note ? { detail: c.note.slice(0, 300) } : {}),
   };
 }
 

@@ -52,6 +52,23 @@ export interface RunVerdict {
 }
 
 export function runVerdict(run: RunResult, aborted: boolean): RunVerdict {
+  const v = verdictOf(run, aborted);
+  const split = splitBrainText(run);
+  return split ? { ...v, line: `${v.line}; ${split}` } : v;
+}
+
+/**
+ * Two different records acknowledged at one offset (ledger.inconsistentOffsets) is a split brain:
+ * two leaders each took writes for the same place. Named in the verdict line whatever the
+ * expectations say; null when no cell saw one.
+ */
+export function splitBrainText(run: RunResult): string | null {
+  const cells = run.cells.filter((c) => (c.ledger?.inconsistentOffsets ?? 0) > 0);
+  if (!cells.length) return null;
+  return `SPLIT BRAIN: two different records acknowledged at one offset in ${cells.map((c) => `${c.id} (${c.ledger.inconsistentOffsets} offset(s))`).join(', ')}`;
+}
+
+function verdictOf(run: RunResult, aborted: boolean): RunVerdict {
   if (run.status !== 'complete') {
     return aborted
       ? { code: EXIT.interrupted, line: `run status: ${run.status} (interrupted)` }

@@ -222,6 +222,8 @@ export function scheduleLine(schedule: readonly ScheduleEntryOutcome[]): string 
       if (e.startMs === null) return `${e.kind} (${e.when}) not started: ${e.note ?? 'no reason recorded'}`;
       const who = `${e.kind} of broker ${(e.targets ?? []).join(', ')}${e.detail ? ` (${e.detail})` : ''}`;
       if (e.healMs === undefined) return `${who} at ${s(e.startMs)} s`;
+      // A lasting kind without a duration (read-error): it lasts through recovery and the check.
+      if (e.durationMs === undefined) return `${who} from ${s(e.startMs)} s to the trial's end`;
       return `${who} ${s(e.startMs)}-${e.healMs === null ? 'not healed' : `${s(e.healMs)} s`}`;
     })
     .join('; ');

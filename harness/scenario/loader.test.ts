@@ -228,7 +228,8 @@ describe('shipped scenarios', () => {
         expect(s.expectations.map((e) => e.expression)).toContain('corrupt == 0 in every trial');
       } else if (name === 'nats-meta-emptied') {
         expect(s.target).toBe('nats');
-        expect(s.faults[0]).toMatchObject({ kind: 'truncate-file', target: 'all', files: { set: 'metadata' }, fraction: 1, stop: 'clean' });
+        expect(s.faultSets['after-clean-stop']![0]).toMatchObject({ kind: 'truncate-file', target: 'all', files: { set: 'metadata' }, fraction: 1, stop: 'clean' });
+        expect(s.faultSets['after-kill']![0]).toMatchObject({ kind: 'truncate-file', target: 'all', files: { set: 'metadata' }, fraction: 1, stop: 'kill' });
         expect(s.expectations.map((e) => e.expression)).toContain('ackedLost == 0 in every trial');
       } else if (LASTING_FAULT_SCENARIOS.includes(name)) {
         // Both engines through the same Kafka client; a partition runs them in namespaces; nothing may be corrupt.

@@ -9,12 +9,11 @@
 // disarmed when the trial ends, Ctrl-C included. The record names every range and the reads that hit it.
 import type { FileFaultRecord, ReadErrorRecord } from '../../results/types.ts';
 import type { CutInfo, FaultableCluster } from '../../targets/types.ts';
-import { matchDataFiles, describeSelector, type DataFile } from '../../targets/data-files.ts';
+import { matchDataFiles, describeSelector, type DataFile, type FilesSelector } from '../../targets/data-files.ts';
 import { dropFileCache, fileExtents, type FileExtent } from '../../disk/file-extents.ts';
 import { seededRandom } from '../../common/seeded-random.ts';
 import type { FaultContext } from '../fault-context.ts';
 import { DEFAULT_FILES } from './file-fault.ts';
-import type { FilesSelector } from '../../targets/data-files.ts';
 
 export const READ_ERROR_MODES = ['eio', 'wrong-bytes'] as const;
 const BLOCK = 4096;

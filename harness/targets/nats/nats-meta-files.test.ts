@@ -18,11 +18,12 @@ const work = mkdtempSync(path.join(os.tmpdir(), 'durolab-nats-meta-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('nats: emptied meta.inf and meta.sum', () => {
-  it('on every node after a clean stop: the R3 stream comes back with a leader and nothing acknowledged is lost', async (ctx) => {
+  it('on every node after a clean stop, and after a kill of all three: the R3 stream comes back with a leader and nothing acknowledged is lost', async (ctx) => {
     await requireNats(ctx);
     const file = path.join(repoRoot(), 'scenarios', 'nats-meta-emptied.yaml');
     const scenario = compileScenario(readFileSync(file, 'utf8'), file, { defaultName: 'nats-meta-emptied', repeat: 1 });
     const { run, out } = await runScenarioHere(scenario, path.join(work, 'results'));
+    expect(run.cells.map((c) => c.params.faults)).toEqual(['after-clean-stop', 'after-kill']);
     const c = run.cells[0]!;
     expect(c.status, `${c.note}\n${out}`).toBe('ok');
     const t = c.trials![0]!;
@@ -39,5 +40,14 @@ describe('nats: emptied meta.inf and meta.sum', () => {
     // The server rewrote the emptied meta.inf on every node when it opened the store.
     const metaInf = ff.afterCheck!.filter((a) => a.file.endsWith('meta.inf'));
     expect(metaInf.map((a) => a.state)).toEqual(['rewritten', 'rewritten', 'rewritten']);
+    // The same after a kill of all three (what the issue's rack cut leaves when every write was synced).
+    const k = run.cells[1]!;
+    expect(k.status, `${k.note}\n${out}`).toBe('ok');
+    const kt = k.trials![0]!;
+    console.log(`after a kill: acked ${kt.ledger.acked}, lost ${kt.ledger.ackedLost}, recovery ${kt.fault!.recoverMs} ms`);
+    expect(kt.fault!.fileFault).toMatchObject({ stop: 'kill', unchanged: [] });
+    expect(kt.fault!.fileFault!.changes).toHaveLength(6);
+    expect(kt.ledger.ackedLost, out).toBe(0);
+    expect(k.unavailableTrials).toBeUndefined();
   }, 180_000);
 });
