@@ -34,15 +34,16 @@ async function serve(opts: { sizeBytes?: number; errors?: ErrorRule[]; flush?: '
   const logPath = path.join(dir, `disk-${id}.wlog`);
   const writeLog = new WriteLogWriter(logPath, opts.logLimit ?? 64 << 20);
   const problems: string[] = [];
+  const faults = new DiskFaults(opts.errors ?? [], DEFAULT_DISK_SPEC.latency, 7);
   const server = await NbdServer.listen({
     socketPath: path.join(dir, `s${id}.sock`),
     store,
-    faults: new DiskFaults(opts.errors ?? [], DEFAULT_DISK_SPEC.latency, 7),
+    faults,
     writeLog,
     onProblem: (l) => problems.push(l),
   });
   open.push(server);
-  return { file, store, server, writeLog, logPath, problems, url: `nbd+unix:///durolab?socket=${server.socketPath}` };
+  return { file, store, server, faults, writeLog, logPath, problems, url: `nbd+unix:///durolab?socket=${server.socketPath}` };
 }
 
 function qemuIo(ctx: TestContext): string {
@@ -136,6 +137,26 @@ describe('NBD server with qemu-io', () => {
     expect(ops).toEqual(['write@0', 'write@8192', 'flush@0']);
     expect(readFileSync(d.file).subarray(4096, 8192).every((b) => b === 0)).toBe(true);
     expect(readFileSync(d.file).subarray(8192, 12288).every((b) => b === 3)).toBe(true);
+  });
+
+  it('fails reads of armed ranges (fault kind read-error): EIO, or every byte flipped while the stored ones stay; counted; disarmed reads clean', async (ctx) => {
+    const bin = qemuIo(ctx);
+    const d = await serve();
+    const w = await io(bin, d.url, ['write -P 1 0 4k', 'write -P 2 4k 4k', 'write -P 3 8k 4k', 'flush']);
+    expect(w.code, w.out).toBe(0);
+    d.faults.setReadErrors([
+      { from: 4096, to: 8192, mode: 'eio' },
+      { from: 8192, to: 12288, mode: 'wrong-bytes' },
+    ]);
+    // -P checks the pattern: 3 ^ 1 = 2 is what the flipped range hands back.
+    const r = await io(bin, d.url, ['read -P 1 0 4k', 'read -P 2 4k 4k', 'read -P 2 8k 4k']);
+    expect(r.out.match(/read failed: Input\/output error/g)?.length, r.out).toBe(1);
+    expect(r.out, r.out).not.toMatch(/Pattern verification failed/);
+    expect(d.faults.readErrorHits().map((h) => [h.mode, h.hits])).toEqual([['eio', 1], ['wrong-bytes', 1]]);
+    expect(readFileSync(d.file).subarray(8192, 12288).every((b) => b === 3)).toBe(true);
+    d.faults.setReadErrors([]);
+    const clean = await io(bin, d.url, ['read -P 2 4k 4k', 'read -P 3 8k 4k']);
+    expect(clean.out, clean.out).not.toMatch(/failed/);
   });
 
   it('qemu-img sees the export size; a full write log refuses the write with ENOSPC and the message naming the log', async (ctx) => {

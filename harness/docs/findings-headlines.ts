@@ -107,6 +107,18 @@ export function runHeadlines(run: RunResult): RunHeadlines {
   return { scenario: run.scenario.name, lines, leftOut };
 }
 
+/** The condition every cell of the run shares: its base settings, the cluster, the fault schedule. */
+export function runCondition(run: RunResult): string {
+  const s = run.settings as Record<string, unknown> & { cluster?: { brokers?: number; replicationFactor?: number; minInsyncReplicas?: number }; faults?: Array<{ kind: string; target: unknown }> };
+  const base = Object.entries(s)
+    .filter(([k, v]) => !['workload', 'cluster', 'faults', 'faultSets', 'faultSeed', 'vm'].includes(k) && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'))
+    .map(([k, v]) => `${k}=${String(v)}`);
+  const c = s.cluster;
+  const cluster = c ? `${c.brokers ?? '?'} broker(s), RF ${c.replicationFactor ?? '?'}, min ISR ${c.minInsyncReplicas ?? '?'}` : '';
+  const faults = (s.faults ?? []).map((f) => `${f.kind} of ${typeof f.target === 'object' ? JSON.stringify(f.target) : String(f.target)}`);
+  return [base.length ? `every cell: ${base.join(' ')}` : '', cluster, faults.length ? `fault: ${faults.join(', ')}` : ''].filter(Boolean).join('; ');
+}
+
 /** The findings part of the page: per scenario its headlines, then what was left out and why. */
 export function headlinesMarkdown(runs: readonly RunResult[]): string {
   return runs
@@ -117,6 +129,7 @@ export function headlinesMarkdown(runs: readonly RunResult[]): string {
         '',
         run.scenario.question,
         '',
+        ...(runCondition(run) ? [`Condition: ${runCondition(run)}.`, ''] : []),
         ...(h.lines.length ? h.lines : ['- nothing this run supports as a headline (see what was left out)']),
         ...(h.leftOut.length ? ['', `Left out: ${h.leftOut.join('; ')}.`] : []),
       ].join('\n');

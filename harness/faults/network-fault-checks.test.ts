@@ -43,7 +43,7 @@ describe('scenario check of partition and slow-link entries', () => {
     ['a broker the cluster lacks', 'kind: partition, target: leader, from: 5', ['faults[0].from: expected broker indexes from 0 to 2 (or rest, followers, controller, clients), found 5']],
     ['an unknown link', 'kind: partition, target: leader, links: [replication, gossip]', [/^faults\[0\]\.links: expected replication \| controller \| clients, or a list of them, found /]],
     ['a link narrowing that leaves the controller nothing', 'kind: partition, target: leader, from: controller, links: replication', ['faults[0].links: expected links that include controller with from: controller (its traffic is on the controller link only), found replication']],
-    ['the harness as a victim (a partition of the harness from itself)', 'kind: partition, target: clients, from: clients', ["faults[0].target: expected a broker id (integer >= 0) | leader | followers | all, found 'clients'"]],
+    ['the harness as a victim (a partition of the harness from itself)', 'kind: partition, target: clients, from: clients', ["faults[0].target: expected a broker id (integer >= 0) | a list of them | leader | followers | one | minority | majority | all, found 'clients'"]],
     ['a partition without duration', 'kind: partition, target: leader, duration: null', [/^faults\[0\]\.duration: expected a duration > 0/]],
     ['a slow link with neither rate nor loss', 'kind: slow-link, target: leader', [/^faults\[0\]: expected rate: .* and\/or loss: .* on a slow-link fault, found neither$/]],
     ['rate and loss out of range', 'kind: slow-link, target: leader, rate: 8 mb, loss: 200', [/^faults\[0\]\.rate: expected a bandwidth like 8mbit/, /^faults\[0\]\.loss: expected a packet loss in per cent, 0-100/]],
