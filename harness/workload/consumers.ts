@@ -158,6 +158,10 @@ export class ConsumerGroups {
         // member starts its partitions again from the group's committed offsets (at-least-once:
         // what was consumed after the last commit is redelivered, counted, not an anomaly).
         const positions = new Map<number, number>();
+        // A Fetch asked before the member's current assignment belongs to its previous generation:
+        // its answer may arrive after the rebalance, from an offset before the new generation's own
+        // position. Its records count (as consumed, redelivered if so); its order is not the new generation's.
+        let assignedAtMs = -Infinity;
         return this.client
           .groupMember!({
             topic: this.o.topic,
@@ -168,10 +172,12 @@ export class ConsumerGroups {
             signal: this.stop.signal,
             onFetch: (partition, f) => {
               const state = byPartition.get(partition);
-              if (state) this.onFetch(g, state, f, positions);
+              const askedAtMs = f.atMs - f.latencyUs / 1000;
+              if (state) this.onFetch(g, state, f, askedAtMs < assignedAtMs ? new Map<number, number>() : positions);
             },
             onAssignment: (partitions) => {
               positions.clear();
+              assignedAtMs = Date.now();
               r.members![m] = { partitions: [...partitions].sort((a, b) => a - b) };
               r.joins!++;
             },
