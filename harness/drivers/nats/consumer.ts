@@ -10,13 +10,36 @@ import { NATS_ID_HEADER, checkedPayload, parseIdentity } from './message.ts';
 import { connectNats, jetstreamManager, natsStreamInfo, natsStreamName, onlyPartition } from './stream.ts';
 import { natsServers } from './producer.ts';
 
+/** The NATS client's own request timeout (a JetStream API call no server answered in time). */
+function isRequestTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'TimeoutError' || err.message === 'timeout');
+}
+
+/**
+ * The read-back, asked again while a JetStream API request times out (a stream leader that was
+ * just paused or elected may leave the first requests unanswered), within the read's time budget.
+ */
 export async function consumeNatsStream(cluster: DriverCluster, o: ConsumeOptions): Promise<ConsumedPartition> {
   onlyPartition(o.topic, o.partition);
   const leader = cluster.leaderId(o.topic, o.partition);
   if (o.brokerId !== undefined && o.brokerId !== leader) {
     throw new Error(`nats driver: reading ${o.topic} from broker ${o.brokerId} is not given by driver nats (a JetStream consumer reads from the stream's leader, now ${leader ?? 'none'})`);
   }
-  const timeoutMs = o.timeoutMs ?? 120_000;
+  const budgetMs = o.timeoutMs ?? 120_000;
+  const deadline = Date.now() + budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readStreamOnce(cluster, o, Math.max(1000, deadline - Date.now()));
+    } catch (err) {
+      if (!isRequestTimeout(err) || Date.now() + 1000 >= deadline) {
+        throw attempt > 1 && err instanceof Error ? new Error(`${err.message} (attempt ${attempt}, within ${budgetMs} ms)`) : err;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+async function readStreamOnce(cluster: DriverCluster, o: ConsumeOptions, timeoutMs: number): Promise<ConsumedPartition> {
   const nc = await connectNats(natsServers(cluster), 'durolab-check');
   try {
     const jsm = await jetstreamManager(nc, { timeout: 5000 });
