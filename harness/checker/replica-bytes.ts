@@ -67,6 +67,8 @@ async function readOrUnreadable(source: ReplicaByteSource, brokerId: number, top
     return await source.readReplicaLog(brokerId, topic, p, upTo);
   } catch (err) {
     const message = (err as Error).message;
+    // Only the broker's (or the disk's) word that the bytes cannot be read; anything else (a broker down, a timeout) is the check's failure.
+    if (!isUnreadableAnswer(err)) throw err;
     const at = /offset (\d+)/.exec(message);
     return { unreadable: { offset: at ? Number(at[1]) : 0, why: `replica unreadable: ${message.slice(0, 300)}` } };
   }
@@ -162,4 +164,10 @@ export function addReplicaAgreements(a: ReplicaAgreement | undefined, b: Replica
     diverged: a.diverged + b.diverged,
     short: a.short + b.short,
   };
+}
+
+/** An answer that says a replica's stored bytes cannot be read: a storage error, a corrupt batch, EIO. */
+export function isUnreadableAnswer(err: unknown): boolean {
+  const e = err as NodeJS.ErrnoException;
+  return e?.code === 'EIO' || /KAFKA_STORAGE_ERROR|CORRUPT_MESSAGE|\bEIO\b|Input\/output error|i\/o error/i.test(String(e?.message ?? ''));
 }

@@ -2,6 +2,7 @@
 // and a digest of its stored batches below an offset. Replicas that agree hash the same bytes
 // up to the lowest HW among them; a difference there means a committed record differs between
 // copies, which leader-epoch truncation (KIP-101) exists to prevent.
+import { isUnreadableAnswer } from './replica-bytes.ts';
 import type { ClusterClient, ReplicaDigest } from '../drivers/types.ts';
 
 /** What the checker needs from a cluster: who the brokers are, who leads, and each replica's digest. */
@@ -101,6 +102,7 @@ export async function checkReplicaAgreement(source: ReplicaSource, topic: string
           const d = await source.replicaDigest(s.brokerId, topic, p, upTo);
           if (d) hashes[s.brokerId] = d.hash;
         } catch (err) {
+          if (!isUnreadableAnswer(err)) throw err;
           unreadable[s.brokerId] = (err as Error).message;
           hashes[s.brokerId] = `unreadable: ${(err as Error).message.slice(0, 200)}`;
         }
