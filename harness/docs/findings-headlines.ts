@@ -9,6 +9,7 @@ import type { CellResult, RunResult } from '../results/types.ts';
 import { cellTargetName } from '../results/cell-target.ts';
 import { FILE_FAULT_OUTCOMES, fileFaultRows, type FileFaultRow } from '../results/file-fault-outcomes.ts';
 import { expectationState } from '../results/verdict.ts';
+import { TARGETS, targetKindNamed } from '../targets/registry.ts';
 
 export interface RunHeadlines {
   scenario: string;
@@ -20,15 +21,20 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** The system and version a cell ran, as the run recorded it. */
 function systemOf(run: RunResult, c: CellResult): string {
-  return systemName(run, cellTargetName(run, c), c.target);
+  return systemName(run, cellTargetName(run, c));
 }
 
-/** A target name (durolab, kafka, nats, ...) as a system with its version where the run recorded one. */
-function systemName(run: RunResult, name: string, kind = name): string {
-  const info = (kind !== run.target ? run.targetInfos?.[kind] : run.targetInfo) as { kafkaVersion?: string; natsServerVersion?: string } | undefined;
-  if (name === 'kafka') return info?.kafkaVersion ? `Apache Kafka ${info.kafkaVersion}` : 'Apache Kafka';
-  if (name === 'nats') return info?.natsServerVersion ? `NATS JetStream ${info.natsServerVersion}` : 'NATS JetStream';
-  return "durolab's broker";
+/**
+ * A target name as run.json gives it (a target-axis value or a kind) as its system: the engine
+ * its target recorded (targetInfo / targetInfos) with the version it recorded, else the target
+ * registry's label; the registry answers, no system is named here.
+ */
+function systemName(run: RunResult, name: string): string {
+  const kind = targetKindNamed(name) ?? run.target;
+  const info = (kind === run.target ? run.targetInfo : run.targetInfos?.[kind]) as Record<string, string> | undefined;
+  const version = Object.entries(info ?? {}).find(([k]) => /Version$/.test(k) && !/^java/i.test(k))?.[1];
+  const label = info?.engine ?? TARGETS[kind].systemLabel;
+  return version ? `${label} ${version}` : label;
 }
 
 /** Why a cell's throughput is not a finding, or null when it may be quoted. */
